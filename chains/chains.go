@@ -1,0 +1,90 @@
+package chains
+
+import (
+	"context"
+	"errors"
+	"math/big"
+	"time"
+
+	"github.com/paywatch/paywatch/payment"
+)
+
+// ErrBlockNotFound is returned by Source.Block for a height above the node's
+// tip (not yet produced). The scanner waits and asks again.
+var ErrBlockNotFound = errors.New("block not found")
+
+// ErrSkipped is returned by Source.Block for a height that has no block and
+// never will (a skipped Solana slot). The scanner moves past it.
+var ErrSkipped = errors.New("slot skipped")
+
+// ErrInvalidResponse wraps a node answer that does not parse or contradicts
+// itself. It is never retried into a skip: the scanner stops at its cursor.
+var ErrInvalidResponse = errors.New("invalid node response")
+
+// NativeIndex is Transfer.Index for the native-coin transfer of an
+// account-model transaction (ETH value, TRX TransferContract), which has no
+// output or log index of its own. Token transfers use their log index.
+const NativeIndex int64 = -1
+
+// BlockRef identifies a block: its height (slot for Solana), its hash and its
+// parent's hash. It is never reduced to a bare height.
+type BlockRef struct {
+	Height uint64
+	Hash   string
+	Parent string
+}
+
+// Transfer is money arriving at a watched key in one transaction.
+//
+// The natural key is (network, TxID, Index): BTC/LTC output index, ERC-20 or
+// TRC-20 log index, NativeIndex for ETH/TRX value transfers, Solana account
+// index.
+type Transfer struct {
+	// TxID is the transaction id as the network's explorers show it.
+	TxID string
+	// Index distinguishes several transfers of one transaction.
+	Index int64
+	// Asset is payment.Native or a token symbol.
+	Asset payment.Asset
+	// Key is the watched binary key the money went to.
+	Key []byte
+	// Address is Key in the network's display form.
+	Address string
+	// Amount is in the asset's base units; never negative.
+	Amount *big.Int
+}
+
+// Block is a block reduced to what paywatch needs.
+type Block struct {
+	BlockRef
+	Time time.Time
+	// Transfers are the transfers to watched keys, in block order.
+	Transfers []Transfer
+}
+
+// Watched answers whether a binary key belongs to us. Implementations are
+// safe for concurrent use; Contains must not allocate.
+type Watched interface {
+	Contains(key []byte) bool
+}
+
+// Source is a network client as the scanner needs it.
+type Source interface {
+	// Tip returns the height of the node's best block.
+	Tip(ctx context.Context) (uint64, error)
+	// FinalizedHeight returns the highest height the network considers
+	// irreversible (Tron solidified, Ethereum finalized, Solana finalized).
+	// Networks without finality (BTC, LTC) return 0.
+	FinalizedHeight(ctx context.Context) (uint64, error)
+	// Block returns the block at height on the node's current best chain with
+	// the transfers to watched keys. A height above the tip is
+	// ErrBlockNotFound; a slot without a block is ErrSkipped.
+	Block(ctx context.Context, height uint64, w Watched) (Block, error)
+}
+
+// PendingSource is implemented by networks with a mempool (BTC, LTC). Pending
+// returns every transfer to a watched key that is in the mempool now; the
+// scanner records new ones as detected and drops the ones that vanished.
+type PendingSource interface {
+	Pending(ctx context.Context, w Watched) ([]Transfer, error)
+}

@@ -1,0 +1,8 @@
+// Package devnet starts real local peers for tests and for the sandbox
+// (`paywatch dev`): a throwaway PostgreSQL cluster and regtest chain nodes.
+// Every process runs on loopback, on a port that was bound and released just
+// before use, under a data directory the caller owns; Stop is idempotent.
+//
+// Missing binaries are an error (ErrMissing) that names the install command;
+// tests turn it into a failure when CI is set and a skip otherwise.
+package devnet
