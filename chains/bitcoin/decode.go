@@ -1,0 +1,78 @@
+package bitcoin
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"time"
+
+	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/payment"
+)
+
+// decodedBlock is a raw block reduced to what Block returns.
+type decodedBlock struct {
+	hash      string
+	parent    string
+	time      time.Time
+	txCount   int
+	transfers []chains.Transfer
+}
+
+// txOut is one output of a mempool transaction, kept between Pending calls.
+type txOut struct {
+	script []byte
+	value  int64
+}
+
+// mempoolTx is a decoded mempool transaction: its id and its outputs.
+type mempoolTx struct {
+	txid string
+	outs []txOut
+}
+
+// codec is what differs between Bitcoin and Litecoin: the wire decoder (btcd
+// or ltcd, which also parses HogEx and MWEB data) and the address encoding.
+type codec interface {
+	// block decodes a raw serialized block and returns the transfers of its
+	// outputs whose script w contains. raw is not retained.
+	block(raw []byte, w chains.Watched) (decodedBlock, error)
+	// tx decodes a raw serialized transaction. raw is not retained.
+	tx(raw []byte) (mempoolTx, error)
+	// address renders an output script in the network's display form, or ""
+	// for a script that has no address form.
+	address(script []byte) string
+}
+
+// errTrailing reports bytes left after a complete block or transaction.
+var errTrailing = errors.New("trailing bytes after the serialized data")
+
+// transfer builds the Transfer of output vout of txid. key is copied, so the
+// decoder's buffers are not kept alive.
+func transfer(c codec, txid string, vout int, script []byte, value int64) (chains.Transfer, error) {
+	if value < 0 {
+		return chains.Transfer{}, fmt.Errorf("tx %s output %d: negative value %d", txid, vout, value)
+	}
+	key := make([]byte, len(script))
+	copy(key, script)
+	return chains.Transfer{
+		TxID:    txid,
+		Index:   int64(vout),
+		Asset:   payment.Native,
+		Key:     key,
+		Address: c.address(key),
+		Amount:  big.NewInt(value),
+	}, nil
+}
+
+// recovered runs a decoder and turns a panic inside the wire library (a
+// malformed MWEB transaction with no kernel, say) into an error: a hostile
+// or broken node must not crash the daemon.
+func recovered[T any](decode func() (T, error)) (v T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("decoder panic: %v", r)
+		}
+	}()
+	return decode()
+}

@@ -1,0 +1,79 @@
+package bitcoin
+
+import (
+	"bytes"
+
+	"github.com/ltcsuite/ltcd/chaincfg"
+	"github.com/ltcsuite/ltcd/txscript"
+	"github.com/ltcsuite/ltcd/wire"
+
+	"github.com/paywatch/paywatch/chains"
+)
+
+// ltcCodec decodes Litecoin blocks with ltcd's wire package, which parses the
+// HogEx transaction (flag 0x08) and the MWEB block that follows it. HogEx
+// outputs (MWEB peg-outs) are scanned like any other output; MWEB-internal
+// outputs are confidential and cannot be matched.
+type ltcCodec struct {
+	params *chaincfg.Params
+}
+
+func (c ltcCodec) block(raw []byte, w chains.Watched) (decodedBlock, error) {
+	var mb wire.MsgBlock
+	r := bytes.NewReader(raw)
+	if err := mb.Deserialize(r); err != nil {
+		return decodedBlock{}, err
+	}
+	if r.Len() != 0 {
+		return decodedBlock{}, errTrailing
+	}
+	d := decodedBlock{
+		hash:    mb.BlockHash().String(),
+		parent:  mb.Header.PrevBlock.String(),
+		time:    mb.Header.Timestamp.UTC(),
+		txCount: len(mb.Transactions),
+	}
+	for _, tx := range mb.Transactions {
+		var txid string // computed for matching transactions only
+		for i, out := range tx.TxOut {
+			if !w.Contains(out.PkScript) {
+				continue
+			}
+			if txid == "" {
+				txid = tx.TxHash().String()
+			}
+			t, err := transfer(c, txid, i, out.PkScript, out.Value)
+			if err != nil {
+				return decodedBlock{}, err
+			}
+			d.transfers = append(d.transfers, t)
+		}
+	}
+	return d, nil
+}
+
+func (c ltcCodec) tx(raw []byte) (mempoolTx, error) {
+	var tx wire.MsgTx
+	r := bytes.NewReader(raw)
+	if err := tx.Deserialize(r); err != nil {
+		return mempoolTx{}, err
+	}
+	if r.Len() != 0 {
+		return mempoolTx{}, errTrailing
+	}
+	m := mempoolTx{txid: tx.TxHash().String(), outs: make([]txOut, len(tx.TxOut))}
+	for i, out := range tx.TxOut {
+		m.outs[i] = txOut{script: out.PkScript, value: out.Value}
+	}
+	return m, nil
+}
+
+func (c ltcCodec) address(script []byte) string {
+	class, addrs, _, err := txscript.ExtractPkScriptAddrs(script, c.params)
+	// MWEB HogAddr and peg-in outputs have no address (Litecoin Core shows
+	// none); ltcd would render them as witness v8/v9 bech32m strings.
+	if err != nil || len(addrs) != 1 || class == txscript.WitnessMwebHogAddrTy || class == txscript.WitnessMwebPeginTy {
+		return ""
+	}
+	return addrs[0].EncodeAddress()
+}
