@@ -1,0 +1,243 @@
+package tron
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"strconv"
+	"time"
+
+	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/payment"
+)
+
+// TransferTopic is topics[0] of an ERC-20/TRC-20 Transfer(address,address,uint256)
+// event as the node prints it: hex, no 0x.
+const TransferTopic = "ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
+
+// Contract types and results as the node prints them.
+const (
+	typeTransfer     = "TransferContract"
+	typeTrigger      = "TriggerSmartContract"
+	typeCreate       = "CreateSmartContract"
+	resultSuccess    = "SUCCESS"
+	infoResultFailed = "FAILED"
+)
+
+// blockJSON is a block as /wallet/getblockbynum prints it with visible=false,
+// reduced to the fields paywatch reads.
+type blockJSON struct {
+	BlockID      string      `json:"blockID"`
+	BlockHeader  *headerJSON `json:"block_header"`
+	Transactions []txJSON    `json:"transactions"`
+}
+
+type headerJSON struct {
+	RawData struct {
+		Number     json.Number `json:"number"`
+		ParentHash string      `json:"parentHash"`
+		Timestamp  json.Number `json:"timestamp"`
+	} `json:"raw_data"`
+}
+
+type txJSON struct {
+	TxID string `json:"txID"`
+	Ret  []struct {
+		ContractRet string `json:"contractRet"`
+	} `json:"ret"`
+	RawData struct {
+		Contract []contractJSON `json:"contract"`
+	} `json:"raw_data"`
+}
+
+type contractJSON struct {
+	Type      string `json:"type"`
+	Parameter struct {
+		Value struct {
+			ToAddress string      `json:"to_address"`
+			Amount    json.Number `json:"amount"`
+		} `json:"value"`
+	} `json:"parameter"`
+}
+
+func (t *txJSON) succeeded() bool {
+	return len(t.Ret) > 0 && t.Ret[0].ContractRet == resultSuccess
+}
+
+// txInfoJSON is a TransactionInfo as /wallet/gettransactioninfobyblocknum
+// prints it: log addresses are 20-byte hex without the 41 prefix.
+type txInfoJSON struct {
+	ID          string      `json:"id"`
+	BlockNumber json.Number `json:"blockNumber"`
+	Result      string      `json:"result"`
+	Receipt     struct {
+		Result string `json:"result"`
+	} `json:"receipt"`
+	Log []logJSON `json:"log"`
+}
+
+type logJSON struct {
+	Address string   `json:"address"`
+	Topics  []string `json:"topics"`
+	Data    string   `json:"data"`
+}
+
+func (i *txInfoJSON) succeeded() bool {
+	return i.Result != infoResultFailed && (i.Receipt.Result == "" || i.Receipt.Result == resultSuccess)
+}
+
+// checkBlock verifies that b is block height and reports whether a contract
+// ran in it, in which case the transaction infos hold its logs.
+func checkBlock(height uint64, b *blockJSON) (needInfos bool, err error) {
+	if b.BlockID == "" || b.BlockHeader == nil {
+		return false, fmt.Errorf("tron: block %d: %w: no blockID or block_header", height, chains.ErrInvalidResponse)
+	}
+	n, err := parseUint(b.BlockHeader.RawData.Number)
+	if err != nil {
+		return false, fmt.Errorf("tron: block %d: %w: number %q", height, chains.ErrInvalidResponse, b.BlockHeader.RawData.Number)
+	}
+	if n != height {
+		return false, fmt.Errorf("tron: block %d: %w: node returned block %d", height, chains.ErrInvalidResponse, n)
+	}
+	for i := range b.Transactions {
+		tx := &b.Transactions[i]
+		if len(tx.TxID) != 64 {
+			return false, fmt.Errorf("tron: block %d: %w: transaction %d has txID %q", height, chains.ErrInvalidResponse, i, tx.TxID)
+		}
+		if len(tx.RawData.Contract) > 1 {
+			// java-tron rejects a transaction whose contract count is not 1.
+			return false, fmt.Errorf("tron: block %d tx %s: %w: %d contracts", height, tx.TxID, chains.ErrInvalidResponse, len(tx.RawData.Contract))
+		}
+		for _, ct := range tx.RawData.Contract {
+			if ct.Type == typeTrigger || ct.Type == typeCreate {
+				needInfos = true
+			}
+		}
+	}
+	return needInfos, nil
+}
+
+// decodeInfos parses a gettransactioninfobyblocknum answer for height.
+func decodeInfos(height uint64, body []byte) ([]txInfoJSON, error) {
+	var infos []txInfoJSON
+	if err := json.Unmarshal(body, &infos); err != nil {
+		return nil, fmt.Errorf("tron: block %d infos: %w: %v", height, chains.ErrInvalidResponse, err)
+	}
+	for i := range infos {
+		n, err := parseUint(infos[i].BlockNumber)
+		if err != nil || n != height {
+			return nil, fmt.Errorf("tron: block %d infos: %w: info %s is for block %q", height, chains.ErrInvalidResponse, infos[i].ID, infos[i].BlockNumber)
+		}
+	}
+	return infos, nil
+}
+
+// match reduces a checked block and its infos to the transfers to watched
+// accounts, in block order: a transaction's TRX transfer, then its USDT
+// Transfer logs in log order.
+func (c *Client) match(height uint64, b *blockJSON, infos []txInfoJSON, w chains.Watched) (chains.Block, error) {
+	raw := &b.BlockHeader.RawData
+	ms, err := strconv.ParseInt(string(raw.Timestamp), 10, 64)
+	if raw.Timestamp == "" {
+		ms, err = 0, nil
+	}
+	if err != nil {
+		return chains.Block{}, fmt.Errorf("tron: block %d: %w: timestamp %q", height, chains.ErrInvalidResponse, raw.Timestamp)
+	}
+	out := chains.Block{
+		BlockRef: chains.BlockRef{Height: height, Hash: b.BlockID, Parent: raw.ParentHash},
+		Time:     time.UnixMilli(ms).UTC(),
+	}
+
+	var byID map[string]*txInfoJSON
+	if len(infos) > 0 {
+		byID = make(map[string]*txInfoJSON, len(infos))
+		for i := range infos {
+			byID[infos[i].ID] = &infos[i]
+		}
+	}
+	seen := 0
+	var acct [20]byte
+	for i := range b.Transactions {
+		tx := &b.Transactions[i]
+		info := byID[tx.TxID]
+		if info != nil {
+			seen++
+		}
+		for _, ct := range tx.RawData.Contract {
+			switch ct.Type {
+			case typeTransfer:
+				v := &ct.Parameter.Value
+				if !decodeAccount(&acct, v.ToAddress) {
+					return chains.Block{}, fmt.Errorf("tron: block %d tx %s: %w: to_address %q", height, tx.TxID, chains.ErrInvalidResponse, v.ToAddress)
+				}
+				if !tx.succeeded() || !w.Contains(acct[:]) {
+					continue
+				}
+				sun, err := strconv.ParseInt(string(v.Amount), 10, 64)
+				if err != nil || sun <= 0 {
+					return chains.Block{}, fmt.Errorf("tron: block %d tx %s: %w: amount %q", height, tx.TxID, chains.ErrInvalidResponse, v.Amount)
+				}
+				key := append([]byte(nil), acct[:]...)
+				out.Transfers = append(out.Transfers, chains.Transfer{
+					TxID: tx.TxID, Index: chains.NativeIndex, Asset: payment.Native,
+					Key: key, Address: Address(key), Amount: big.NewInt(sun),
+				})
+			case typeTrigger, typeCreate:
+				if info == nil {
+					// The infos come from a second call; the node's head may
+					// have moved to another fork in between. Ask again.
+					return chains.Block{}, fmt.Errorf("%w: block %d: no transaction info for contract call %s", ErrTransient, height, tx.TxID)
+				}
+			}
+		}
+		if info == nil || !tx.succeeded() || !info.succeeded() {
+			continue
+		}
+		var err error
+		if out.Transfers, err = c.matchLogs(height, tx.TxID, info.Log, w, out.Transfers); err != nil {
+			return chains.Block{}, err
+		}
+	}
+	if seen != len(infos) {
+		return chains.Block{}, fmt.Errorf("%w: block %d: %d transaction infos do not belong to block %s", ErrTransient, height, len(infos)-seen, b.BlockID)
+	}
+	return out, nil
+}
+
+// matchLogs appends the USDT Transfer logs of one successful transaction
+// that pay a watched account. Index is the log's position in the
+// transaction's log list, so (txID, Index) is unique.
+func (c *Client) matchLogs(height uint64, txID string, logs []logJSON, w chains.Watched, dst []chains.Transfer) ([]chains.Transfer, error) {
+	var addr, to [20]byte
+	var topic [32]byte
+	for i := range logs {
+		lg := &logs[i]
+		if !decodeHex(addr[:], lg.Address) {
+			return nil, fmt.Errorf("tron: block %d tx %s log %d: %w: address %q", height, txID, i, chains.ErrInvalidResponse, lg.Address)
+		}
+		if addr != c.usdt || len(lg.Topics) != 3 || lg.Topics[0] != TransferTopic {
+			continue
+		}
+		if !decodeHex(topic[:], lg.Topics[2]) {
+			return nil, fmt.Errorf("tron: block %d tx %s log %d: %w: topic %q", height, txID, i, chains.ErrInvalidResponse, lg.Topics[2])
+		}
+		copy(to[:], topic[12:])
+		if !w.Contains(to[:]) {
+			continue
+		}
+		if len(lg.Data) != 64 {
+			return nil, fmt.Errorf("tron: block %d tx %s log %d: %w: data %q", height, txID, i, chains.ErrInvalidResponse, lg.Data)
+		}
+		amount, ok := new(big.Int).SetString(lg.Data, 16)
+		if !ok {
+			return nil, fmt.Errorf("tron: block %d tx %s log %d: %w: data %q", height, txID, i, chains.ErrInvalidResponse, lg.Data)
+		}
+		key := append([]byte(nil), to[:]...)
+		dst = append(dst, chains.Transfer{
+			TxID: txID, Index: int64(i), Asset: payment.USDT,
+			Key: key, Address: Address(key), Amount: amount,
+		})
+	}
+	return dst, nil
+}
