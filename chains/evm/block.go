@@ -1,0 +1,397 @@
+package evm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"sort"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/rpc"
+
+	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/payment"
+)
+
+// rpcHeader is the part of a block header paywatch reads.
+type rpcHeader struct {
+	Number     *hexutil.Uint64 `json:"number"`
+	Hash       *common.Hash    `json:"hash"`
+	ParentHash *common.Hash    `json:"parentHash"`
+	Timestamp  *hexutil.Uint64 `json:"timestamp"`
+}
+
+// rpcBlock is eth_getBlockByNumber(h, true) reduced to what paywatch reads.
+type rpcBlock struct {
+	rpcHeader
+	Transactions []rpcTx `json:"transactions"`
+}
+
+type rpcTx struct {
+	Hash  *common.Hash    `json:"hash"`
+	To    *common.Address `json:"to"`
+	Value *hexutil.Big    `json:"value"`
+}
+
+type rpcReceipt struct {
+	TransactionHash common.Hash     `json:"transactionHash"`
+	BlockHash       common.Hash     `json:"blockHash"`
+	Status          *hexutil.Uint64 `json:"status"`
+	// Root replaces Status in pre-Byzantium receipts, which cannot fail.
+	Root *common.Hash `json:"root"`
+}
+
+type rpcLog struct {
+	Address         common.Address  `json:"address"`
+	Topics          []common.Hash   `json:"topics"`
+	Data            hexutil.Bytes   `json:"data"`
+	BlockHash       common.Hash     `json:"blockHash"`
+	TransactionHash common.Hash     `json:"transactionHash"`
+	LogIndex        *hexutil.Uint64 `json:"logIndex"`
+	Removed         bool            `json:"removed"`
+}
+
+// rpcTrace is one element of debug_traceBlockByHash with the callTracer.
+type rpcTrace struct {
+	TxHash common.Hash `json:"txHash"`
+	Result *callFrame  `json:"result"`
+	Error  string      `json:"error"`
+}
+
+type callFrame struct {
+	Type  string          `json:"type"`
+	To    *common.Address `json:"to"`
+	Value *hexutil.Big    `json:"value"`
+	Error string          `json:"error"`
+	Calls []callFrame     `json:"calls"`
+}
+
+// found is a transfer with its place in the block, for ordering.
+type found struct {
+	pos   int   // transaction position
+	order int64 // native 0, internal 1+n, token 1<<40 + log index
+	tr    chains.Transfer
+}
+
+// Block returns the block at height with the ETH and configured-token
+// transfers of successful transactions to watched addresses.
+func (c *Client) Block(ctx context.Context, height uint64, w chains.Watched) (chains.Block, error) {
+	var blk *rpcBlock
+	if err := c.rpc.CallContext(ctx, &blk, "eth_getBlockByNumber", hexutil.Uint64(height), true); err != nil {
+		return chains.Block{}, classify(err, fmt.Sprintf("eth_getBlockByNumber at height %d", height))
+	}
+	if blk == nil {
+		return chains.Block{}, fmt.Errorf("ethereum block %d: %w", height, chains.ErrBlockNotFound)
+	}
+	if err := blk.check(height); err != nil {
+		return chains.Block{}, err
+	}
+	hash := *blk.Hash
+	out := chains.Block{
+		BlockRef: chains.BlockRef{Height: height, Hash: hash.Hex(), Parent: blk.ParentHash.Hex()},
+		Time:     time.Unix(int64(*blk.Timestamp), 0).UTC(),
+	}
+	if len(blk.Transactions) == 0 {
+		return out, nil
+	}
+
+	// One round trip bound to the block hash: receipts, token logs, traces.
+	var (
+		receipts  []rpcReceipt
+		logs      []rpcLog
+		traces    []rpcTrace
+		batch     []rpc.BatchElem
+		iReceipts = -1
+		iLogs     = -1
+		iTraces   = -1
+	)
+	wantBlockReceipts := !c.noBlockReceipts.Load()
+	if wantBlockReceipts {
+		iReceipts = len(batch)
+		batch = append(batch, rpc.BatchElem{Method: "eth_getBlockReceipts", Args: []any{hash}, Result: &receipts})
+	}
+	if len(c.contracts) > 0 {
+		iLogs = len(batch)
+		filter := map[string]any{"blockHash": hash, "address": c.contracts, "topics": [][]common.Hash{{TransferTopic}}}
+		batch = append(batch, rpc.BatchElem{Method: "eth_getLogs", Args: []any{filter}, Result: &logs})
+	}
+	if c.trace {
+		iTraces = len(batch)
+		batch = append(batch, rpc.BatchElem{Method: "debug_traceBlockByHash", Args: []any{hash, tracerConfig}, Result: &traces})
+	}
+	if len(batch) > 0 {
+		if err := c.rpc.BatchCallContext(ctx, batch); err != nil {
+			return chains.Block{}, classify(err, fmt.Sprintf("ethereum block %d %s", height, hash))
+		}
+	}
+	at := func(method string) string { return fmt.Sprintf("%s for block %d %s", method, height, hash) }
+	if iReceipts >= 0 {
+		if err := batch[iReceipts].Error; err != nil {
+			var rerr rpc.Error
+			if !errors.As(err, &rerr) || rerr.ErrorCode() != -32601 {
+				return chains.Block{}, classify(err, at("eth_getBlockReceipts"))
+			}
+			c.noBlockReceipts.Store(true)
+			c.log.Warn("node lacks eth_getBlockReceipts; fetching receipts per matching transaction", "err", err)
+			wantBlockReceipts = false
+		}
+	}
+	if iLogs >= 0 && batch[iLogs].Error != nil {
+		return chains.Block{}, classify(batch[iLogs].Error, at("eth_getLogs"))
+	}
+	if iTraces >= 0 && batch[iTraces].Error != nil {
+		return chains.Block{}, classify(batch[iTraces].Error, at("debug_traceBlockByHash"))
+	}
+
+	// Transaction position by hash, for logs and receipts.
+	pos := make(map[common.Hash]int, len(blk.Transactions))
+	for i, tx := range blk.Transactions {
+		pos[*tx.Hash] = i
+	}
+	var ok []bool // success per transaction position, when all receipts are known
+	if wantBlockReceipts {
+		if err := checkReceipts(receipts, blk, height); err != nil {
+			return chains.Block{}, err
+		}
+		ok = make([]bool, len(receipts))
+		for i, r := range receipts {
+			ok[i] = r.succeeded()
+		}
+	}
+
+	var res []found
+	// Native ETH: the transaction's own value.
+	var needStatus []int
+	for i := range blk.Transactions {
+		tx := &blk.Transactions[i]
+		if tx.To == nil || tx.Value.ToInt().Sign() <= 0 || !w.Contains(tx.To[:]) {
+			continue
+		}
+		if ok == nil {
+			needStatus = append(needStatus, i)
+		} else if !ok[i] {
+			continue
+		}
+		res = append(res, found{pos: i, order: 0, tr: c.transfer(*tx.Hash, chains.NativeIndex, payment.Native, *tx.To, tx.Value.ToInt())})
+	}
+	if len(needStatus) > 0 {
+		status, err := c.receiptsFor(ctx, blk, needStatus, height)
+		if err != nil {
+			return chains.Block{}, err
+		}
+		kept := res[:0]
+		for _, f := range res {
+			if status[f.pos] {
+				kept = append(kept, f)
+			}
+		}
+		res = kept
+	}
+
+	// Tokens: Transfer logs of the configured contracts.
+	for i := range logs {
+		l := &logs[i]
+		asset, known := c.tokens[l.Address]
+		if !known {
+			return chains.Block{}, fmt.Errorf("eth_getLogs for block %d: log from unrequested contract %s: %w", height, l.Address, chains.ErrInvalidResponse)
+		}
+		if l.BlockHash != hash || l.LogIndex == nil {
+			return chains.Block{}, fmt.Errorf("eth_getLogs for block %d %s: log of block %s, index %v: %w", height, hash, l.BlockHash, l.LogIndex, chains.ErrInvalidResponse)
+		}
+		if l.Removed || len(l.Topics) == 0 || l.Topics[0] != TransferTopic {
+			continue
+		}
+		if len(l.Topics) != 3 {
+			// Not an ERC-20 Transfer (ERC-721 indexes the value as a fourth topic).
+			c.log.Debug("skipping Transfer log without 3 topics", "height", height, "log", uint64(*l.LogIndex), "topics", len(l.Topics))
+			continue
+		}
+		if len(l.Data) != 32 {
+			return chains.Block{}, fmt.Errorf("eth_getLogs for block %d: Transfer log %d of %s has %d data bytes, want 32: %w",
+				height, uint64(*l.LogIndex), l.TransactionHash, len(l.Data), chains.ErrInvalidResponse)
+		}
+		p, inBlock := pos[l.TransactionHash]
+		if !inBlock {
+			return chains.Block{}, fmt.Errorf("eth_getLogs for block %d: log %d of transaction %s not in the block: %w",
+				height, uint64(*l.LogIndex), l.TransactionHash, chains.ErrInvalidResponse)
+		}
+		if ok != nil && !ok[p] {
+			continue // a reverted transaction has no logs; never count one
+		}
+		to := l.Topics[2][12:]
+		if !w.Contains(to) {
+			continue
+		}
+		amount := new(big.Int).SetBytes(l.Data)
+		res = append(res, found{pos: p, order: 1<<40 + int64(*l.LogIndex),
+			tr: c.transfer(l.TransactionHash, int64(*l.LogIndex), asset, common.BytesToAddress(to), amount)})
+	}
+
+	// Internal ETH transfers found by tracing.
+	if c.trace {
+		if len(traces) != len(blk.Transactions) {
+			return chains.Block{}, fmt.Errorf("debug_traceBlockByHash for block %d: %d traces for %d transactions: %w",
+				height, len(traces), len(blk.Transactions), chains.ErrInvalidResponse)
+		}
+		for i := range traces {
+			t := &traces[i]
+			tx := &blk.Transactions[i]
+			if t.TxHash != (common.Hash{}) && t.TxHash != *tx.Hash {
+				return chains.Block{}, fmt.Errorf("debug_traceBlockByHash for block %d: trace %d is of %s, want %s: %w",
+					height, i, t.TxHash, tx.Hash, chains.ErrInvalidResponse)
+			}
+			if t.Error != "" || t.Result == nil {
+				return chains.Block{}, fmt.Errorf("debug_traceBlockByHash for block %d: transaction %s not traced: %q", height, tx.Hash, t.Error)
+			}
+			if t.Result.Error != "" || (ok != nil && !ok[i]) {
+				continue // reverted: no internal transfer happened
+			}
+			n := 0
+			var walkErr error
+			var walk func(f *callFrame, depth int)
+			walk = func(f *callFrame, depth int) {
+				for j := range f.Calls {
+					sub := &f.Calls[j]
+					idx := -2 - int64(n)
+					n++
+					if sub.Error != "" {
+						continue // the call and everything below it reverted
+					}
+					if sub.Type == "CALL" && sub.To != nil && sub.Value != nil && sub.Value.ToInt().Sign() > 0 && w.Contains(sub.To[:]) {
+						res = append(res, found{pos: i, order: 1 + int64(n), tr: c.transfer(*tx.Hash, idx, payment.Native, *sub.To, sub.Value.ToInt())})
+					}
+					if sub.Type == "CALL" && sub.Value != nil && sub.Value.ToInt().Sign() < 0 {
+						walkErr = fmt.Errorf("debug_traceBlockByHash for block %d: negative call value in %s: %w", height, tx.Hash, chains.ErrInvalidResponse)
+					}
+					if depth < maxTraceDepth {
+						walk(sub, depth+1)
+					}
+				}
+			}
+			walk(t.Result, 1)
+			if walkErr != nil {
+				return chains.Block{}, walkErr
+			}
+		}
+	}
+
+	sort.SliceStable(res, func(a, b int) bool {
+		if res[a].pos != res[b].pos {
+			return res[a].pos < res[b].pos
+		}
+		return res[a].order < res[b].order
+	})
+	if len(res) > 0 {
+		out.Transfers = make([]chains.Transfer, len(res))
+		for i := range res {
+			out.Transfers[i] = res[i].tr
+		}
+	}
+	return out, nil
+}
+
+func (c *Client) transfer(txid common.Hash, index int64, asset payment.Asset, to common.Address, amount *big.Int) chains.Transfer {
+	return chains.Transfer{
+		TxID:    txid.Hex(),
+		Index:   index,
+		Asset:   asset,
+		Key:     to.Bytes(),
+		Address: to.Hex(),
+		Amount:  amount,
+	}
+}
+
+// check validates the block header and transaction list at height.
+func (b *rpcBlock) check(height uint64) error {
+	bad := func(what string) error {
+		return fmt.Errorf("eth_getBlockByNumber at height %d: %s: %w", height, what, chains.ErrInvalidResponse)
+	}
+	switch {
+	case b.Number == nil || b.Hash == nil || b.ParentHash == nil || b.Timestamp == nil:
+		return bad("missing number, hash, parentHash or timestamp")
+	case uint64(*b.Number) != height:
+		return bad(fmt.Sprintf("block number %d", uint64(*b.Number)))
+	case *b.Hash == (common.Hash{}):
+		return bad("zero block hash")
+	case int64(*b.Timestamp) < 0:
+		return bad("timestamp out of range")
+	}
+	for i := range b.Transactions {
+		tx := &b.Transactions[i]
+		if tx.Hash == nil || tx.Value == nil {
+			return bad(fmt.Sprintf("transaction %d without hash or value", i))
+		}
+		if tx.Value.ToInt().Sign() < 0 {
+			return bad(fmt.Sprintf("transaction %s with a negative value", tx.Hash))
+		}
+	}
+	return nil
+}
+
+func (r *rpcReceipt) succeeded() bool {
+	if r.Status != nil {
+		return *r.Status == 1
+	}
+	return true // pre-Byzantium (root set; checked in checkReceipts): no failure status existed
+}
+
+// checkReceipts verifies that receipts belong to blk, one per transaction in
+// order.
+func checkReceipts(receipts []rpcReceipt, blk *rpcBlock, height uint64) error {
+	if len(receipts) != len(blk.Transactions) {
+		return fmt.Errorf("eth_getBlockReceipts for block %d: %d receipts for %d transactions: %w",
+			height, len(receipts), len(blk.Transactions), chains.ErrInvalidResponse)
+	}
+	for i := range receipts {
+		r := &receipts[i]
+		if r.TransactionHash != *blk.Transactions[i].Hash || r.BlockHash != *blk.Hash {
+			return fmt.Errorf("eth_getBlockReceipts for block %d: receipt %d is of %s in block %s: %w",
+				height, i, r.TransactionHash, r.BlockHash, chains.ErrInvalidResponse)
+		}
+		if err := r.checkStatus(height); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *rpcReceipt) checkStatus(height uint64) error {
+	if (r.Status == nil && r.Root == nil) || (r.Status != nil && *r.Status > 1) {
+		return fmt.Errorf("receipt of %s in block %d: no valid status: %w", r.TransactionHash, height, chains.ErrInvalidResponse)
+	}
+	return nil
+}
+
+// receiptsFor fetches the receipts of the transactions at positions idx with
+// eth_getTransactionReceipt (for nodes without eth_getBlockReceipts) and
+// returns success by position.
+func (c *Client) receiptsFor(ctx context.Context, blk *rpcBlock, idx []int, height uint64) (map[int]bool, error) {
+	rs := make([]*rpcReceipt, len(idx))
+	batch := make([]rpc.BatchElem, len(idx))
+	for i, p := range idx {
+		batch[i] = rpc.BatchElem{Method: "eth_getTransactionReceipt", Args: []any{*blk.Transactions[p].Hash}, Result: &rs[i]}
+	}
+	if err := c.rpc.BatchCallContext(ctx, batch); err != nil {
+		return nil, classify(err, fmt.Sprintf("eth_getTransactionReceipt for block %d", height))
+	}
+	out := make(map[int]bool, len(idx))
+	for i, p := range idx {
+		tx := blk.Transactions[p].Hash
+		if batch[i].Error != nil {
+			return nil, classify(batch[i].Error, fmt.Sprintf("eth_getTransactionReceipt(%s) for block %d", tx, height))
+		}
+		r := rs[i]
+		if r == nil || r.TransactionHash != *tx || r.BlockHash != *blk.Hash {
+			return nil, fmt.Errorf("eth_getTransactionReceipt(%s) for block %d %s: missing or of another block: %w",
+				tx, height, blk.Hash, chains.ErrInvalidResponse)
+		}
+		if err := r.checkStatus(height); err != nil {
+			return nil, err
+		}
+		out[p] = r.succeeded()
+	}
+	return out, nil
+}

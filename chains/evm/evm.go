@@ -1,0 +1,280 @@
+package evm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/big"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/rpc"
+
+	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/payment"
+)
+
+// TransferTopic is topic0 of the ERC-20 event Transfer(address,address,uint256).
+var TransferTopic = common.HexToHash("0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef")
+
+// The trace settings of Config.Trace and the modes TraceMode reports.
+const (
+	// TraceAuto probes debug_traceBlockByHash with the callTracer at start
+	// and uses it when the node answers.
+	TraceAuto = "auto"
+	// TraceOn requires tracing; New fails when the node cannot trace.
+	TraceOn = "on"
+	// TraceOff never traces.
+	TraceOff = "off"
+	// ModeTrace is TraceMode when internal transfers are found by tracing.
+	ModeTrace = "trace"
+	// ModeBalanceCheck is TraceMode when they are not: the caller reconciles
+	// watched balances with Balances instead.
+	ModeBalanceCheck = "balance_check"
+)
+
+// maxTraceDepth bounds the call-tree walk of a traced transaction (the
+// top-level call is depth 0), as bitcart's MAX_TRACE_DEPTH.
+const maxTraceDepth = 8
+
+// balanceBatch is the number of eth_getBalance calls sent in one batch; geth
+// refuses batches above 1000 items by default.
+const balanceBatch = 500
+
+// Token is an ERC-20 contract whose transfers count as payments in Asset.
+type Token struct {
+	// Asset is the token's symbol (payment.USDT, payment.USDC).
+	Asset payment.Asset
+	// Contract is the token contract; only logs emitted by it count.
+	Contract common.Address
+}
+
+// Config configures a Client.
+type Config struct {
+	// URL is the node's JSON-RPC endpoint (http, https, ws or wss).
+	URL string
+	// Tokens are the only contracts whose Transfer events count.
+	Tokens []Token
+	// Trace is TraceAuto (the default when empty), TraceOn or TraceOff.
+	Trace string
+	// HTTPClient, when set, carries the HTTP requests (timeouts, proxies).
+	HTTPClient *http.Client
+	// Log receives diagnostics; nil discards them.
+	Log *slog.Logger
+}
+
+// Client reads Ethereum blocks from one JSON-RPC node. It is safe for
+// concurrent use.
+type Client struct {
+	rpc       *rpc.Client
+	log       *slog.Logger
+	tokens    map[common.Address]payment.Asset
+	contracts []common.Address
+	trace     bool
+	// noBlockReceipts is set once the node answered eth_getBlockReceipts with
+	// "method not found"; receipts are then fetched per matching transaction.
+	noBlockReceipts atomic.Bool
+}
+
+var _ chains.Source = (*Client)(nil)
+
+// New connects to cfg.URL, checks that the node answers and, in auto mode,
+// probes whether it can trace blocks.
+func New(ctx context.Context, cfg Config) (*Client, error) {
+	if cfg.URL == "" {
+		return nil, errors.New("evm: empty node URL")
+	}
+	c := &Client{log: cfg.Log, tokens: make(map[common.Address]payment.Asset, len(cfg.Tokens))}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	for _, t := range cfg.Tokens {
+		if t.Contract == (common.Address{}) {
+			return nil, fmt.Errorf("evm: token %s has no contract address", t.Asset)
+		}
+		if t.Asset == "" || t.Asset == payment.Native {
+			return nil, fmt.Errorf("evm: token contract %s needs a token asset, not %q", t.Contract, t.Asset)
+		}
+		if _, dup := c.tokens[t.Contract]; dup {
+			return nil, fmt.Errorf("evm: token contract %s configured twice", t.Contract)
+		}
+		c.tokens[t.Contract] = t.Asset
+		c.contracts = append(c.contracts, t.Contract)
+	}
+	var opts []rpc.ClientOption
+	if cfg.HTTPClient != nil {
+		opts = append(opts, rpc.WithHTTPClient(cfg.HTTPClient))
+	}
+	var err error
+	if c.rpc, err = rpc.DialOptions(ctx, cfg.URL, opts...); err != nil {
+		return nil, fmt.Errorf("evm: dial %s: %w", cfg.URL, err)
+	}
+	switch cfg.Trace {
+	case TraceOff:
+		if _, err := c.Tip(ctx); err != nil {
+			c.rpc.Close()
+			return nil, err
+		}
+	case "", TraceAuto, TraceOn:
+		ok, why, err := c.probeTrace(ctx)
+		if err != nil {
+			c.rpc.Close()
+			return nil, err
+		}
+		if !ok && cfg.Trace == TraceOn {
+			c.rpc.Close()
+			return nil, fmt.Errorf("evm: tracing required but the node cannot trace: %s", why)
+		}
+		c.trace = ok
+		if !ok {
+			c.log.Info("node cannot trace blocks; internal ETH transfers need the balance check", "reason", why)
+		}
+	default:
+		return nil, fmt.Errorf("evm: trace setting %q: want auto, on or off", cfg.Trace)
+	}
+	return c, nil
+}
+
+// Close closes the connection to the node.
+func (c *Client) Close() { c.rpc.Close() }
+
+// TraceMode returns ModeTrace when internal ETH transfers are found with
+// debug_traceBlockByHash, else ModeBalanceCheck.
+func (c *Client) TraceMode() string {
+	if c.trace {
+		return ModeTrace
+	}
+	return ModeBalanceCheck
+}
+
+// probeTrace traces the latest block. A node error (method not found, not
+// allowed, tracer unknown) means no tracing; a transport error is returned.
+func (c *Client) probeTrace(ctx context.Context) (ok bool, why string, err error) {
+	var head *rpcHeader
+	if err := c.rpc.CallContext(ctx, &head, "eth_getBlockByNumber", "latest", false); err != nil {
+		return false, "", classify(err, "eth_getBlockByNumber(latest)")
+	}
+	if head == nil || head.Hash == nil {
+		return false, "", fmt.Errorf("eth_getBlockByNumber(latest): no block: %w", chains.ErrInvalidResponse)
+	}
+	var traces []json.RawMessage
+	err = c.rpc.CallContext(ctx, &traces, "debug_traceBlockByHash", *head.Hash, tracerConfig)
+	if err == nil {
+		return true, "", nil
+	}
+	var rerr rpc.Error
+	var herr rpc.HTTPError
+	if errors.As(err, &rerr) || errors.As(err, &herr) {
+		return false, err.Error(), nil
+	}
+	return false, "", classify(err, "debug_traceBlockByHash")
+}
+
+var tracerConfig = map[string]any{"tracer": "callTracer"}
+
+// Tip returns the node's latest block number (eth_blockNumber).
+func (c *Client) Tip(ctx context.Context) (uint64, error) {
+	var n *hexutil.Uint64
+	if err := c.rpc.CallContext(ctx, &n, "eth_blockNumber"); err != nil {
+		return 0, classify(err, "eth_blockNumber")
+	}
+	if n == nil {
+		return 0, fmt.Errorf("eth_blockNumber: null: %w", chains.ErrInvalidResponse)
+	}
+	return uint64(*n), nil
+}
+
+// FinalizedHeight returns the number of the "finalized" block, or 0 when the
+// node does not know the tag (pre-merge chains, old nodes).
+func (c *Client) FinalizedHeight(ctx context.Context) (uint64, error) {
+	var h *rpcHeader
+	err := c.rpc.CallContext(ctx, &h, "eth_getBlockByNumber", "finalized", false)
+	var rerr rpc.Error
+	if errors.As(err, &rerr) {
+		c.log.Debug("node has no finalized block", "err", err)
+		return 0, nil
+	}
+	if err != nil {
+		return 0, classify(err, "eth_getBlockByNumber(finalized)")
+	}
+	if h == nil {
+		return 0, nil
+	}
+	if h.Number == nil {
+		return 0, fmt.Errorf("eth_getBlockByNumber(finalized): no number: %w", chains.ErrInvalidResponse)
+	}
+	return uint64(*h.Number), nil
+}
+
+// Balances returns the wei balance of each account at height, with
+// eth_getBalance calls batched 500 at a time. It serves the balance check
+// that catches internal ETH transfers when the node cannot trace.
+func (c *Client) Balances(ctx context.Context, accounts []common.Address, height uint64) (map[common.Address]*big.Int, error) {
+	out := make(map[common.Address]*big.Int, len(accounts))
+	for start := 0; start < len(accounts); start += balanceBatch {
+		chunk := accounts[start:min(start+balanceBatch, len(accounts))]
+		res := make([]*hexutil.Big, len(chunk))
+		batch := make([]rpc.BatchElem, len(chunk))
+		for i, a := range chunk {
+			batch[i] = rpc.BatchElem{Method: "eth_getBalance", Args: []any{a, hexutil.Uint64(height)}, Result: &res[i]}
+		}
+		if err := c.rpc.BatchCallContext(ctx, batch); err != nil {
+			return nil, classify(err, fmt.Sprintf("eth_getBalance at height %d", height))
+		}
+		for i, el := range batch {
+			if el.Error != nil {
+				return nil, classify(el.Error, fmt.Sprintf("eth_getBalance(%s) at height %d", chunk[i], height))
+			}
+			if res[i] == nil || res[i].ToInt().Sign() < 0 {
+				return nil, fmt.Errorf("eth_getBalance(%s) at height %d: no balance: %w", chunk[i], height, chains.ErrInvalidResponse)
+			}
+			out[chunk[i]] = res[i].ToInt()
+		}
+	}
+	return out, nil
+}
+
+// classify wraps err from a call named what. Node errors (JSON-RPC error
+// objects, HTTP statuses) and transport errors are wrapped as they are; an
+// answer that does not parse, lacks a result or misses a batch element wraps
+// chains.ErrInvalidResponse.
+func classify(err error, what string) error {
+	var rerr rpc.Error
+	var herr rpc.HTTPError
+	switch {
+	case errors.As(err, &rerr), errors.As(err, &herr),
+		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%s: %w", what, err)
+	case isDecodeError(err):
+		return fmt.Errorf("%s: %w: %v", what, chains.ErrInvalidResponse, err)
+	default:
+		return fmt.Errorf("%s: %w", what, err)
+	}
+}
+
+// isDecodeError reports whether err comes from parsing the node's answer.
+func isDecodeError(err error) bool {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	return errors.As(err, &syn) || errors.As(err, &typ) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, rpc.ErrNoResult) || errors.Is(err, rpc.ErrMissingBatchResponse) ||
+		isHexError(err)
+}
+
+// isHexError matches the hexutil decoding errors (they are unexported values).
+func isHexError(err error) bool {
+	for _, e := range []error{hexutil.ErrEmptyString, hexutil.ErrSyntax, hexutil.ErrMissingPrefix,
+		hexutil.ErrOddLength, hexutil.ErrEmptyNumber, hexutil.ErrLeadingZero, hexutil.ErrUint64Range,
+		hexutil.ErrUintRange, hexutil.ErrBig256Range} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
