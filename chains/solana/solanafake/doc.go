@@ -1,0 +1,42 @@
+// Package solanafake is an in-memory Solana cluster that speaks agave's
+// JSON-RPC 2.0 over HTTP, so that paywatch's Solana client is tested against
+// the protocol rather than against itself. It is a normal package (not a
+// test file) so the sandbox can serve it too.
+//
+// Faithful to agave (anza-xyz/agave rpc/src/rpc.rs, rpc-client-api
+// custom_error.rs, transaction-status encoders; captures in
+// chains/solana/testdata):
+//   - methods getSlot, getBlockHeight, getBlock, getBlocks,
+//     getBlocksWithLimit, getTransaction, getSignaturesForAddress,
+//     getBalance, getHealth, getVersion; anything else is -32601
+//     "Method not found"; batches (JSON arrays) answer an array;
+//     notifications (no id) get no answer; unknown request members, a
+//     missing "jsonrpc":"2.0" or non-string method are -32600; a body that is
+//     not JSON is -32700; only POST with Content-Type application/json is
+//     served (405/415 otherwise); bodies above 50 KiB are 413;
+//   - getBlock honours encoding (json, base64, base58, binary),
+//     transactionDetails (full, accounts, signatures, none), rewards and
+//     maxSupportedTransactionVersion: a v0 transaction in a block read
+//     without it is -32015 with agave's message; "accounts" lists every key
+//     of AccountKeys (static, then lookup-table writable, then readonly, with
+//     "source") and reduces meta to err, fee, status, balances and token
+//     balances (build_simple_ui_transaction_status_meta); results print
+//     their members in alphabetical order like agave (serde_json Value);
+//   - commitment "processed" on getBlock, getBlocks, getBlocksWithLimit,
+//     getTransaction and getSignaturesForAddress is -32602 "Method does not
+//     support commitment below `confirmed`"; a slot above the tip is -32004
+//     "Block not available for slot N"; a slot without a block is -32007
+//     "Slot N was skipped, or missing due to ledger jump to recent snapshot";
+//     getBlocks clamps its end to the tip, answers [] for end < start and
+//     -32602 "Slot range too large; max 500000"; getSignaturesForAddress
+//     validates limit 1..1000 and pages newest first with before/until.
+//
+// Deliberate simplifications: every slot is finalized as soon as it is
+// produced (confirmed == finalized == tip); signatures are not real ed25519
+// signatures; -32602 texts for malformed parameters follow serde's shape but
+// are not byte-exact except where agave raises them itself; the writable flag
+// in "accounts" mode demotes only a fixed list of reserved keys;
+// jsonParsed is accepted as an encoding but answered with -32603 (not
+// implemented); Reorg rewrites finalized slots, which a real cluster never
+// does (it exists for the conformance suite).
+package solanafake
