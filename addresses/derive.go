@@ -1,0 +1,115 @@
+package addresses
+
+import (
+	"fmt"
+
+	"github.com/btcsuite/btcd/btcec/v2"
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/btcutil/hdkeychain"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/paywatch/paywatch/payment"
+)
+
+// Address is one address of a network: its binary watch key and display form.
+type Address struct {
+	// Network is the network the address belongs to.
+	Network payment.Network
+	// Key is the binary watch key scanners match on: the output script for
+	// BTC/LTC (P2WPKH 0x00 0x14 <hash160> for derived addresses), the 20-byte
+	// account for ETH and Tron, the 32-byte public key for Solana.
+	Key []byte
+	// String is the canonical display form: bc1…/tb1…/bcrt1…, ltc1…/tltc1…/
+	// rltc1…, EIP-55 0x…, Tron T…, Solana base58.
+	String string
+	// Index is the derivation index, -1 for pool and parsed addresses.
+	Index int64
+}
+
+// Deriver derives the receive address of index i (external chain /0/i below
+// the account key).
+type Deriver interface {
+	Derive(index uint32) (Address, error)
+}
+
+// MaxIndex is the highest index Derive accepts: BIP32 public derivation
+// cannot produce hardened children.
+const MaxIndex = hdkeychain.HardenedKeyStart - 1
+
+// hdDeriver derives from the external chain key (account/0).
+type hdDeriver struct {
+	network  payment.Network
+	hrp      string
+	external *hdkeychain.ExtendedKey
+}
+
+var _ Deriver = (*hdDeriver)(nil)
+
+// NewDeriver returns the Deriver of network for an account-level extended
+// public key (depth 3, e.g. m/84'/0'/0' for BTC, m/84'/2'/0' for LTC,
+// m/44'/60'/0' for ETH, m/44'/195'/0' for Tron) with any public version
+// bytes. chain ("mainnet", "testnet", "regtest") selects the BTC/LTC bech32
+// prefix. Private keys are refused with ErrPrivateKey; Solana returns
+// ErrNoDerivation.
+func NewDeriver(network payment.Network, accountKey string, chain string) (Deriver, error) {
+	params, err := checkChain(network, chain)
+	if err != nil {
+		return nil, err
+	}
+	if network == payment.Solana {
+		return nil, ErrNoDerivation
+	}
+	k, err := parseAccountKey(accountKey)
+	if err != nil {
+		return nil, err
+	}
+	external, err := k.hd().Derive(0)
+	if err != nil {
+		// Only ErrInvalidChild (probability < 2^-127) can happen here.
+		return nil, fmt.Errorf("%w: cannot derive the external chain: %v", ErrInvalidKey, err)
+	}
+	return &hdDeriver{network: network, hrp: params.hrp, external: external}, nil
+}
+
+// Derive returns the receive address of index (account/0/index). index must
+// be at most MaxIndex. The same deriver and index always give the same
+// address; Derive is safe for concurrent use.
+func (d *hdDeriver) Derive(index uint32) (Address, error) {
+	if index > MaxIndex {
+		return Address{}, fmt.Errorf("%w: index %d is above %d (hardened indexes cannot be derived from a public key)", ErrIndexOutOfRange, index, MaxIndex)
+	}
+	child, err := d.external.Derive(index)
+	if err != nil {
+		// ErrInvalidChild: the caller skips this index.
+		return Address{}, fmt.Errorf("derive index %d: %w", index, err)
+	}
+	pub, err := child.ECPubKey()
+	if err != nil {
+		return Address{}, fmt.Errorf("derive index %d: %w", index, err)
+	}
+	a := Address{Network: d.network, Index: int64(index)}
+	switch d.network {
+	case payment.Bitcoin, payment.Litecoin:
+		h := btcutil.Hash160(pub.SerializeCompressed())
+		a.Key = append([]byte{0x00, 0x14}, h...)
+		a.String, err = encodeSegwit(d.hrp, 0, h)
+		if err != nil {
+			return Address{}, fmt.Errorf("derive index %d: %w", index, err)
+		}
+	case payment.Ethereum:
+		acc := ethAccount(pub)
+		a.Key = acc
+		a.String = common.BytesToAddress(acc).Hex()
+	case payment.Tron:
+		acc := ethAccount(pub)
+		a.Key = acc
+		a.String = TronAddress(acc)
+	}
+	return a, nil
+}
+
+// ethAccount is keccak256(uncompressed public key without 0x04)[12:].
+func ethAccount(pub *btcec.PublicKey) []byte {
+	return crypto.Keccak256(pub.SerializeUncompressed()[1:])[12:]
+}
