@@ -137,6 +137,7 @@ func (b *Book) fetch(ctx context.Context, i int, p Provider, sym string) {
 	now := b.cfg.Now()
 	b.mu.Lock()
 	s := &b.slots[sym][i]
+	prevErr := s.lastErr
 	if err != nil {
 		s.lastErr, s.errAt = err, now
 	} else {
@@ -148,9 +149,16 @@ func (b *Book) fetch(ctx context.Context, i int, p Provider, sym string) {
 		s.price, s.lastErr, s.errAt = &pr, nil, time.Time{}
 	}
 	b.mu.Unlock()
-	if err != nil {
+	// A source failing the same way at every refresh (Binance and USDT, a
+	// long outage) is logged at Warn once, then at Debug until it changes.
+	switch {
+	case err != nil && (prevErr == nil || prevErr.Error() != err.Error()):
 		b.log.Warn("rate fetch failed", "provider", p.Name(), "symbol", sym, "err", err)
-	} else {
+	case err != nil:
+		b.log.Debug("rate fetch still failing", "provider", p.Name(), "symbol", sym, "err", err)
+	case prevErr != nil:
+		b.log.Info("rate fetch recovered", "provider", p.Name(), "symbol", sym, "usd_per_unit", decimalString(pr.USDPerUnit))
+	default:
 		b.log.Debug("rate fetched", "provider", p.Name(), "symbol", sym, "usd_per_unit", decimalString(pr.USDPerUnit))
 	}
 }
@@ -176,6 +184,9 @@ func (b *Book) Run(ctx context.Context, schedule string) error {
 	b.Refresh(ctx)
 	for {
 		next := sched.Next(b.cfg.Now())
+		if next.IsZero() { // e.g. "0 0 30 2 *": never fires
+			return fmt.Errorf("rates: schedule %q has no next run", schedule)
+		}
 		t := time.NewTimer(time.Until(next))
 		select {
 		case <-ctx.Done():

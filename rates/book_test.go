@@ -458,6 +458,11 @@ func TestRunRejectsBadSchedule(t *testing.T) {
 	if len(a.calls) != 0 {
 		t.Fatal("refreshed despite a bad schedule")
 	}
+	// A valid schedule that never fires must not spin.
+	a.set("BTC", "97000", t0)
+	if err := bk.Run(context.Background(), "0 0 30 2 *"); err == nil || !strings.Contains(err.Error(), "no next run") {
+		t.Fatalf("error %v, want a never-fires error", err)
+	}
 }
 
 func TestQuoteDecimal(t *testing.T) {
@@ -482,4 +487,37 @@ func TestAge(t *testing.T) {
 			t.Errorf("age(%v) = %q, want %q", d, got, want)
 		}
 	}
+}
+
+func TestRefreshLogsFailureOnceThenRecovery(t *testing.T) {
+	var buf strings.Builder
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(lockedWriter{&mu, &buf}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	a := newScripted("coinbase")
+	a.fail("BTC", errors.New("HTTP 502"))
+	bk := NewBook(BookConfig{}, []Provider{a}, []string{"BTC"}, log)
+	bk.Refresh(context.Background())
+	bk.Refresh(context.Background())
+	a.set("BTC", "97000", t0)
+	bk.Refresh(context.Background())
+	mu.Lock()
+	out := buf.String()
+	mu.Unlock()
+	if n := strings.Count(out, `msg="rate fetch failed"`); n != 1 {
+		t.Errorf("%d failure warnings, want 1:\n%s", n, out)
+	}
+	if !strings.Contains(out, `msg="rate fetch recovered"`) || !strings.Contains(out, "component=rates") || !strings.Contains(out, "provider=coinbase") {
+		t.Errorf("log lacks recovery or attributes:\n%s", out)
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *strings.Builder
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
 }
