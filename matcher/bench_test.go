@@ -1,0 +1,28 @@
+package matcher
+
+import (
+	"testing"
+)
+
+func BenchmarkDecide(b *testing.B) {
+	in := usdt100(StatusDetected)
+	cases := []struct {
+		name string
+		tr   []Transfer
+	}{
+		{"1transfer", []Transfer{conf(prev(tx(100, early), Settles))}},
+		{"3transfers", []Transfer{conf(tx(40, early)), conf(tx(60, middle)), tx(100, later)}},
+		{"3transfers_unsorted", []Transfer{tx(100, later), conf(tx(60, middle)), conf(tx(40, early))}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				d := Decide(in, c.tr, before)
+				if d.Status != StatusPaid {
+					b.Fatalf("Status = %q", d.Status)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,376 @@
+package matcher
+
+import (
+	"math/big"
+	"slices"
+	"time"
+
+	"github.com/paywatch/paywatch/payment"
+)
+
+// Status is the state of an intent in the lifecycle of DESIGN.md.
+type Status string
+
+// The intent statuses.
+const (
+	// StatusAwaiting: nothing that counts has been seen and the deadline has
+	// not passed.
+	StatusAwaiting Status = "awaiting_payment"
+	// StatusDetected: transfers that count were seen in time but the amount
+	// is not yet covered by confirmed transfers.
+	StatusDetected Status = "detected"
+	// StatusPaid: the paying set covers the amount and every member of it is
+	// confirmed.
+	StatusPaid Status = "paid"
+	// StatusExpired: the deadline passed and nothing counts.
+	StatusExpired Status = "expired"
+	// StatusUnderpaid: the deadline passed and what counts does not cover
+	// the amount (final unless finance resolves).
+	StatusUnderpaid Status = "underpaid"
+	// StatusSuperseded: the intent was renewed; only transfers finance
+	// credits to it can still pay it.
+	StatusSuperseded Status = "superseded"
+	// StatusReverted: the intent was paid and a reorg removed part of what
+	// paid it.
+	StatusReverted Status = "reverted"
+)
+
+// Final reports whether an intent in status s no longer awaits money by
+// itself: paid, expired, underpaid, superseded and reverted are final;
+// awaiting_payment and detected are not. A final intent still changes when
+// a reorg or a finance resolution changes its transfers.
+func (s Status) Final() bool {
+	switch s {
+	case StatusPaid, StatusExpired, StatusUnderpaid, StatusSuperseded, StatusReverted:
+		return true
+	}
+	return false
+}
+
+// Classification is what one transfer means for the intent whose address it
+// paid.
+type Classification string
+
+// The transfer classifications of DESIGN.md.
+const (
+	// Settles: the transfer is part of the set that pays the intent.
+	Settles Classification = "settles"
+	// Partial: the transfer counts but, with the others, does not yet cover
+	// the amount.
+	Partial Classification = "partial"
+	// Overpaid: the last transfer of a paying set whose sum exceeds the
+	// amount; the surplus is Decision.Surplus.
+	Overpaid Classification = "overpaid"
+	// Late: first seen after the deadline, or sent to a superseded intent.
+	Late Classification = "late"
+	// Duplicate: sent after the intent was already covered, or after its
+	// payable was paid by another intent.
+	Duplicate Classification = "duplicate"
+	// WrongAsset: our address, another asset of the same network.
+	WrongAsset Classification = "wrong_asset"
+	// UnknownAddress: sent to an address of ours that has no intent (e.g. a
+	// pool address not handed out yet). The caller classifies such transfers
+	// itself: there is no intent to decide about, so Decide never returns it.
+	UnknownAddress Classification = "unknown_address"
+	// Dust: a zero amount or one below the intent's dust minimum
+	// (address-poisoning transfers).
+	Dust Classification = "dust"
+	// Reverted: the transfer was removed by a reorg (or vanished from the
+	// mempool) after it had paid the intent, or before it was ever
+	// classified.
+	Reverted Classification = "reverted"
+)
+
+// NeedsReview reports whether a transfer classified c goes to the finance
+// inbox: everything except Settles does.
+func (c Classification) NeedsReview() bool { return c != Settles }
+
+// Intent is what Decide needs to know about one intent.
+type Intent struct {
+	// Asset is the asset the intent asks for.
+	Asset payment.Asset
+	// Amount is the exact amount asked, in base units (> 0).
+	Amount *big.Int
+	// Tolerance is the underpayment tolerance in base units; nil means 0.
+	Tolerance *big.Int
+	// DustMin is the dust threshold: a transfer below it is Dust; nil means
+	// 0. A zero amount is always dust.
+	DustMin *big.Int
+	// Deadline is the last instant a transfer may be first seen and count.
+	Deadline time.Time
+	// Status is the intent's status before this decision.
+	Status Status
+	// PayablePaidElsewhere is true when another intent of the same payable
+	// is already paid.
+	PayablePaidElsewhere bool
+}
+
+// Transfer is what Decide needs to know about one transfer to the intent's
+// address.
+type Transfer struct {
+	// Asset is the asset moved.
+	Asset payment.Asset
+	// Amount is the amount moved, in base units.
+	Amount *big.Int
+	// FirstSeen is when the transfer was first seen, in the mempool or in a
+	// block.
+	FirstSeen time.Time
+	// Confirmed is true once the transfer has the method's required
+	// confirmations.
+	Confirmed bool
+	// Orphaned is true when a reorg removed the transfer, or it vanished from
+	// the mempool without being mined. An orphaned transfer never counts.
+	Orphaned bool
+	// Credited is true when finance resolved the transfer with
+	// credit_intent: it counts whatever the deadline, the intent's status or
+	// the dust minimum (but never in another asset).
+	Credited bool
+	// Previous is the transfer's classification from the last decision, ""
+	// for a transfer not classified yet.
+	Previous Classification
+}
+
+// Decision is the outcome of Decide.
+type Decision struct {
+	// Status is the intent's new status.
+	Status Status
+	// Overpaid is true when the paying set sums above the intent's amount.
+	Overpaid bool
+	// Late is true when at least one transfer that still exists (not
+	// orphaned) is classified Late.
+	Late bool
+	// Received is the sum of the transfers classified Settles, Overpaid or
+	// Partial that still exist (not orphaned). Never nil.
+	Received *big.Int
+	// ConfirmedSum is the confirmed part of Received. Never nil.
+	ConfirmedSum *big.Int
+	// Surplus is the paying set's sum minus the intent's amount when
+	// Overpaid, else 0. Never nil.
+	Surplus *big.Int
+	// Classes holds one classification per input transfer, in input order.
+	Classes []Classification
+}
+
+// zero stands in for nil amounts. It is only ever read.
+var zero big.Int
+
+// smallN is the number of transfers whose classes fit in a decision's
+// scratch block; maxStackOrder is how many a decision orders without
+// allocating.
+const (
+	smallN        = 4
+	maxStackOrder = 16
+)
+
+// scratch is the memory of one decision, allocated at once: the three result
+// integers, word storage for values up to 256 bits so that arithmetic on them
+// does not allocate, and the classes of up to smallN transfers. The results
+// point into it, so each decision owns its own.
+type scratch struct {
+	ints    [3]big.Int
+	words   [3][4]big.Word
+	classes [smallN]Classification
+}
+
+// Decide classifies every transfer to the intent's address and computes the
+// intent's new status at time now. The rules, applied to each transfer in
+// this order:
+//
+//  1. Orphaned: it does not count. Its class becomes Reverted when it had
+//     paid the intent (Previous is Settles or Overpaid and the intent was, or
+//     now is, paid, or was reverted); otherwise it keeps Previous (Reverted
+//     when Previous is empty).
+//  2. Another asset than the intent's: WrongAsset, even when Credited.
+//  3. Not Credited, amount zero or below DustMin: Dust.
+//  4. Not Credited, first seen after the deadline: Late (first seen exactly
+//     at the deadline counts).
+//  5. Not Credited, intent superseded, or already classified Late: Late.
+//  6. Not Credited, payable paid by another intent: Duplicate.
+//  7. Otherwise the transfer counts. Counting transfers, in FirstSeen order,
+//     form the paying set until their sum reaches Amount − Tolerance (at
+//     least 1); they are Settles, except that the last one is Overpaid when
+//     the set's sum exceeds Amount. Those after are Duplicate. When the sum
+//     is never reached, every counting transfer is Partial.
+//
+// Status: paid when the paying set is complete and all of it confirmed;
+// else reverted when the intent was paid or reverted; else superseded when
+// it was superseded; else, when something counts, detected (underpaid when
+// the set is incomplete and the deadline has passed); else expired past the
+// deadline, awaiting_payment before it.
+func Decide(in Intent, transfers []Transfer, now time.Time) Decision {
+	n := len(transfers)
+	s := new(scratch)
+	for i := range s.ints {
+		s.ints[i].SetBits(s.words[i][:0])
+	}
+	// Received is the running sum of the counting transfers, and so the
+	// paying set's sum; Surplus holds the required amount until the end.
+	sum, confirmed, surplus := &s.ints[0], &s.ints[1], &s.ints[2]
+	required := surplus
+
+	var classes []Classification
+	if n <= smallN {
+		classes = s.classes[:n]
+	} else {
+		classes = make([]Classification, n)
+	}
+	d := Decision{Received: sum, ConfirmedSum: confirmed, Surplus: surplus, Classes: classes}
+
+	amount := orZero(in.Amount)
+	dustMin := orZero(in.DustMin)
+	wasPaid := in.Status == StatusPaid || in.Status == StatusReverted
+
+	// Rules 2 to 6. Transfers that count keep the empty class for now;
+	// orphaned ones get theirs once the status is known (rule 1).
+	counting := 0
+	for i := range transfers {
+		t := &transfers[i]
+		if t.Orphaned {
+			continue
+		}
+		c := classify(&in, t, dustMin)
+		classes[i] = c
+		if c == "" {
+			counting++
+		}
+	}
+
+	// Rule 7: walk the counting transfers in FirstSeen order.
+	required.Sub(amount, orZero(in.Tolerance))
+	if required.Sign() < 1 {
+		required.SetInt64(1)
+	}
+	complete, allConfirmed, last := false, true, -1
+	if counting > 0 {
+		var buf [maxStackOrder]int
+		for _, i := range visitOrder(transfers, buf[:0]) {
+			if classes[i] != "" || transfers[i].Orphaned {
+				continue
+			}
+			if complete {
+				classes[i] = Duplicate
+				continue
+			}
+			t := &transfers[i]
+			classes[i] = Partial
+			sum.Add(sum, t.Amount)
+			if t.Confirmed {
+				confirmed.Add(confirmed, t.Amount)
+			} else {
+				allConfirmed = false
+			}
+			if sum.Cmp(required) >= 0 {
+				complete, last = true, i
+			}
+		}
+	}
+	surplus.SetInt64(0) // required is no longer needed
+	if complete {
+		for i, c := range classes {
+			if c == Partial {
+				classes[i] = Settles // orphaned transfers have no class yet
+			}
+		}
+		if sum.Cmp(amount) > 0 {
+			classes[last] = Overpaid
+			d.Overpaid = true
+			surplus.Sub(sum, amount)
+		}
+	}
+
+	switch {
+	case complete && allConfirmed:
+		d.Status = StatusPaid
+	case wasPaid:
+		d.Status = StatusReverted
+	case in.Status == StatusSuperseded:
+		d.Status = StatusSuperseded
+	case complete:
+		d.Status = StatusDetected
+	case counting > 0 && now.After(in.Deadline):
+		d.Status = StatusUnderpaid
+	case counting > 0:
+		d.Status = StatusDetected
+	case now.After(in.Deadline):
+		d.Status = StatusExpired
+	default:
+		d.Status = StatusAwaiting
+	}
+
+	// Rule 1, and the Late flag, which only looks at transfers that exist.
+	for i := range transfers {
+		t := &transfers[i]
+		switch {
+		case !t.Orphaned:
+			if classes[i] == Late {
+				d.Late = true
+			}
+		case (t.Previous == Settles || t.Previous == Overpaid) && (wasPaid || d.Status == StatusPaid):
+			// It had paid the intent (or, when another transfer pays it now,
+			// would be taken for one of its payers at the next decision).
+			classes[i] = Reverted
+		case t.Previous == "":
+			classes[i] = Reverted
+		default:
+			classes[i] = t.Previous
+		}
+	}
+	return d
+}
+
+// classify applies rules 2 to 6 to a transfer that is not orphaned. It
+// returns "" when the transfer counts.
+func classify(in *Intent, t *Transfer, dustMin *big.Int) Classification {
+	switch {
+	case t.Asset != in.Asset:
+		return WrongAsset
+	case t.Amount == nil || t.Amount.Sign() < 0:
+		return Dust // malformed: never counts, even when credited
+	case t.Credited:
+		return ""
+	case t.Amount.Sign() == 0 || t.Amount.Cmp(dustMin) < 0:
+		return Dust
+	case t.FirstSeen.After(in.Deadline):
+		return Late
+	case in.Status == StatusSuperseded || t.Previous == Late:
+		// Lateness, once decided, stays: a transfer sent to a superseded
+		// intent that finance later pays with another transfer must not
+		// start counting and displace the credited one.
+		return Late
+	case in.PayablePaidElsewhere:
+		return Duplicate
+	}
+	return ""
+}
+
+// visitOrder returns the transfer indices in FirstSeen order, ties in input
+// order, in buf when it is large enough. It sorts only when the input is not
+// already in that order.
+func visitOrder(transfers []Transfer, buf []int) []int {
+	n := len(transfers)
+	order := buf[:0]
+	if n > cap(buf) {
+		order = make([]int, 0, n)
+	}
+	sorted := true
+	for i := range n {
+		order = append(order, i)
+		if i > 0 && transfers[i].FirstSeen.Before(transfers[i-1].FirstSeen) {
+			sorted = false
+		}
+	}
+	if !sorted {
+		slices.SortStableFunc(order, func(a, b int) int {
+			return transfers[a].FirstSeen.Compare(transfers[b].FirstSeen)
+		})
+	}
+	return order
+}
+
+// orZero returns x, or zero when x is nil.
+func orZero(x *big.Int) *big.Int {
+	if x == nil {
+		return &zero
+	}
+	return x
+}
