@@ -714,3 +714,36 @@ func BenchmarkDeriveBitcoin(b *testing.B) { benchmarkDerive(b, payment.Bitcoin, 
 func BenchmarkDeriveEthereum(b *testing.B) {
 	benchmarkDerive(b, payment.Ethereum, SandboxKeys[payment.Ethereum])
 }
+
+// TestDeriveMatchesHDKeychain compares the deriver's own CKDpub with
+// btcutil/hdkeychain's public derivation over many indexes and keys.
+func TestDeriveMatchesHDKeychain(t *testing.T) {
+	indexes := []uint32{MaxIndex, MaxIndex - 1, 1 << 30, 123456789}
+	for i := uint32(0); i < 150; i++ {
+		indexes = append(indexes, i)
+	}
+	for _, key := range []string{bip84AccountZpub, SandboxKeys[payment.Ethereum], SandboxKeys[payment.Tron], SandboxKeys[payment.Litecoin]} {
+		k, err := parseAccountKey(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		external, err := k.hd().Derive(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := newDeriver(t, payment.Ethereum, key, Mainnet)
+		for _, i := range indexes {
+			child, err := external.Derive(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pub, err := child.ECPubKey()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a := derive(t, d, i); !bytes.Equal(a.Key, ethAccount(pub)) {
+				t.Fatalf("index %d: %x, hdkeychain gives %x", i, a.Key, ethAccount(pub))
+			}
+		}
+	}
+}

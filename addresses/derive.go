@@ -1,6 +1,9 @@
 package addresses
 
 import (
+	"crypto/hmac"
+	"crypto/sha512"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/btcsuite/btcd/btcec/v2"
@@ -37,11 +40,16 @@ type Deriver interface {
 // cannot produce hardened children.
 const MaxIndex = hdkeychain.HardenedKeyStart - 1
 
-// hdDeriver derives from the external chain key (account/0).
+// hdDeriver derives from the external chain key (account/0). It keeps that
+// key's point in Jacobian form so that each Derive costs one HMAC-SHA512, one
+// base point multiplication and one addition (BIP32 CKDpub), without
+// decompressing the parent key again.
 type hdDeriver struct {
-	network  payment.Network
-	hrp      string
-	external *hdkeychain.ExtendedKey
+	network   payment.Network
+	hrp       string
+	chainCode [32]byte
+	pubKey    [33]byte
+	point     btcec.JacobianPoint
 }
 
 var _ Deriver = (*hdDeriver)(nil)
@@ -69,7 +77,15 @@ func NewDeriver(network payment.Network, accountKey string, chain string) (Deriv
 		// Only ErrInvalidChild (probability < 2^-127) can happen here.
 		return nil, fmt.Errorf("%w: cannot derive the external chain: %v", ErrInvalidKey, err)
 	}
-	return &hdDeriver{network: network, hrp: params.hrp, external: external}, nil
+	pub, err := external.ECPubKey()
+	if err != nil {
+		return nil, fmt.Errorf("%w: external chain key: %v", ErrInvalidKey, err)
+	}
+	d := &hdDeriver{network: network, hrp: params.hrp}
+	copy(d.chainCode[:], external.ChainCode())
+	copy(d.pubKey[:], pub.SerializeCompressed())
+	pub.AsJacobian(&d.point)
+	return d, nil
 }
 
 // Derive returns the receive address of index (account/0/index). index must
@@ -79,12 +95,7 @@ func (d *hdDeriver) Derive(index uint32) (Address, error) {
 	if index > MaxIndex {
 		return Address{}, fmt.Errorf("%w: index %d is above %d (hardened indexes cannot be derived from a public key)", ErrIndexOutOfRange, index, MaxIndex)
 	}
-	child, err := d.external.Derive(index)
-	if err != nil {
-		// ErrInvalidChild: the caller skips this index.
-		return Address{}, fmt.Errorf("derive index %d: %w", index, err)
-	}
-	pub, err := child.ECPubKey()
+	pub, err := d.child(index)
 	if err != nil {
 		return Address{}, fmt.Errorf("derive index %d: %w", index, err)
 	}
@@ -107,6 +118,32 @@ func (d *hdDeriver) Derive(index uint32) (Address, error) {
 		a.String = TronAddress(acc)
 	}
 	return a, nil
+}
+
+// child is BIP32 CKDpub of the external key for a non-hardened index:
+// I = HMAC-SHA512(chain code, serP(K) ‖ ser32(i)), child = parse256(IL)·G + K.
+// An IL at or above the group order, or a zero IL or an infinite child, is
+// hdkeychain.ErrInvalidChild (probability below 2^-127): skip the index.
+func (d *hdDeriver) child(index uint32) (*btcec.PublicKey, error) {
+	var data [37]byte
+	copy(data[:33], d.pubKey[:])
+	binary.BigEndian.PutUint32(data[33:], index)
+	mac := hmac.New(sha512.New, d.chainCode[:])
+	mac.Write(data[:])
+	var sum [64]byte
+	il := mac.Sum(sum[:0])[:32]
+	var scalar btcec.ModNScalar
+	if overflow := scalar.SetByteSlice(il); overflow || scalar.IsZero() {
+		return nil, hdkeychain.ErrInvalidChild
+	}
+	var p btcec.JacobianPoint
+	btcec.ScalarBaseMultNonConst(&scalar, &p)
+	btcec.AddNonConst(&p, &d.point, &p)
+	if (p.X.IsZero() && p.Y.IsZero()) || p.Z.IsZero() {
+		return nil, hdkeychain.ErrInvalidChild
+	}
+	p.ToAffine()
+	return btcec.NewPublicKey(&p.X, &p.Y), nil
 }
 
 // ethAccount is keccak256(uncompressed public key without 0x04)[12:].

@@ -15,7 +15,9 @@
 //     base58check(0x41 ‖ the same 20 bytes). The same key and index always
 //     give the same Address; version bytes of the key (xpub, zpub, vpub,
 //     Ltub, ...) do not matter, only its public key and chain code. Keys
-//     must be account level (depth 3, hardened child number).
+//     must be account level (depth 3, hardened child number). Per-index
+//     derivation is BIP32 CKDpub on the cached external chain key, checked
+//     against btcutil/hdkeychain and the published BIP84 and Hardhat vectors.
 //   - Solana has no public derivation: its addresses come from a pool of
 //     on-curve ed25519 public keys imported with ParseSolanaPool.
 //   - Binary watch keys. Address.Key is what scanners match on: the output
