@@ -298,3 +298,53 @@ func TestGoldenSlotsWithRealGaps(t *testing.T) {
 		t.Fatalf("skip message %q does not follow the captured %q", err, real)
 	}
 }
+
+// Account ordering on the real v0 capture (9 static, 9 lookup-writable, 7
+// lookup-readonly keys): with its error cleared and a credit put on index 11
+// (the third lookup-writable key), every path reports that key.
+func TestGoldenV0OrderingOnRealCapture(t *testing.T) {
+	var tx map[string]any
+	if err := json.Unmarshal(readTestdata(t, "metamask_mainnet_failed_v0_tx_58FymkjJ.json"), &tx); err != nil {
+		t.Fatal(err)
+	}
+	meta := tx["meta"].(map[string]any)
+	meta["err"] = nil
+	meta["status"] = map[string]any{"Ok": nil}
+	post := meta["postBalances"].([]any)
+	post[11] = post[11].(float64) + 1_000_000 // 682356201411 + 1e6: exact in float64
+	mutated, err := json.Marshal(tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "8ns4WyfWQCWkNAHDyRPnT6J4yqSKZL6GBWTWoXkwK4Jr"
+	all := watch(t, want, "5Q544fKrFoe6tsEbD7SEmxGTJYAKtTVhAW5Q5pge4j1", "7kVpsksdgQ6cUaWNsw6xRK5a3S6PJtz9JKcp8k6N4HqG",
+		"So11111111111111111111111111111111111111112", "675kPX9MHTjS2zt1qfr1NYHuzeLXfQM9H24wFSUt1Mp8")
+	check := func(mode string, ts []chains.Transfer) {
+		t.Helper()
+		if len(ts) != 1 || ts[0].Index != 11 || ts[0].Address != want || ts[0].Amount.Int64() != 1_000_000 || ts[0].TxID != failedSig {
+			t.Fatalf("%s: %+v", mode, ts)
+		}
+	}
+
+	f := newFake(t, Config{})
+	f.node.AddCapturedTransaction(failedSig, mutated)
+	b, err := f.client.Block(ctx(t), failedSlot, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("accounts mode", b.Transfers)
+
+	_, body := f.rpc(t, `{"jsonrpc":"2.0","id":1,"method":"getBlock","params":[326686187,{"encoding":"json","maxSupportedTransactionVersion":0,"rewards":false}]}`)
+	full, err := decodeBlock(failedSlot, body, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("json mode", full.Transfers)
+
+	k := sol.MustPublicKeyFromBase58(want)
+	polled, _, err := f.client.Poll(ctx(t), [][]byte{k[:]}, nil)
+	if err != nil || len(polled) != 1 {
+		t.Fatalf("Poll = %+v, %v", polled, err)
+	}
+	check("address mode", []chains.Transfer{polled[0].Transfer})
+}
