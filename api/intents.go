@@ -1,0 +1,197 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	qrcode "github.com/skip2/go-qrcode"
+
+	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/store"
+)
+
+// MethodView is one entry of GET /v1/methods.
+type MethodView struct {
+	Method        string `json:"method"`
+	Network       string `json:"network"`
+	Asset         string `json:"asset"`
+	Decimals      int    `json:"decimals"`
+	Enabled       bool   `json:"enabled"`
+	Confirmations int    `json:"confirmations"`
+	Available     bool   `json:"available"`
+	Reason        string `json:"reason,omitempty"`
+}
+
+func (s *Server) methods(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+	health := map[string]NetworkStatus{}
+	if s.status != nil {
+		nets, err := s.status.Networks(r.Context())
+		if err != nil {
+			s.internal(w, r, err)
+			return
+		}
+		for _, n := range nets {
+			health[n.Network] = n
+		}
+	}
+	out := []MethodView{}
+	now := s.now()
+	for _, m := range payment.Methods {
+		mc := s.cfg.Methods[string(m.Method)]
+		v := MethodView{Method: string(m.Method), Network: string(m.Network), Asset: m.Symbol, Decimals: m.Decimals,
+			Enabled: mc != nil && mc.Enabled}
+		if mc != nil && mc.Confirmations != nil {
+			v.Confirmations = *mc.Confirmations
+		}
+		switch {
+		case !v.Enabled:
+			v.Reason = "method disabled"
+		case health[string(m.Network)].Available != "":
+			v.Reason = health[string(m.Network)].Available
+		default:
+			if _, err := s.svc.Quote(m.Symbol, now); err != nil {
+				v.Reason = err.Error()
+			} else {
+				v.Available = true
+			}
+		}
+		out = append(out, v)
+	}
+	writeJSON(w, 200, out)
+}
+
+func (s *Server) createIntent(w http.ResponseWriter, r *http.Request, key store.APIKey) {
+	var req intents.CreateRequest
+	if _, ok := s.decode(w, r, &req, false); !ok {
+		return
+	}
+	canon, _ := json.Marshal(req)
+	claim, err := idem(r, key, canon)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
+		return
+	}
+	status, body, err := s.svc.Create(r.Context(), req, claim)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeRaw(w, status, body)
+}
+
+func (s *Server) getIntent(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+	v, err := s.svc.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, 200, v)
+}
+
+func (s *Server) intentQR(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+	v, err := s.svc.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	png, err := qrcode.Encode(v.PaymentURI, qrcode.Medium, 320)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "image/png")
+	w.WriteHeader(200)
+	_, _ = w.Write(png)
+}
+
+func (s *Server) reportIntent(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+	var empty struct{}
+	if _, ok := s.decode(w, r, &empty, true); !ok {
+		return
+	}
+	v, err := s.svc.Report(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, 200, v)
+}
+
+func (s *Server) renewIntent(w http.ResponseWriter, r *http.Request, key store.APIKey) {
+	var empty struct{}
+	if _, ok := s.decode(w, r, &empty, true); !ok {
+		return
+	}
+	claim, err := idem(r, key, nil)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
+		return
+	}
+	status, body, err := s.svc.Renew(r.Context(), r.PathValue("id"), claim)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeRaw(w, status, body)
+}
+
+// PayableView is GET /v1/payables/{kind}/{reference}.
+type PayableView struct {
+	ID           int64                `json:"id"`
+	Kind         string               `json:"kind"`
+	Reference    string               `json:"reference"`
+	Account      *string              `json:"account"`
+	AmountUSD    string               `json:"amount_usd"`
+	Status       string               `json:"status"`
+	PaidByIntent *string              `json:"paid_by_intent"`
+	PaidByEntry  *string              `json:"paid_by_ledger_entry"`
+	PaidAt       any                  `json:"paid_at"`
+	Intents      []intents.IntentView `json:"intents"`
+}
+
+func (s *Server) getPayable(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+	kind, ref := r.PathValue("kind"), r.PathValue("reference")
+	if kind != "order" && kind != "topup" {
+		writeError(w, http.StatusBadRequest, "invalid_request", "kind must be order or topup")
+		return
+	}
+	p, err := s.store.PayableByReference(r.Context(), kind, ref)
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "not_found", "no "+kind+" "+ref)
+		return
+	}
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	v := PayableView{ID: p.ID, Kind: p.Kind, Reference: p.Reference, AmountUSD: payment.Cents(p.AmountCents).String(),
+		Status: "unpaid", Intents: []intents.IntentView{}}
+	if p.Account != "" {
+		v.Account = &p.Account
+	}
+	if p.PaidAt != nil {
+		v.Status, v.PaidAt = "paid", p.PaidAt.UTC()
+	}
+	if p.PaidByIntent != "" {
+		v.PaidByIntent = &p.PaidByIntent
+	}
+	if p.PaidByEntry != "" {
+		v.PaidByEntry = &p.PaidByEntry
+	}
+	ins, err := s.store.IntentsByPayable(r.Context(), p.ID)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	for _, in := range ins {
+		iv, err := s.svc.Get(r.Context(), in.ID)
+		if err != nil {
+			s.internal(w, r, err)
+			return
+		}
+		v.Intents = append(v.Intents, iv)
+	}
+	writeJSON(w, 200, v)
+}

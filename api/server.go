@@ -1,0 +1,275 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/store"
+)
+
+// Scopes of API keys.
+const (
+	ScopeStorefront = "storefront"
+	ScopeFinance    = "finance"
+	ScopeOperator   = "operator"
+)
+
+// NetworkStatus is one network in GET /v1/status.
+type NetworkStatus = intents.NetworkStatus
+
+// Status reports per-network health for /v1/status and /v1/methods.
+type Status interface {
+	Networks(ctx context.Context) ([]NetworkStatus, error)
+}
+
+// Server is the HTTP API.
+type Server struct {
+	svc     *intents.Service
+	store   *store.Store
+	cfg     *config.Config
+	status  Status
+	log     *slog.Logger
+	mux     *http.ServeMux
+	metrics http.Handler
+	// Extra lets other packages mount routes (finance, events) on the mux.
+	now func() time.Time
+}
+
+// Options wires a Server.
+type Options struct {
+	Service *intents.Service
+	Config  *config.Config
+	Status  Status
+	Metrics http.Handler
+	Log     *slog.Logger
+	Now     func() time.Time
+}
+
+// New returns the API server with every route mounted.
+func New(opt Options) *Server {
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	s := &Server{svc: opt.Service, store: opt.Service.Store(), cfg: opt.Config, status: opt.Status,
+		log: opt.Log.With("component", "api"), mux: http.NewServeMux(), metrics: opt.Metrics, now: opt.Now}
+	s.routes()
+	return s
+}
+
+// ServeHTTP serves the API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	s.mux.ServeHTTP(w, r)
+}
+
+// Handle mounts h at pattern behind scope (for routes defined elsewhere).
+func (s *Server) Handle(pattern, scope string, h func(http.ResponseWriter, *http.Request, store.APIKey)) {
+	s.mux.Handle(pattern, s.auth(scope, h))
+}
+
+func (s *Server) routes() {
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]string{"status": "ok"}) })
+	s.mux.HandleFunc("GET /readyz", s.readyz)
+	if s.metrics != nil {
+		s.mux.Handle("GET /metrics", s.metrics)
+	}
+	s.Handle("GET /v1/methods", ScopeStorefront, s.methods)
+	s.Handle("POST /v1/intents", ScopeStorefront, s.createIntent)
+	s.Handle("GET /v1/intents/{id}", ScopeStorefront, s.getIntent)
+	s.Handle("GET /v1/intents/{id}/qr.png", ScopeStorefront, s.intentQR)
+	s.Handle("POST /v1/intents/{id}/report", ScopeStorefront, s.reportIntent)
+	s.Handle("POST /v1/intents/{id}/renew", ScopeStorefront, s.renewIntent)
+	s.Handle("GET /v1/payables/{kind}/{reference}", ScopeStorefront, s.getPayable)
+	s.Handle("GET /v1/status", ScopeOperator, s.getStatus)
+	s.Handle("POST /v1/networks/{network}/rescan", ScopeOperator, s.rescan)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
+	})
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+	defer cancel()
+	if err := s.store.Ping(ctx); err != nil {
+		writeError(w, http.StatusServiceUnavailable, "database_unavailable", "the database does not answer")
+		return
+	}
+	pending, err := s.store.Pending(ctx)
+	if err != nil || pending > 0 {
+		writeError(w, http.StatusServiceUnavailable, "migrations_pending", fmt.Sprintf("%d migrations are not applied: run `paywatch migrate`", pending))
+		return
+	}
+	writeJSON(w, 200, map[string]string{"status": "ready"})
+}
+
+type ctxKey struct{}
+
+// auth checks the bearer key and its scope.
+func (s *Server) auth(scope string, h func(http.ResponseWriter, *http.Request, store.APIKey)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		plain, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || plain == "" || len(plain) > 200 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="paywatch"`)
+			writeError(w, http.StatusUnauthorized, "unauthorized", "missing API key: send Authorization: Bearer <key>")
+			return
+		}
+		key, err := s.store.APIKeyByPlain(r.Context(), strings.TrimSpace(plain))
+		if errors.Is(err, store.ErrNotFound) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="paywatch"`)
+			writeError(w, http.StatusUnauthorized, "unauthorized", "unknown or revoked API key")
+			return
+		}
+		if err != nil {
+			s.internal(w, r, err)
+			return
+		}
+		if !key.HasScope(scope) {
+			writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("this API key lacks the %q scope", scope))
+			return
+		}
+		h(w, r, key)
+	})
+}
+
+// ErrorBody is the API.md error shape.
+type ErrorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	var b ErrorBody
+	b.Error.Code, b.Error.Message = code, msg
+	writeJSON(w, status, b)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		status, body = 500, []byte(`{"error":{"code":"internal","message":"response encoding failed"}}`)
+	}
+	writeRaw(w, status, body)
+}
+
+func writeRaw(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+	_, _ = w.Write([]byte("\n"))
+}
+
+// statusOf maps a service error kind to its HTTP status.
+func statusOf(k intents.Kind) int {
+	switch k {
+	case intents.InvalidRequest, intents.InvalidAmount, intents.UnknownMethod, intents.MethodDisabled:
+		return http.StatusBadRequest
+	case intents.NotFound:
+		return http.StatusNotFound
+	case intents.Conflict, intents.AlreadyPaid, intents.InsufficientFunds, intents.IdempotencyMismatch:
+		return http.StatusConflict
+	case intents.RateUnavailable, intents.ChainUnavailable, intents.AddressPoolEmpty:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// fail writes a service error, or a 500 for anything unexpected.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var e *intents.Error
+	if errors.As(err, &e) {
+		writeError(w, statusOf(e.Kind), string(e.Kind), e.Message)
+		return
+	}
+	if errors.Is(err, r.Context().Err()) && r.Context().Err() != nil {
+		return
+	}
+	s.internal(w, r, err)
+}
+
+func (s *Server) internal(w http.ResponseWriter, r *http.Request, err error) {
+	s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	writeError(w, http.StatusInternalServerError, "internal", "internal error; the operator's log has the details")
+}
+
+// readBody reads a size-limited body; false means an error was written.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("request body is larger than %d bytes", s.cfg.MaxBodyBytes))
+			return nil, false
+		}
+		writeError(w, http.StatusBadRequest, "invalid_request", "could not read the request body")
+		return nil, false
+	}
+	return body, true
+}
+
+// decodeStrict decodes JSON into v rejecting unknown fields and trailing
+// data; an empty body decodes as {} when allowEmpty.
+func decodeStrict(body []byte, v any, allowEmpty bool) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		if allowEmpty {
+			return nil
+		}
+		return errors.New("request body must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			return fmt.Errorf("field %q must be a %s", ute.Field, ute.Type)
+		}
+		return fmt.Errorf("invalid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if dec.More() {
+		return errors.New("invalid JSON: trailing data after the object")
+	}
+	var extra json.RawMessage
+	if err := dec.Decode(&extra); err != io.EOF {
+		return errors.New("invalid JSON: trailing data after the object")
+	}
+	return nil
+}
+
+// decode reads and decodes a JSON body; false means an error was written.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, allowEmpty bool) ([]byte, bool) {
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return nil, false
+	}
+	if err := decodeStrict(body, v, allowEmpty); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
+		return nil, false
+	}
+	return body, true
+}
+
+// idem returns the request's Idempotency-Key claim, or nil.
+func idem(r *http.Request, key store.APIKey, body []byte) (*intents.Idem, error) {
+	k := r.Header.Get("Idempotency-Key")
+	if k == "" {
+		return nil, nil
+	}
+	if len(k) > 200 {
+		return nil, errors.New("Idempotency-Key must be at most 200 characters")
+	}
+	return &intents.Idem{KeyID: key.ID, Key: k, Hash: intents.RequestHash(r.Method, r.URL.Path, body)}, nil
+}

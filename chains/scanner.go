@@ -1,0 +1,375 @@
+package chains
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/paywatch/paywatch/payment"
+)
+
+// ErrNoCursor is returned by Sink.Cursor before the network's first scan.
+var ErrNoCursor = errors.New("no cursor yet")
+
+// ErrDeepReorg is the sticky failure of a reorg deeper than the safety
+// depth: the scanner stops at its cursor until an operator rescans.
+var ErrDeepReorg = errors.New("reorg deeper than the safety depth")
+
+// Tips are a network's heights as last seen from the node.
+type Tips struct {
+	Node  int64
+	Final int64
+}
+
+// Cursor is the scanner's durable position.
+type Cursor struct {
+	Height     int64
+	Hash       string
+	Critical   string
+	RescanFrom *int64
+}
+
+// Sink is where the scanner writes: every method is one database
+// transaction, and the database cursor is the only truth.
+type Sink interface {
+	Cursor(ctx context.Context, network payment.Network) (Cursor, error)
+	InitCursor(ctx context.Context, network payment.Network, height int64, hash string) error
+	// BlockHash returns the stored hash at height, or an error when none is kept.
+	BlockHash(ctx context.Context, network payment.Network, height int64) (string, error)
+	ApplyBlock(ctx context.Context, network payment.Network, b Block, tips Tips) error
+	ApplyTips(ctx context.Context, network payment.Network, tips Tips) error
+	// Rewind orphans what lies above height and moves the cursor there.
+	Rewind(ctx context.Context, network payment.Network, height int64, hash string) error
+	// Reset moves the cursor to height without orphaning anything (a rescan
+	// replays blocks; replays are harmless).
+	Reset(ctx context.Context, network payment.Network, height int64, hash string) error
+	ApplyPending(ctx context.Context, network payment.Network, pending []Transfer) error
+	SetHealth(ctx context.Context, network payment.Network, h Health) error
+}
+
+// Health is what the scanner reports after each step.
+type Health struct {
+	Healthy   bool
+	LastError string
+	// Critical is set (sticky) for a broken invariant such as a deep reorg.
+	Critical string
+}
+
+// KeySource refreshes the watched set from the database.
+type KeySource interface {
+	Refresh(ctx context.Context, network payment.Network, set *WatchSet) error
+}
+
+// ScannerConfig configures one network's scanner.
+type ScannerConfig struct {
+	Network payment.Network
+	// PollInterval between tip checks when caught up.
+	PollInterval time.Duration
+	// Parallel blocks fetched at once when catching up.
+	Parallel int
+	// SafetyDepth: a reorg deeper than this is ErrDeepReorg.
+	SafetyDepth int64
+	// StartHeight is the first height a fresh scanner scans (nil: the tip).
+	StartHeight *int64
+	// MaxBackoff caps the retry delay after an error.
+	MaxBackoff time.Duration
+	// Observe, when set, is called after every step with its error (nil on
+	// success), for metrics.
+	Observe func(err error)
+}
+
+// Scanner owns one network's cursor: one goroutine reads blocks in order,
+// checks parent hashes, walks back on a reorg, and hands each block to the
+// Sink. A fetch error retries from the cursor; it never skips a height.
+type Scanner struct {
+	cfg     ScannerConfig
+	src     Source
+	sink    Sink
+	keys    KeySource
+	watched *WatchSet
+	log     *slog.Logger
+	wake    chan struct{}
+
+	mu       sync.Mutex
+	lastTips Tips
+}
+
+// NewScanner returns a scanner for one network.
+func NewScanner(cfg ScannerConfig, src Source, sink Sink, keys KeySource, watched *WatchSet, log *slog.Logger) *Scanner {
+	if cfg.Parallel < 1 {
+		cfg.Parallel = 1
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = time.Second
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = time.Minute
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Scanner{cfg: cfg, src: src, sink: sink, keys: keys, watched: watched,
+		log: log.With("component", "scanner", "network", string(cfg.Network)), wake: make(chan struct{}, 1)}
+}
+
+// Wake makes the scanner check the node now (a new-block notification).
+func (s *Scanner) Wake() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run scans until ctx ends; cancellation is a clean exit (nil).
+func (s *Scanner) Run(ctx context.Context) error {
+	failures := 0
+	for {
+		caughtUp, err := s.Step(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if s.cfg.Observe != nil {
+			s.cfg.Observe(err)
+		}
+		h := Health{Healthy: err == nil}
+		if err != nil {
+			h.LastError = err.Error()
+			if errors.Is(err, ErrDeepReorg) {
+				h.Critical = err.Error()
+				s.log.Error("deep reorg: scanner stopped at its cursor until an operator rescans", "err", err)
+			} else {
+				s.log.Warn("scan step failed", "err", err)
+			}
+		}
+		if herr := s.sink.SetHealth(ctx, s.cfg.Network, h); herr != nil && ctx.Err() == nil {
+			s.log.Warn("recording health failed", "err", herr)
+		}
+		var wait time.Duration
+		switch {
+		case err != nil:
+			failures++
+			wait = backoff(failures, s.cfg.PollInterval, s.cfg.MaxBackoff)
+		case caughtUp:
+			failures = 0
+			wait = s.cfg.PollInterval
+		default:
+			failures = 0
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.wake:
+		case <-time.After(wait):
+		}
+	}
+}
+
+// backoff is exponential with full jitter, from base to max.
+func backoff(n int, base, max time.Duration) time.Duration {
+	d := base
+	for i := 1; i < n && d < max; i++ {
+		d *= 2
+	}
+	if d > max {
+		d = max
+	}
+	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+}
+
+// Step does one unit of work: catch up a batch of blocks, or record new
+// tips and the mempool. It reports whether the scanner is caught up.
+func (s *Scanner) Step(ctx context.Context) (bool, error) {
+	n := s.cfg.Network
+	if s.keys != nil {
+		if err := s.keys.Refresh(ctx, n, s.watched); err != nil {
+			return false, fmt.Errorf("refresh watched addresses: %w", err)
+		}
+	}
+	tip, err := s.src.Tip(ctx)
+	if err != nil {
+		return false, fmt.Errorf("node tip: %w", err)
+	}
+	final, err := s.src.FinalizedHeight(ctx)
+	if err != nil {
+		return false, fmt.Errorf("node finalized height: %w", err)
+	}
+	tips := Tips{Node: int64(tip), Final: int64(final)}
+	cur, err := s.sink.Cursor(ctx, n)
+	if errors.Is(err, ErrNoCursor) {
+		return false, s.init(ctx, tip)
+	}
+	if err != nil {
+		return false, fmt.Errorf("cursor: %w", err)
+	}
+	if cur.Critical != "" {
+		return true, fmt.Errorf("%w: %s", ErrDeepReorg, cur.Critical)
+	}
+	if cur.RescanFrom != nil {
+		return false, s.rescan(ctx, *cur.RescanFrom)
+	}
+	if cur.Height < tips.Node {
+		return false, s.catchUp(ctx, cur, tips)
+	}
+	if cur.Height > tips.Node {
+		// The node is behind our cursor (a reorg to a shorter chain, or a
+		// node resynced): check that our tip block is still on its chain.
+		return false, s.checkReorg(ctx, cur, tips)
+	}
+	s.mu.Lock()
+	changed := s.lastTips != tips
+	s.lastTips = tips
+	s.mu.Unlock()
+	if changed {
+		if err := s.sink.ApplyTips(ctx, n, tips); err != nil {
+			return false, fmt.Errorf("apply tips: %w", err)
+		}
+	}
+	if ps, ok := s.src.(PendingSource); ok {
+		pending, err := ps.Pending(ctx, s.watched)
+		if err != nil {
+			return true, fmt.Errorf("mempool: %w", err)
+		}
+		if err := s.sink.ApplyPending(ctx, n, pending); err != nil {
+			return true, fmt.Errorf("apply mempool: %w", err)
+		}
+	}
+	return true, nil
+}
+
+// init creates the cursor just below the first height to scan.
+func (s *Scanner) init(ctx context.Context, tip uint64) error {
+	start := int64(tip)
+	if s.cfg.StartHeight != nil {
+		start = *s.cfg.StartHeight
+	}
+	at := start - 1
+	if at < 0 {
+		at = 0
+	}
+	b, err := s.blockAt(ctx, uint64(at))
+	if err != nil {
+		return fmt.Errorf("start block %d: %w", at, err)
+	}
+	s.log.Info("scanner starts", "height", b.Height+1)
+	return s.sink.InitCursor(ctx, s.cfg.Network, int64(b.Height), b.Hash)
+}
+
+// blockAt returns the block at h, or the nearest block below a skipped slot.
+func (s *Scanner) blockAt(ctx context.Context, h uint64) (Block, error) {
+	for {
+		b, err := s.src.Block(ctx, h, s.watched)
+		if errors.Is(err, ErrSkipped) && h > 0 {
+			h--
+			continue
+		}
+		return b, err
+	}
+}
+
+// rescan replays from height: the cursor moves back (nothing is orphaned;
+// replays are harmless) and the request is cleared.
+func (s *Scanner) rescan(ctx context.Context, from int64) error {
+	at := from - 1
+	if at < 0 {
+		at = 0
+	}
+	b, err := s.blockAt(ctx, uint64(at))
+	if err != nil {
+		return fmt.Errorf("rescan from %d: %w", from, err)
+	}
+	s.log.Info("rescan", "from", b.Height+1)
+	return s.sink.Reset(ctx, s.cfg.Network, int64(b.Height), b.Hash)
+}
+
+type fetched struct {
+	b   Block
+	err error
+}
+
+// catchUp fetches up to Parallel blocks above the cursor at once and applies
+// them in order; it stops at the first error or reorg.
+func (s *Scanner) catchUp(ctx context.Context, cur Cursor, tips Tips) error {
+	from := uint64(cur.Height + 1)
+	to := uint64(tips.Node)
+	if to-from+1 > uint64(s.cfg.Parallel) {
+		to = from + uint64(s.cfg.Parallel) - 1
+	}
+	results := make([]fetched, to-from+1)
+	var wg sync.WaitGroup
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for i := range results {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			b, err := s.src.Block(fctx, from+uint64(i), s.watched)
+			results[i] = fetched{b, err}
+		}(i)
+	}
+	wg.Wait()
+	hash := cur.Hash
+	for i, r := range results {
+		h := from + uint64(i)
+		if errors.Is(r.err, ErrSkipped) {
+			continue
+		}
+		if errors.Is(r.err, ErrBlockNotFound) {
+			return nil // the tip moved back under us; the next step sees it
+		}
+		if r.err != nil {
+			return fmt.Errorf("block %d: %w", h, r.err)
+		}
+		if r.b.Height != h {
+			return fmt.Errorf("block %d: node returned height %d: %w", h, r.b.Height, ErrInvalidResponse)
+		}
+		if r.b.Parent != hash {
+			return s.checkReorg(ctx, Cursor{Height: int64(h) - 1, Hash: hash}, tips)
+		}
+		if err := s.sink.ApplyBlock(ctx, s.cfg.Network, r.b, tips); err != nil {
+			return fmt.Errorf("apply block %d: %w", h, err)
+		}
+		hash = r.b.Hash
+	}
+	s.mu.Lock()
+	s.lastTips = tips
+	s.mu.Unlock()
+	return nil
+}
+
+// checkReorg walks back from the cursor until the stored hash equals the
+// node's, then rewinds there. Deeper than the safety depth is ErrDeepReorg.
+func (s *Scanner) checkReorg(ctx context.Context, cur Cursor, tips Tips) error {
+	h := cur.Height
+	if h > tips.Node {
+		h = tips.Node
+	}
+	for ; h >= 0; h-- {
+		if cur.Height-h > s.cfg.SafetyDepth {
+			return fmt.Errorf("%w: no common ancestor within %d blocks below height %d", ErrDeepReorg, s.cfg.SafetyDepth, cur.Height)
+		}
+		stored, err := s.sink.BlockHash(ctx, s.cfg.Network, h)
+		if err != nil {
+			return fmt.Errorf("%w: no stored block at %d below cursor %d: %v", ErrDeepReorg, h, cur.Height, err)
+		}
+		b, err := s.src.Block(ctx, uint64(h), s.watched)
+		if errors.Is(err, ErrSkipped) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reorg walk-back at %d: %w", h, err)
+		}
+		if b.Hash == stored {
+			if h == cur.Height {
+				return nil
+			}
+			s.log.Warn("reorg: rewinding to the common ancestor", "ancestor", h, "depth", cur.Height-h)
+			return s.sink.Rewind(ctx, s.cfg.Network, h, b.Hash)
+		}
+	}
+	return fmt.Errorf("%w: no common ancestor", ErrDeepReorg)
+}

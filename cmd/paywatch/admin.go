@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/paywatch/paywatch/addresses"
+	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/store"
+)
+
+// openStore loads the config and opens the database.
+func openStore(ctx context.Context, cfgPath string) (*config.Config, *store.Store, error) {
+	cfg, err := loadConfig(cfgPath, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, st, nil
+}
+
+func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("migrate", "migrate [--config FILE]   (or PAYWATCH_DATABASE_URL)", stderr)
+	cfgPath := configFlag(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	_, st, err := openStore(ctx, *cfgPath)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	n, err := st.Migrate(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%d migrations applied\n", n)
+	return nil
+}
+
+func runAPIKey(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || (args[0] != "create" && args[0] != "list" && args[0] != "revoke") {
+		fmt.Fprintln(stderr, "Usage: paywatch apikey create --scope S[,S] --name N | list | revoke --name N")
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			return nil
+		}
+		return errors.New("apikey needs a subcommand: create, list or revoke")
+	}
+	sub := args[0]
+	fs := newFlags("apikey "+sub, "apikey "+sub+" [flags]", stderr)
+	cfgPath := configFlag(fs)
+	var scopes multiFlag
+	if sub == "create" {
+		fs.Var(&scopes, "scope", "scope of the key: storefront, finance or operator (repeat or comma-separate)")
+	}
+	name := fs.String("name", "", "name of the key (shown as the actor of finance decisions)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	_, st, err := openStore(ctx, *cfgPath)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if _, err := st.Migrate(ctx); err != nil {
+		return err
+	}
+	switch sub {
+	case "create":
+		if *name == "" || len(scopes) == 0 {
+			return errors.New("apikey create needs --name and at least one --scope")
+		}
+		seen := map[string]bool{}
+		var list []string
+		for _, s := range scopes {
+			if s != "storefront" && s != "finance" && s != "operator" {
+				return fmt.Errorf("unknown scope %q: use storefront, finance or operator", s)
+			}
+			if !seen[s] {
+				seen[s] = true
+				list = append(list, s)
+			}
+		}
+		plain, _, err := st.CreateAPIKey(ctx, *name, list, time.Now().UTC())
+		if errors.Is(err, store.ErrConflict) {
+			return fmt.Errorf("an API key named %q exists already", *name)
+		}
+		if err != nil {
+			return err
+		}
+		// Only the key on stdout, so that scripts can capture it.
+		fmt.Fprintln(stdout, plain)
+		fmt.Fprintf(stderr, "created API key %q with scopes %s; it is shown once and stored hashed\n", *name, strings.Join(list, ","))
+	case "list":
+		keys, err := st.ListAPIKeys(ctx)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tSCOPES\tCREATED\tREVOKED")
+		for _, k := range keys {
+			rev := "-"
+			if k.RevokedAt != nil {
+				rev = k.RevokedAt.UTC().Format(time.RFC3339)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", k.Name, strings.Join(k.Scopes, ","), k.CreatedAt.UTC().Format(time.RFC3339), rev)
+		}
+		return tw.Flush()
+	case "revoke":
+		if err := st.RevokeAPIKey(ctx, *name, time.Now().UTC()); errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("no active API key named %q", *name)
+		} else if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "revoked %s\n", *name)
+	}
+	return nil
+}
+
+// multiFlag collects repeated or comma-separated values.
+type multiFlag []string
+
+func (m *multiFlag) String() string { return strings.Join(*m, ",") }
+
+func (m *multiFlag) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*m = append(*m, s)
+		}
+	}
+	return nil
+}
+
+func runPool(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || (args[0] != "import" && args[0] != "count") {
+		fmt.Fprintln(stderr, "Usage: paywatch pool import --network solana FILE | pool count --network solana")
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			return nil
+		}
+		return errors.New("pool needs a subcommand: import or count")
+	}
+	sub := args[0]
+	fs := newFlags("pool "+sub, "pool "+sub+" --network solana [FILE]", stderr)
+	cfgPath := configFlag(fs)
+	network := fs.String("network", "solana", "network of the pool (only solana has one)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if *network != string(payment.Solana) {
+		return fmt.Errorf("only solana uses an imported pool; %s addresses are derived from its account key", *network)
+	}
+	_, st, err := openStore(ctx, *cfgPath)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if _, err := st.Migrate(ctx); err != nil {
+		return err
+	}
+	if sub == "import" {
+		if fs.NArg() != 1 {
+			return errors.New("pool import needs exactly one FILE (one base58 public key a line; - for stdin)")
+		}
+		var r io.Reader = os.Stdin
+		if fs.Arg(0) != "-" {
+			f, err := os.Open(fs.Arg(0))
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			r = f
+		}
+		added, err := importPool(ctx, st, r)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%d keys imported\n", added)
+	}
+	n, err := st.PoolRemaining(ctx, string(payment.Solana))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%d solana pool addresses free\n", n)
+	return nil
+}
+
+// importPool validates the whole file first (nothing is imported when a line
+// is bad) and then adds the keys in one transaction.
+func importPool(ctx context.Context, st *store.Store, r io.Reader) (int, error) {
+	keys, err := addresses.ParseSolanaPool(r)
+	if err != nil {
+		return 0, err
+	}
+	now := time.Now().UTC()
+	rows := make([]store.Address, len(keys))
+	for i, k := range keys {
+		rows[i] = store.Address{Network: string(payment.Solana), Key: k.Key, Address: k.String, Source: "pool", Index: -1,
+			CreatedAt: now.Add(time.Duration(i) * time.Microsecond)}
+	}
+	var added int
+	err = st.InTx(ctx, func(tx *store.Tx) error {
+		added, err = tx.AddAddresses(ctx, rows)
+		if err != nil {
+			return err
+		}
+		return tx.NotifyAddresses(ctx, string(payment.Solana))
+	})
+	return added, err
+}
+
+func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("status", "status [--config FILE] [--json]", stderr)
+	cfgPath := configFlag(fs)
+	asJSON := fs.Bool("json", false, "print JSON as GET /v1/status does")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, st, err := openStore(ctx, *cfgPath)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	nets, err := (&intents.Networks{Store: st, Config: cfg}).Networks(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"networks": nets})
+	}
+	sort.Slice(nets, func(i, j int) bool { return nets[i].Network < nets[j].Network })
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NETWORK\tENABLED\tNODE\tSCANNED\tLAG\tHEALTHY\tLEADER\tWATCHED\tNOTE")
+	for _, n := range nets {
+		fmt.Fprintf(tw, "%s\t%v\t%d\t%d\t%d\t%v\t%s\t%d\t%s\n", n.Network, n.Enabled, n.NodeHeight, n.ScannedHeight,
+			n.LagBlocks, n.Healthy, n.Leader, n.AddressesWatched, n.Available)
+	}
+	return tw.Flush()
+}
+
+func runRescan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("rescan", "rescan --network N --from HEIGHT [--config FILE]", stderr)
+	cfgPath := configFlag(fs)
+	network := fs.String("network", "", "network to rescan (bitcoin, litecoin, ethereum, tron, solana)")
+	from := fs.Int64("from", -1, "first height to rescan")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if !payment.Network(*network).Valid() {
+		return fmt.Errorf("--network must be one of bitcoin, litecoin, ethereum, tron, solana")
+	}
+	if *from < 0 {
+		return errors.New("--from must be a block height")
+	}
+	_, st, err := openStore(ctx, *cfgPath)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.RequestRescan(ctx, *network, *from, time.Now().UTC()); errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%s has not been scanned yet; nothing to rescan", *network)
+	} else if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "rescan of %s from %d scheduled; the scanner replays from there (nothing is counted twice)\n", *network, *from)
+	return nil
+}

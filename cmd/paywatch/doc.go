@@ -1,0 +1,14 @@
+// Command paywatch is the payment watcher daemon and its operator CLI.
+//
+//	paywatch serve        run the API, the scanners, the deadline sweep and webhooks
+//	paywatch migrate      apply database migrations
+//	paywatch apikey       create, list and revoke API keys
+//	paywatch pool import  import Solana public keys into the address pool
+//	paywatch status       print per-network scanner status
+//	paywatch rescan       ask a network's scanner to rescan from a height
+//	paywatch dev          run the local sandbox (PostgreSQL, chain nodes, daemon)
+//	paywatch dev pay      pay a sandbox intent from the sandbox's coins
+//
+// main returns errors instead of exiting deep inside; SIGINT and SIGTERM
+// cancel the context, and cancellation is a clean exit.
+package main

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/paywatch/paywatch/config"
+)
+
+// command is one subcommand.
+type command struct {
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+func commands() map[string]command {
+	cmds := map[string]command{
+		"serve":   {"run the daemon: API, scanners, deadline sweep, webhooks", runServe},
+		"migrate": {"apply database migrations and exit", runMigrate},
+		"apikey":  {"manage API keys: create, list, revoke", runAPIKey},
+		"pool":    {"manage the Solana address pool: import, count", runPool},
+		"status":  {"print each network's scanner status", runStatus},
+		"rescan":  {"rescan a network from a height (idempotent)", runRescan},
+		"dev":     {"run the local sandbox; `dev pay` pays a sandbox intent", runDev},
+	}
+	for name, c := range moneyCommands() {
+		cmds[name] = c
+	}
+	return cmds
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "paywatch:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cmds := commands()
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stdout, cmds)
+		return nil
+	}
+	c, ok := cmds[args[0]]
+	if !ok {
+		usage(stderr, cmds)
+		return fmt.Errorf("unknown command %q", args[0])
+	}
+	return c.run(ctx, args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer, cmds map[string]command) {
+	fmt.Fprintln(w, "paywatch: a watch-only crypto payment watcher.\n\nUsage: paywatch <command> [flags]\n\nCommands:")
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun `paywatch <command> --help` for the flags of a command.")
+}
+
+// newFlags returns a flag set that prints its usage to stderr.
+func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: paywatch %s\n\nFlags:\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// configFlag adds --config with its environment default.
+func configFlag(fs *flag.FlagSet) *string {
+	def := os.Getenv("PAYWATCH_CONFIG")
+	if def == "" {
+		def = "paywatch.yaml"
+	}
+	return fs.String("config", def, "config file (env PAYWATCH_CONFIG)")
+}
+
+// loadConfig loads the config file; commands that only need the database
+// accept PAYWATCH_DATABASE_URL without a file.
+func loadConfig(path string, dbOnly bool) (*config.Config, error) {
+	if _, err := os.Stat(path); err != nil && dbOnly && os.Getenv("PAYWATCH_DATABASE_URL") != "" {
+		c := config.Default()
+		c.DatabaseURL = os.Getenv("PAYWATCH_DATABASE_URL")
+		return c, nil
+	}
+	return config.Load(path)
+}
+
+// newLogger returns a JSON slog logger at the configured level.
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(strings.ToUpper(level)))
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/payment"
+)
+
+// scanMetrics exports scanner progress (read from the cursors at scrape
+// time, so every instance reports the same truth) and step errors by kind.
+type scanMetrics struct {
+	nets   *intents.Networks
+	errors *prometheus.CounterVec
+	steps  *prometheus.CounterVec
+	height *prometheus.Desc
+	node   *prometheus.Desc
+	lag    *prometheus.Desc
+	health *prometheus.Desc
+	watch  *prometheus.Desc
+}
+
+func newScanMetrics(reg *prometheus.Registry, nets *intents.Networks) *scanMetrics {
+	m := &scanMetrics{
+		nets: nets,
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "paywatch_scan_errors_total",
+			Help: "Scanner steps that failed, by network and kind (timeout, network, invalid_response, deep_reorg, other)."}, []string{"network", "kind"}),
+		steps: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "paywatch_scan_steps_total",
+			Help: "Scanner steps, by network."}, []string{"network"}),
+		height: prometheus.NewDesc("paywatch_scanned_height", "Height of the last scanned block.", []string{"network"}, nil),
+		node:   prometheus.NewDesc("paywatch_node_height", "Height of the node's best block.", []string{"network"}, nil),
+		lag:    prometheus.NewDesc("paywatch_lag_blocks", "Blocks between the node and the scanner.", []string{"network"}, nil),
+		health: prometheus.NewDesc("paywatch_healthy", "1 when the network's scanner is healthy.", []string{"network"}, nil),
+		watch:  prometheus.NewDesc("paywatch_addresses_watched", "Addresses watched on the network.", []string{"network"}, nil),
+	}
+	reg.MustRegister(m.errors, m.steps, m)
+	return m
+}
+
+// observe returns the scanner's step callback for network n.
+func (m *scanMetrics) observe(n payment.Network) func(error) {
+	return func(err error) {
+		m.steps.WithLabelValues(string(n)).Inc()
+		if err == nil {
+			return
+		}
+		kind := "other"
+		var ne net.Error
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			kind = "timeout"
+		case errors.As(err, &ne):
+			kind = "network"
+		case errors.Is(err, chains.ErrInvalidResponse):
+			kind = "invalid_response"
+		case errors.Is(err, chains.ErrDeepReorg):
+			kind = "deep_reorg"
+		}
+		m.errors.WithLabelValues(string(n), kind).Inc()
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (m *scanMetrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{m.height, m.node, m.lag, m.health, m.watch} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (m *scanMetrics) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	nets, err := m.nets.Networks(ctx)
+	if err != nil {
+		return
+	}
+	for _, n := range nets {
+		if !n.Enabled {
+			continue
+		}
+		healthy := 0.0
+		if n.Healthy {
+			healthy = 1
+		}
+		ch <- prometheus.MustNewConstMetric(m.height, prometheus.GaugeValue, float64(n.ScannedHeight), n.Network)
+		ch <- prometheus.MustNewConstMetric(m.node, prometheus.GaugeValue, float64(n.NodeHeight), n.Network)
+		ch <- prometheus.MustNewConstMetric(m.lag, prometheus.GaugeValue, float64(n.LagBlocks), n.Network)
+		ch <- prometheus.MustNewConstMetric(m.health, prometheus.GaugeValue, healthy, n.Network)
+		ch <- prometheus.MustNewConstMetric(m.watch, prometheus.GaugeValue, float64(n.AddressesWatched), n.Network)
+	}
+}

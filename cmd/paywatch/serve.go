@@ -1,0 +1,294 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/robfig/cron/v3"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/paywatch/paywatch/addresses"
+	"github.com/paywatch/paywatch/api"
+	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/rates"
+	"github.com/paywatch/paywatch/store"
+)
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("serve", "serve [--config FILE]", stderr)
+	cfgPath := configFlag(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		return err
+	}
+	log := newLogger(stderr, cfg.LogLevel)
+	d, err := newDaemon(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	return d.run(ctx, nil)
+}
+
+// daemon is one paywatch instance: everything serve runs.
+type daemon struct {
+	cfg     *config.Config
+	log     *slog.Logger
+	store   *store.Store
+	book    *rates.Book
+	svc     *intents.Service
+	nets    *intents.Networks
+	watch   map[payment.Network]*chains.WatchSet
+	sources map[payment.Network]chains.Source
+	modes   map[payment.Network]func() string
+	api     *api.Server
+	reg     *prometheus.Registry
+	metrics *scanMetrics
+}
+
+// watchSets adapts the per-network sets to intents.Watcher.
+type watchSets map[payment.Network]*chains.WatchSet
+
+func (w watchSets) Watch(n payment.Network, keys ...[]byte) {
+	if s := w[n]; s != nil {
+		s.Add(keys...)
+	}
+}
+
+func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (*daemon, error) {
+	if cfg.Instance == "" {
+		host, _ := os.Hostname()
+		cfg.Instance = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	d := &daemon{cfg: cfg, log: log, store: st, watch: map[payment.Network]*chains.WatchSet{},
+		sources: map[payment.Network]chains.Source{}, modes: map[payment.Network]func() string{}}
+	if n, err := st.Migrate(ctx); err != nil {
+		st.Close()
+		return nil, err
+	} else if n > 0 {
+		log.Info("migrations applied", "count", n)
+	}
+	if err := d.wire(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *daemon) close() { d.store.Close() }
+
+// wire builds rates, address derivers, chain sources, the service and the API.
+func (d *daemon) wire(ctx context.Context) error {
+	cfg := d.cfg
+	providers, err := rateProviders(cfg.Rates)
+	if err != nil {
+		return err
+	}
+	symbols := map[string]bool{}
+	for _, m := range payment.Methods {
+		if mc := cfg.Methods[string(m.Method)]; mc != nil && mc.Enabled {
+			symbols[m.Symbol] = true
+		}
+	}
+	var syms []string
+	for s := range symbols {
+		syms = append(syms, s)
+	}
+	dev, _ := new(big.Rat).SetString(cfg.Rates.MaxDeviation)
+	d.book = rates.NewBook(rates.BookConfig{MaxAge: cfg.Rates.MaxAge.Duration, MaxDeviation: dev, MinSources: cfg.Rates.MinSources},
+		providers, syms, d.log)
+
+	addrs := map[payment.Network]intents.AddressSource{}
+	sourcesByNet := map[payment.Network]string{}
+	for _, n := range payment.Networks {
+		nc := cfg.Networks[string(n)]
+		if !nc.Enabled {
+			continue
+		}
+		d.watch[n] = chains.NewWatchSet(1024)
+		if n == payment.Solana {
+			addrs[n] = intents.AddressSource{}
+			continue
+		}
+		der, err := addresses.NewDeriver(n, nc.AccountKey, nc.Chain)
+		if err != nil {
+			return fmt.Errorf("networks.%s.account_key: %w", n, err)
+		}
+		fp, err := addresses.Fingerprint(nc.AccountKey)
+		if err != nil {
+			return fmt.Errorf("networks.%s.account_key: %w", n, err)
+		}
+		addrs[n] = intents.AddressSource{Deriver: der, Source: fp, Gap: nc.Gap}
+		sourcesByNet[n] = fp
+	}
+	for _, n := range payment.Networks {
+		if !cfg.Networks[string(n)].Enabled {
+			continue
+		}
+		src, mode, err := newSource(ctx, cfg, n, d.log)
+		if err != nil {
+			return fmt.Errorf("networks.%s: %w", n, err)
+		}
+		d.sources[n] = src
+		if mode != nil {
+			d.modes[n] = mode
+		}
+	}
+	d.nets = &intents.Networks{Store: d.store, Config: cfg, Sources: sourcesByNet, Modes: func(n payment.Network) string {
+		if f := d.modes[n]; f != nil {
+			return f()
+		}
+		return ""
+	}}
+	d.svc = intents.New(intents.Options{Store: d.store, Config: cfg, Quotes: d.book, Addresses: addrs, Chains: d.nets,
+		Watcher: watchSets(d.watch), Log: d.log})
+	if err := d.svc.EnsureLookahead(ctx); err != nil {
+		return err
+	}
+	d.reg = prometheus.NewRegistry()
+	d.metrics = newScanMetrics(d.reg, d.nets)
+	d.api = api.New(api.Options{Service: d.svc, Config: cfg, Status: d.nets, Log: d.log,
+		Metrics: promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{})})
+	return nil
+}
+
+// rateProviders builds the configured rate sources.
+func rateProviders(rc config.Rates) ([]rates.Provider, error) {
+	client := &http.Client{Timeout: 10 * time.Second}
+	var out []rates.Provider
+	for _, name := range rc.Sources {
+		if name == "static" {
+			out = append(out, rates.NewStatic(rc.Static))
+			continue
+		}
+		p, err := rates.NewProvider(name, rc.BaseURLs[name], client)
+		if err != nil {
+			return nil, fmt.Errorf("rates.sources: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// run serves until ctx ends. ready, when not nil, receives the API address
+// once it listens.
+func (d *daemon) run(ctx context.Context, ready func(addr string)) error {
+	ln, err := net.Listen("tcp", d.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", d.cfg.Listen, err)
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	srv := &http.Server{Handler: d.api, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 90 * time.Second, IdleTimeout: 120 * time.Second}
+	g.Go(func() error {
+		err := srv.Serve(ln)
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	})
+	g.Go(func() error {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return srv.Shutdown(sctx)
+	})
+	g.Go(func() error { return d.book.Run(ctx, d.cfg.Rates.Refresh) })
+	g.Go(func() error { return d.sweep(ctx) })
+	for n, src := range d.sources {
+		g.Go(func() error { return d.lead(ctx, n, src) })
+	}
+	for _, extra := range d.extraServices() {
+		g.Go(func() error { return extra(ctx) })
+	}
+	d.log.Info("paywatch serving", "listen", ln.Addr().String(), "instance", d.cfg.Instance)
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	err = g.Wait()
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// sweep enforces deadlines on a cron schedule.
+func (d *daemon) sweep(ctx context.Context) error {
+	sched, err := cron.ParseStandard(d.cfg.ExpirySweep)
+	if err != nil {
+		return fmt.Errorf("expiry_sweep: %w", err)
+	}
+	for {
+		next := sched.Next(time.Now())
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Until(next)):
+		}
+		if n, err := d.svc.Sweep(ctx); err != nil && ctx.Err() == nil {
+			d.log.Error("deadline sweep failed", "err", err)
+		} else if n > 0 {
+			d.log.Info("deadline sweep", "intents", n)
+		}
+	}
+}
+
+// lead runs a network's scanner while this instance holds its lease; a
+// standby retries until the leader goes away.
+func (d *daemon) lead(ctx context.Context, n payment.Network, src chains.Source) error {
+	log := d.log.With("component", "leader", "network", string(n))
+	nc := d.cfg.Networks[string(n)]
+	keys := &intents.Keys{Store: d.store}
+	for {
+		lease, ok, err := d.store.TryLease(ctx, string(n))
+		if err != nil && ctx.Err() == nil {
+			log.Warn("taking the scanner lease failed", "err", err)
+		}
+		if ok {
+			log.Info("leading the scanner")
+			sctx, cancel := context.WithCancel(ctx)
+			go func() {
+				select {
+				case <-lease.Lost():
+					log.Warn("scanner lease lost; stopping the scanner")
+					cancel()
+				case <-sctx.Done():
+				}
+			}()
+			sc := chains.NewScanner(chains.ScannerConfig{Network: n, PollInterval: nc.PollInterval.Duration,
+				Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, StartHeight: nc.StartHeight,
+				Observe: d.metrics.observe(n)}, src, d.svc, keys, d.watch[n], d.log)
+			err := sc.Run(sctx)
+			cancel()
+			lease.Release()
+			if err != nil {
+				return err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(5 * time.Second):
+		}
+	}
+}

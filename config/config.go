@@ -1,0 +1,577 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/paywatch/paywatch/payment"
+)
+
+// ErrInvalid wraps every validation error; the message names the field.
+var ErrInvalid = errors.New("invalid config")
+
+// Config is the whole configuration of one paywatch instance.
+type Config struct {
+	// Listen is the HTTP listen address of the API.
+	Listen string `yaml:"listen"`
+	// DatabaseURL is the PostgreSQL URL; PAYWATCH_DATABASE_URL overrides it.
+	DatabaseURL string `yaml:"database_url"`
+	// Instance names this instance in the status endpoint (leader); default
+	// hostname and pid.
+	Instance string `yaml:"instance"`
+	// Deadline is how long an intent accepts payment.
+	Deadline Duration `yaml:"deadline"`
+	// TopupAmounts are the only USD amounts a top-up may have.
+	TopupAmounts []string `yaml:"topup_amounts"`
+	// MaxBodyBytes caps API request bodies.
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// ExpirySweep is how often deadlines are enforced (robfig/cron spec).
+	ExpirySweep string `yaml:"expiry_sweep"`
+	// Methods configures each payment method by name (BTC, USDT-TRC20, …).
+	Methods map[string]*Method `yaml:"methods"`
+	// Networks configures each network's node and addresses.
+	Networks map[string]*Network `yaml:"networks"`
+	// Rates configures the rate sources.
+	Rates Rates `yaml:"rates"`
+	// Webhooks are the endpoints events are delivered to.
+	Webhooks []Webhook `yaml:"webhooks"`
+	// LogLevel is debug, info, warn or error.
+	LogLevel string `yaml:"log_level"`
+}
+
+// Method configures one payment method.
+type Method struct {
+	// Enabled switches the method on.
+	Enabled bool `yaml:"enabled"`
+	// Confirmations required before a transfer counts as confirmed; 0 means
+	// the network's finality (Tron solidified, Solana and Ethereum finalized).
+	Confirmations *int `yaml:"confirmations"`
+	// LargeAmountUSD: intents at or above this USD amount need
+	// LargeConfirmations instead ("" = off).
+	LargeAmountUSD string `yaml:"large_amount_usd"`
+	// LargeConfirmations for large intents (0 = finality).
+	LargeConfirmations *int `yaml:"large_confirmations"`
+	// UnderpaymentTolerance in the asset's units ("0.000001"): an intent is
+	// paid when the confirmed sum reaches amount minus this.
+	UnderpaymentTolerance string `yaml:"underpayment_tolerance"`
+	// DisplayDecimals: amounts are rounded up to this many decimals.
+	DisplayDecimals *int `yaml:"display_decimals"`
+	// DustMin in the asset's units: smaller transfers are dust.
+	DustMin string `yaml:"dust_min"`
+	// Contract is the token contract (tokens only); default the mainnet one.
+	Contract string `yaml:"contract"`
+}
+
+// Network configures one network.
+type Network struct {
+	// Enabled runs the network's scanner.
+	Enabled bool `yaml:"enabled"`
+	// Chain is mainnet, testnet or regtest (address formats).
+	Chain string `yaml:"chain"`
+	// RPCURL is the node URL, credentials included;
+	// PAYWATCH_<NETWORK>_RPC_URL overrides it.
+	RPCURL string `yaml:"rpc_url"`
+	// APIKeyEnv names the environment variable holding a node API key
+	// (Tron: TRON-PRO-API-KEY).
+	APIKeyEnv string `yaml:"api_key_env"`
+	// AccountKey is the account-level extended public key (xpub, zpub, …)
+	// addresses are derived from. Never a private key.
+	AccountKey string `yaml:"account_key"`
+	// Gap is how many addresses beyond the last handed out are watched.
+	Gap int `yaml:"gap"`
+	// PollInterval between tip checks.
+	PollInterval Duration `yaml:"poll_interval"`
+	// MaxLagBlocks: new intents are refused when the scanner is further
+	// behind the node than this, or the node is unreachable.
+	MaxLagBlocks int64 `yaml:"max_lag_blocks"`
+	// SafetyDepth: a reorg deeper than this is a critical, sticky failure.
+	SafetyDepth int64 `yaml:"safety_depth"`
+	// StartHeight is where a fresh scanner starts; default the node's tip.
+	StartHeight *int64 `yaml:"start_height"`
+	// Parallel blocks fetched at once when catching up.
+	Parallel int `yaml:"parallel"`
+	// Mode selects Solana scanning: block, address or auto.
+	Mode string `yaml:"mode"`
+	// Trace selects Ethereum internal-transfer detection: auto, on, off.
+	Trace string `yaml:"trace"`
+}
+
+// Rates configures the exchange-rate sources.
+type Rates struct {
+	// Sources are provider names: coinbase, kraken, binance, coingecko, static.
+	Sources []string `yaml:"sources"`
+	// Refresh is a robfig/cron schedule.
+	Refresh string `yaml:"refresh"`
+	// MaxAge after which a source's price is stale.
+	MaxAge Duration `yaml:"max_age"`
+	// MaxDeviation drops a source further than this fraction from the median.
+	MaxDeviation string `yaml:"max_deviation"`
+	// MinSources fresh prices needed for a quote.
+	MinSources int `yaml:"min_sources"`
+	// Static prices (symbol → USD) used only when "static" is a source.
+	Static map[string]string `yaml:"static"`
+	// BaseURLs overrides a provider's API base URL (e.g. a proxy).
+	BaseURLs map[string]string `yaml:"base_urls"`
+}
+
+// Webhook is one event receiver.
+type Webhook struct {
+	// Name identifies the endpoint in the delivery log.
+	Name string `yaml:"name"`
+	// URL receives a POST per event.
+	URL string `yaml:"url"`
+	// SecretEnv names the environment variable holding the signing secret.
+	SecretEnv string `yaml:"secret_env"`
+	// Events filters event types; empty means all.
+	Events []string `yaml:"events"`
+}
+
+// Duration is a time.Duration written as "30m" in YAML.
+type Duration struct{ time.Duration }
+
+// UnmarshalYAML parses a Go duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration like 30m or 5s", n.Line, s)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalYAML writes the duration as a string.
+func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
+
+func intp(v int) *int { return &v }
+
+// Default returns the configuration with every default filled in: all
+// methods known but disabled, no networks enabled.
+func Default() *Config {
+	c := &Config{
+		Listen:       "127.0.0.1:8080",
+		Deadline:     Duration{30 * time.Minute},
+		TopupAmounts: []string{"100.00", "500.00", "2000.00", "10000.00"},
+		MaxBodyBytes: 1 << 20,
+		ExpirySweep:  "@every 10s",
+		Methods:      map[string]*Method{},
+		Networks:     map[string]*Network{},
+		LogLevel:     "info",
+		Rates: Rates{
+			Sources:      []string{"coinbase", "kraken", "coingecko"},
+			Refresh:      "@every 30s",
+			MaxAge:       Duration{5 * time.Minute},
+			MaxDeviation: "0.02",
+			MinSources:   1,
+		},
+	}
+	for _, m := range payment.Methods {
+		c.Methods[string(m.Method)] = defaultMethod(m)
+	}
+	for _, n := range payment.Networks {
+		c.Networks[string(n)] = defaultNetwork(n)
+	}
+	return c
+}
+
+func defaultMethod(m payment.MethodInfo) *Method {
+	display := m.Decimals
+	dust := "0"
+	switch m.Method {
+	case payment.ETH:
+		display = 8
+		dust = "0.000001"
+	case payment.BTC, payment.LTC:
+		dust = "0.00000546"
+	case payment.USDTERC20, payment.USDCERC20, payment.USDTTRC20:
+		display = 2
+		dust = "0.01"
+	case payment.TRX:
+		display = 2
+		dust = "0.1"
+	case payment.SOL:
+		display = 6
+		dust = "0.00001"
+	}
+	return &Method{
+		Confirmations:         intp(m.DefaultConfirmations),
+		LargeConfirmations:    nil,
+		UnderpaymentTolerance: "0",
+		DisplayDecimals:       intp(display),
+		DustMin:               dust,
+		Contract:              m.MainnetContract,
+	}
+}
+
+func defaultNetwork(n payment.Network) *Network {
+	nw := &Network{Chain: "mainnet", Gap: 20, PollInterval: Duration{5 * time.Second}, Parallel: 4, MaxLagBlocks: 3, SafetyDepth: 100}
+	switch n {
+	case payment.Bitcoin:
+		nw.PollInterval = Duration{10 * time.Second}
+		nw.MaxLagBlocks = 2
+	case payment.Litecoin:
+		nw.MaxLagBlocks = 4
+	case payment.Ethereum:
+		nw.PollInterval = Duration{4 * time.Second}
+		nw.MaxLagBlocks = 10
+		nw.SafetyDepth = 64
+		nw.Trace = "auto"
+	case payment.Tron:
+		nw.PollInterval = Duration{3 * time.Second}
+		nw.MaxLagBlocks = 20
+		nw.SafetyDepth = 19
+	case payment.Solana:
+		nw.PollInterval = Duration{2 * time.Second}
+		nw.MaxLagBlocks = 150
+		nw.SafetyDepth = 0
+		nw.Mode = "auto"
+	}
+	return nw
+}
+
+// Load reads a YAML file over the defaults, applies environment overrides
+// and validates the result.
+func Load(path string) (*Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	return Parse(f, os.Getenv)
+}
+
+// Parse reads YAML from r over the defaults, applies environment overrides
+// through getenv and validates.
+func Parse(r io.Reader, getenv func(string) string) (*Config, error) {
+	c := Default()
+	body, err := io.ReadAll(io.LimitReader(r, 4<<20))
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	// Methods and networks are merged entry by entry over their defaults;
+	// everything else decodes strictly over the defaults.
+	var doc yaml.Node
+	if err := yaml.Unmarshal(body, &doc); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if len(doc.Content) > 0 {
+		root := doc.Content[0]
+		if root.Kind != yaml.MappingNode {
+			return nil, fmt.Errorf("%w: the file must be a YAML mapping", ErrInvalid)
+		}
+		rest := &yaml.Node{Kind: yaml.MappingNode}
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			key, val := root.Content[i], root.Content[i+1]
+			switch key.Value {
+			case "methods", "networks":
+				if val.Kind != yaml.MappingNode {
+					return nil, fmt.Errorf("%w: %s: must be a mapping", ErrInvalid, key.Value)
+				}
+				for j := 0; j+1 < len(val.Content); j += 2 {
+					name, entry := val.Content[j].Value, val.Content[j+1]
+					var target any
+					if key.Value == "methods" {
+						m, ok := c.Methods[name]
+						if !ok {
+							return nil, fmt.Errorf("%w: methods.%s: unknown method (known: %s)", ErrInvalid, name, methodNames())
+						}
+						target = m
+					} else {
+						n, ok := c.Networks[name]
+						if !ok {
+							return nil, fmt.Errorf("%w: networks.%s: unknown network (known: bitcoin, litecoin, ethereum, tron, solana)", ErrInvalid, name)
+						}
+						target = n
+					}
+					if err := decodeStrict(entry, target); err != nil {
+						return nil, fmt.Errorf("%w: %s.%s: %v", ErrInvalid, key.Value, name, err)
+					}
+				}
+			default:
+				rest.Content = append(rest.Content, key, val)
+			}
+		}
+		if err := decodeStrict(rest, c); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+	}
+	if v := getenv("PAYWATCH_DATABASE_URL"); v != "" {
+		c.DatabaseURL = v
+	}
+	for name, n := range c.Networks {
+		if v := getenv("PAYWATCH_" + strings.ToUpper(name) + "_RPC_URL"); v != "" {
+			n.RPCURL = v
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// decodeStrict decodes a node into v rejecting unknown keys.
+func decodeStrict(n *yaml.Node, v any) error {
+	b, err := yaml.Marshal(n)
+	if err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+func methodNames() string {
+	var out []string
+	for _, m := range payment.Methods {
+		out = append(out, string(m.Method))
+	}
+	return strings.Join(out, ", ")
+}
+
+func invalid(field, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrInvalid, field, fmt.Sprintf(format, args...))
+}
+
+// Validate checks every field and names the first bad one.
+func (c *Config) Validate() error {
+	if c.Listen == "" {
+		return invalid("listen", "must not be empty")
+	}
+	if c.DatabaseURL == "" {
+		return invalid("database_url", "must be set (or PAYWATCH_DATABASE_URL)")
+	}
+	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return invalid("database_url", "must be a postgres:// URL")
+	}
+	if c.Deadline.Duration < time.Minute || c.Deadline.Duration > 7*24*time.Hour {
+		return invalid("deadline", "must be between 1m and 168h, got %s", c.Deadline)
+	}
+	if len(c.TopupAmounts) == 0 {
+		return invalid("topup_amounts", "must list at least one amount")
+	}
+	for i, a := range c.TopupAmounts {
+		if v, err := payment.ParseUSD(a); err != nil || v <= 0 {
+			return invalid(fmt.Sprintf("topup_amounts[%d]", i), "%q is not a positive USD amount with at most 2 decimals", a)
+		}
+	}
+	if c.MaxBodyBytes < 1024 || c.MaxBodyBytes > 64<<20 {
+		return invalid("max_body_bytes", "must be between 1024 and 67108864")
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return invalid("log_level", "must be debug, info, warn or error")
+	}
+	names := make([]string, 0, len(c.Methods))
+	for name := range c.Methods {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := c.validateMethod(name); err != nil {
+			return err
+		}
+	}
+	for _, n := range payment.Networks {
+		if err := c.validateNetwork(n); err != nil {
+			return err
+		}
+	}
+	if err := c.validateRates(); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for i, w := range c.Webhooks {
+		f := fmt.Sprintf("webhooks[%d]", i)
+		if w.Name == "" || seen[w.Name] {
+			return invalid(f+".name", "must be set and unique")
+		}
+		seen[w.Name] = true
+		if u, err := url.Parse(w.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return invalid(f+".url", "must be an http(s) URL")
+		}
+		if w.SecretEnv == "" {
+			return invalid(f+".secret_env", "must name the environment variable holding the signing secret")
+		}
+	}
+	return nil
+}
+
+func (c *Config) validateMethod(name string) error {
+	info, ok := payment.LookupMethod(payment.Method(name))
+	if !ok {
+		return invalid("methods."+name, "unknown method")
+	}
+	m := c.Methods[name]
+	f := "methods." + name
+	if m.Confirmations == nil || *m.Confirmations < 0 || *m.Confirmations > 10000 {
+		return invalid(f+".confirmations", "must be between 0 and 10000")
+	}
+	if (info.Network == payment.Bitcoin || info.Network == payment.Litecoin) && *m.Confirmations == 0 {
+		return invalid(f+".confirmations", "must be at least 1: %s has no finality marker", info.Network)
+	}
+	if m.LargeAmountUSD != "" {
+		if _, err := payment.ParseUSD(m.LargeAmountUSD); err != nil {
+			return invalid(f+".large_amount_usd", "%v", err)
+		}
+		if m.LargeConfirmations == nil || *m.LargeConfirmations < 0 {
+			return invalid(f+".large_confirmations", "must be set when large_amount_usd is")
+		}
+	}
+	if m.DisplayDecimals == nil || *m.DisplayDecimals < 0 || *m.DisplayDecimals > info.Decimals {
+		return invalid(f+".display_decimals", "must be between 0 and %d", info.Decimals)
+	}
+	if _, err := payment.ParseUnits(m.UnderpaymentTolerance, info.Decimals); err != nil {
+		return invalid(f+".underpayment_tolerance", "%v", err)
+	}
+	if _, err := payment.ParseUnits(m.DustMin, info.Decimals); err != nil {
+		return invalid(f+".dust_min", "%v", err)
+	}
+	if info.Asset != payment.Native && m.Enabled && m.Contract == "" {
+		return invalid(f+".contract", "token methods need their contract address")
+	}
+	if m.Enabled {
+		n := c.Networks[string(info.Network)]
+		if n == nil || !n.Enabled {
+			return invalid(f+".enabled", "method needs networks.%s.enabled", info.Network)
+		}
+	}
+	return nil
+}
+
+func (c *Config) validateNetwork(name payment.Network) error {
+	n := c.Networks[string(name)]
+	f := "networks." + string(name)
+	switch n.Chain {
+	case "mainnet", "testnet", "regtest":
+	default:
+		return invalid(f+".chain", "must be mainnet, testnet or regtest")
+	}
+	if n.PollInterval.Duration < 10*time.Millisecond {
+		return invalid(f+".poll_interval", "must be at least 10ms")
+	}
+	if n.Gap < 0 || n.Gap > 10000 {
+		return invalid(f+".gap", "must be between 0 and 10000")
+	}
+	if n.Parallel < 1 || n.Parallel > 64 {
+		return invalid(f+".parallel", "must be between 1 and 64")
+	}
+	if n.MaxLagBlocks < 0 || n.SafetyDepth < 0 {
+		return invalid(f+".max_lag_blocks", "must not be negative")
+	}
+	if n.StartHeight != nil && *n.StartHeight < 0 {
+		return invalid(f+".start_height", "must not be negative")
+	}
+	if !n.Enabled {
+		return nil
+	}
+	if u, err := url.Parse(n.RPCURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return invalid(f+".rpc_url", "must be an http(s) URL of the node (or PAYWATCH_%s_RPC_URL)", strings.ToUpper(string(name)))
+	}
+	if name == payment.Solana {
+		switch n.Mode {
+		case "block", "address", "auto":
+		default:
+			return invalid(f+".mode", "must be block, address or auto")
+		}
+		if n.AccountKey != "" {
+			return invalid(f+".account_key", "Solana has no public derivation: import a pool with `paywatch pool import`")
+		}
+		return nil
+	}
+	if name == payment.Ethereum {
+		switch n.Trace {
+		case "auto", "on", "off":
+		default:
+			return invalid(f+".trace", "must be auto, on or off")
+		}
+	}
+	if n.AccountKey == "" {
+		return invalid(f+".account_key", "must be the account-level extended public key")
+	}
+	if looksPrivate(n.AccountKey) {
+		return invalid(f+".account_key", "is a PRIVATE extended key; paywatch is watch-only and needs the public key (xpub)")
+	}
+	return nil
+}
+
+// looksPrivate spots private extended keys by their well-known prefixes.
+func looksPrivate(k string) bool {
+	for _, p := range []string{"xprv", "yprv", "zprv", "tprv", "uprv", "vprv", "Ltpv", "Mtpv", "ttpv"} {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Config) validateRates() error {
+	r := c.Rates
+	if len(r.Sources) == 0 {
+		return invalid("rates.sources", "must list at least one source")
+	}
+	for i, s := range r.Sources {
+		switch s {
+		case "coinbase", "kraken", "binance", "coingecko":
+		case "static":
+			if len(r.Static) == 0 {
+				return invalid("rates.static", "must list prices when the static source is used")
+			}
+		default:
+			return invalid(fmt.Sprintf("rates.sources[%d]", i), "unknown source %q (coinbase, kraken, binance, coingecko, static)", s)
+		}
+	}
+	for sym, p := range r.Static {
+		if v, err := payment.ParseUnits(p, 18); err != nil || v.Sign() <= 0 {
+			return invalid("rates.static."+sym, "%q is not a positive decimal price", p)
+		}
+	}
+	if r.MaxAge.Duration < time.Second {
+		return invalid("rates.max_age", "must be at least 1s")
+	}
+	if _, err := payment.ParseUnits(r.MaxDeviation, 6); err != nil {
+		return invalid("rates.max_deviation", "%v", err)
+	}
+	if r.MinSources < 1 || r.MinSources > len(r.Sources) {
+		return invalid("rates.min_sources", "must be between 1 and the number of sources")
+	}
+	if r.Refresh == "" {
+		return invalid("rates.refresh", "must be a cron schedule such as @every 30s")
+	}
+	return nil
+}
+
+// MethodConfirmations returns the confirmations an intent of usd needs.
+func (c *Config) MethodConfirmations(m payment.Method, usd payment.Cents) int {
+	mc := c.Methods[string(m)]
+	if mc.LargeAmountUSD != "" && mc.LargeConfirmations != nil {
+		if large, err := payment.ParseUSD(mc.LargeAmountUSD); err == nil && usd >= large {
+			return *mc.LargeConfirmations
+		}
+	}
+	return *mc.Confirmations
+}
+
+// Redacted returns url with any password replaced, for logs and errors.
+func Redacted(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparseable url)"
+	}
+	return u.Redacted()
+}

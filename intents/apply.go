@@ -1,0 +1,450 @@
+package intents
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/matcher"
+	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/store"
+)
+
+// ErrCursorMoved is returned by ApplyBlock when the block does not extend
+// the stored cursor (another writer moved it, or the chain reorganized).
+var ErrCursorMoved = errors.New("block does not extend the cursor")
+
+// Reevaluate re-runs the matcher on one intent (deadline sweep, finance
+// decision) in its own transaction.
+func (s *Service) Reevaluate(ctx context.Context, id string) error {
+	return s.store.InTx(ctx, func(tx *store.Tx) error {
+		return s.reevaluate(ctx, tx, id, s.now().UTC())
+	})
+}
+
+// reevaluate locks the intent's payable then the intent, and applies the
+// matcher's decision.
+func (s *Service) reevaluate(ctx context.Context, tx *store.Tx, id string, now time.Time) error {
+	in, err := tx.GetIntent(ctx, id)
+	if err != nil {
+		return fmt.Errorf("intent %s: %w", id, err)
+	}
+	p, err := tx.PayableForUpdate(ctx, in.PayableID)
+	if err != nil {
+		return err
+	}
+	return s.reevaluateLocked(ctx, tx, p, id, now)
+}
+
+// reevaluateLocked applies the matcher with the payable already locked.
+func (s *Service) reevaluateLocked(ctx context.Context, tx *store.Tx, p store.Payable, id string, now time.Time) error {
+	in, err := tx.IntentForUpdate(ctx, id)
+	if err != nil {
+		return err
+	}
+	trs, err := tx.TransfersByIntent(ctx, id)
+	if err != nil {
+		return err
+	}
+	mtrs := make([]matcher.Transfer, len(trs))
+	for i, t := range trs {
+		mtrs[i] = matcher.Transfer{
+			Asset: payment.Asset(t.Asset), Amount: t.Amount, FirstSeen: t.FirstSeenAt,
+			Confirmed: t.Status == "confirmed", Orphaned: t.Status == "orphaned", Credited: t.Credited,
+			Previous: matcher.Classification(t.Classification),
+		}
+	}
+	d := matcher.Decide(matcher.Intent{
+		Asset: payment.Asset(in.Asset), Amount: in.Amount, Tolerance: in.Tolerance, DustMin: in.DustMin,
+		Deadline: in.ExpiresAt, Status: matcher.Status(in.Status),
+		PayablePaidElsewhere: p.PaidByEntry != "" || (p.PaidByIntent != "" && p.PaidByIntent != in.ID),
+	}, mtrs, now)
+
+	var unmatched []store.Transfer
+	for i, t := range trs {
+		c := string(d.Classes[i])
+		if c == t.Classification {
+			continue
+		}
+		if err := tx.SetClassification(ctx, t.ID, c, now); err != nil {
+			return err
+		}
+		wasReview := t.Classification != "" && matcher.Classification(t.Classification).NeedsReview()
+		if d.Classes[i].NeedsReview() && !wasReview && (t.Status != "orphaned" || d.Classes[i] == matcher.Reverted) {
+			t.Classification = c
+			unmatched = append(unmatched, t)
+		}
+	}
+
+	st := store.IntentState{Status: string(d.Status), Overpaid: d.Overpaid, Late: d.Late, Received: d.Received,
+		ConfirmedSum: d.ConfirmedSum, DetectedAt: in.DetectedAt, PaidAt: in.PaidAt}
+	if st.DetectedAt == nil && d.Received.Sign() > 0 {
+		st.DetectedAt = &now
+	}
+	if d.Status == matcher.StatusPaid && in.Status != string(matcher.StatusPaid) {
+		st.PaidAt = &now
+	}
+	changed := st.Status != in.Status || st.Overpaid != in.Overpaid || st.Late != in.Late ||
+		st.Received.Cmp(in.Received) != 0 || st.ConfirmedSum.Cmp(in.ConfirmedSum) != 0
+	if changed {
+		if err := tx.UpdateIntentState(ctx, id, st, now); err != nil {
+			return err
+		}
+	}
+
+	// The payable and the ledger follow the paid status.
+	wasPaid, isPaid := in.Status == string(matcher.StatusPaid), d.Status == matcher.StatusPaid
+	var ledger []store.LedgerEntry
+	if isPaid && !wasPaid {
+		if err := tx.SetPayablePaid(ctx, p.ID, id, now); err != nil {
+			return fmt.Errorf("intent %s paid but payable %s is not payable: %w", id, p.Reference, err)
+		}
+		if p.Kind == "topup" {
+			e, err := s.creditOnce(ctx, tx, in, now)
+			if err != nil {
+				return err
+			}
+			if e != nil {
+				ledger = append(ledger, *e)
+			}
+		}
+	}
+	if wasPaid && !isPaid {
+		if err := tx.ClearPayablePaid(ctx, p.ID, id); err != nil {
+			return err
+		}
+		if p.Kind == "topup" {
+			e, err := s.reverseOnce(ctx, tx, in, now)
+			if err != nil {
+				return err
+			}
+			if e != nil {
+				ledger = append(ledger, *e)
+			}
+		}
+		s.log.Error("paid intent reverted by a reorg", "intent", id, "network", in.Network, "reference", p.Reference)
+	}
+
+	// Events last: they take the event lock, held until commit.
+	if len(unmatched) == 0 && !changed && len(ledger) == 0 {
+		return nil
+	}
+	view, err := s.viewTx(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	tip, err := tx.NodeHeight(ctx, in.Network)
+	if err != nil {
+		return err
+	}
+	for _, t := range unmatched {
+		fresh, err := tx.GetTransfer(ctx, t.ID)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.AppendEvent(ctx, "transfer.unmatched", id, t.ID, in.Account, TransferViewOf(fresh, tip), now); err != nil {
+			return err
+		}
+	}
+	if st.Status != in.Status {
+		if _, err := tx.AppendEvent(ctx, "intent."+st.Status, id, "", in.Account, view, now); err != nil {
+			return err
+		}
+	}
+	for _, e := range ledger {
+		typ := "ledger.credited"
+		if e.Type == "reversal" {
+			typ = "ledger.reversed"
+		}
+		if _, err := tx.AppendEvent(ctx, typ, id, "", e.Account, LedgerViewOf(e), now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// creditOnce credits a paid top-up unless it is already credited (net).
+func (s *Service) creditOnce(ctx context.Context, tx *store.Tx, in store.Intent, now time.Time) (*store.LedgerEntry, error) {
+	n, err := tx.NetIntentCredits(ctx, in.ID)
+	if err != nil || n > 0 {
+		return nil, err
+	}
+	e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: in.Account, Type: "credit", AmountCents: in.AmountCents,
+		Reference: in.Reference, IntentID: in.ID}, now)
+	return &e, err
+}
+
+// reverseOnce compensates the credit of a reverted top-up, once.
+func (s *Service) reverseOnce(ctx context.Context, tx *store.Tx, in store.Intent, now time.Time) (*store.LedgerEntry, error) {
+	n, err := tx.NetIntentCredits(ctx, in.ID)
+	if err != nil || n <= 0 {
+		return nil, err
+	}
+	e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: in.Account, Type: "reversal", AmountCents: in.AmountCents,
+		Reference: in.Reference, IntentID: in.ID}, now)
+	if err == nil && e.UnrecoveredCents > 0 {
+		s.log.Error("reversed top-up exceeded the balance", "account", in.Account, "intent", in.ID,
+			"unrecovered_cents", e.UnrecoveredCents)
+	}
+	return &e, err
+}
+
+// Sweep enforces deadlines: every open intent past its deadline is
+// re-evaluated (expired or underpaid). It returns how many it looked at.
+func (s *Service) Sweep(ctx context.Context) (int, error) {
+	ids, err := s.store.DueIntents(ctx, s.now().UTC(), 500)
+	if err != nil {
+		return 0, err
+	}
+	for _, id := range ids {
+		if err := s.Reevaluate(ctx, id); err != nil {
+			return 0, fmt.Errorf("sweep intent %s: %w", id, err)
+		}
+	}
+	return len(ids), nil
+}
+
+// requiredFor returns the confirmations a transfer needs: its intent's, or
+// the method default for a transfer without intent.
+func (s *Service) requiredFor(network string, asset payment.Asset, in *store.Intent) int {
+	if in != nil {
+		return in.ConfirmationsRequired
+	}
+	if m, ok := payment.MethodFor(payment.Network(network), asset); ok {
+		if mc := s.cfg.Methods[string(m.Method)]; mc != nil && mc.Confirmations != nil {
+			return *mc.Confirmations
+		}
+		return m.DefaultConfirmations
+	}
+	return 1
+}
+
+// recordTransfer upserts one observed transfer and returns the intent it
+// belongs to ("" for none).
+func (s *Service) recordTransfer(ctx context.Context, tx *store.Tx, network string, t chains.Transfer, height *int64,
+	hash, status string, seen, now time.Time) (string, error) {
+	a, err := tx.AddressByKey(ctx, network, t.Key)
+	if errors.Is(err, store.ErrNotFound) {
+		// The source reported a key we do not own (a watch-set race cannot
+		// cause this: keys are only ever added). Record nothing.
+		return "", fmt.Errorf("transfer %s:%d to %s: key is not one of our addresses", t.TxID, t.Index, t.Address)
+	}
+	if err != nil {
+		return "", err
+	}
+	var in *store.Intent
+	if a.IntentID != "" {
+		i, err := tx.GetIntent(ctx, a.IntentID)
+		if err != nil {
+			return "", err
+		}
+		in = &i
+	}
+	class := string(matcher.UnknownAddress)
+	if in != nil {
+		class = string(matcher.Partial)
+	}
+	rec := store.Transfer{
+		ID: store.NewID("tr"), Network: network, TxID: t.TxID, Index: t.Index, Asset: string(t.Asset),
+		Address: t.Address, AddressKey: t.Key, Amount: t.Amount, IntentID: a.IntentID, BlockHeight: height,
+		BlockHash: hash, FirstSeenAt: seen, Status: status, ConfirmationsRequired: s.requiredFor(network, t.Asset, in),
+		Classification: class, CreatedAt: now,
+	}
+	if rec.Address == "" {
+		rec.Address = a.Address
+	}
+	stored, inserted, err := tx.UpsertTransfer(ctx, rec)
+	if err != nil {
+		return "", fmt.Errorf("record transfer %s:%d: %w", t.TxID, t.Index, err)
+	}
+	if inserted && in == nil {
+		tip, err := tx.NodeHeight(ctx, network)
+		if err != nil {
+			return "", err
+		}
+		if _, err := tx.AppendEvent(ctx, "transfer.unmatched", "", stored.ID, "", TransferViewOf(stored, tip), now); err != nil {
+			return "", err
+		}
+	}
+	return a.IntentID, nil
+}
+
+// ApplyBlock stores one block in one transaction: its ref, its transfers to
+// our addresses, the confirmations reached at tips, the matcher's decisions
+// and events, and the cursor. The block must extend the cursor.
+func (s *Service) ApplyBlock(ctx context.Context, network payment.Network, b chains.Block, tips chains.Tips) error {
+	n := string(network)
+	return s.store.InTx(ctx, func(tx *store.Tx) error {
+		now := s.now().UTC()
+		cur, err := tx.CursorForUpdate(ctx, n)
+		if err != nil {
+			return err
+		}
+		if int64(b.Height) <= cur.Height || b.Parent != cur.Hash {
+			return fmt.Errorf("%w: block %d parent %s, cursor %d %s", ErrCursorMoved, b.Height, b.Parent, cur.Height, cur.Hash)
+		}
+		if err := tx.SetTips(ctx, n, max(tips.Node, int64(b.Height)), tips.Final, now); err != nil {
+			return err
+		}
+		h := int64(b.Height)
+		if err := tx.PutBlock(ctx, n, store.BlockRef{Height: h, Hash: b.Hash, Parent: b.Parent}, b.Time); err != nil {
+			return err
+		}
+		seen := now
+		if !b.Time.IsZero() && b.Time.Before(now) {
+			// Catching up after downtime: the block's time is when the
+			// payment was made, not when we read it.
+			seen = b.Time.UTC()
+		}
+		affected := map[string]bool{}
+		for _, t := range b.Transfers {
+			id, err := s.recordTransfer(ctx, tx, n, t, &h, b.Hash, "confirming", seen, now)
+			if err != nil {
+				return fmt.Errorf("block %d: %w", b.Height, err)
+			}
+			if id != "" {
+				affected[id] = true
+			}
+		}
+		if err := s.confirm(ctx, tx, n, max(tips.Node, h), tips.Final, now, affected); err != nil {
+			return err
+		}
+		if err := s.reevaluateAll(ctx, tx, affected, now); err != nil {
+			return err
+		}
+		blockAt := b.Time
+		if err := tx.SetCursor(ctx, n, h, b.Hash, &blockAt, now); err != nil {
+			return err
+		}
+		return tx.PruneBlocks(ctx, n, h-2000)
+	})
+}
+
+// confirm promotes transfers that reached their confirmations.
+func (s *Service) confirm(ctx context.Context, tx *store.Tx, network string, tip, final int64, now time.Time, affected map[string]bool) error {
+	trs, err := tx.ConfirmUpTo(ctx, network, tip, final, now)
+	if err != nil {
+		return err
+	}
+	for _, t := range trs {
+		if t.IntentID != "" {
+			affected[t.IntentID] = true
+		}
+	}
+	return nil
+}
+
+// reevaluateAll re-runs the matcher on each affected intent, in a stable
+// order so concurrent writers lock rows in the same order.
+func (s *Service) reevaluateAll(ctx context.Context, tx *store.Tx, affected map[string]bool, now time.Time) error {
+	ids := make([]string, 0, len(affected))
+	for id := range affected {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if err := s.reevaluate(ctx, tx, id, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ApplyTips records a new node tip and final height and promotes the
+// transfers that reached their confirmations, without refetching blocks.
+func (s *Service) ApplyTips(ctx context.Context, network payment.Network, tips chains.Tips) error {
+	n := string(network)
+	return s.store.InTx(ctx, func(tx *store.Tx) error {
+		now := s.now().UTC()
+		if _, err := tx.CursorForUpdate(ctx, n); err != nil {
+			return err
+		}
+		if err := tx.SetTips(ctx, n, tips.Node, tips.Final, now); err != nil {
+			return err
+		}
+		affected := map[string]bool{}
+		if err := s.confirm(ctx, tx, n, tips.Node, tips.Final, now, affected); err != nil {
+			return err
+		}
+		return s.reevaluateAll(ctx, tx, affected, now)
+	})
+}
+
+// Rewind moves the cursor of network back to height (a reorg's common
+// ancestor, or an operator's rescan): transfers in blocks above it are
+// orphaned and what they paid is re-decided. The blocks are replayed next.
+func (s *Service) Rewind(ctx context.Context, network payment.Network, height int64, hash string) error {
+	n := string(network)
+	return s.store.InTx(ctx, func(tx *store.Tx) error {
+		now := s.now().UTC()
+		if _, err := tx.CursorForUpdate(ctx, n); err != nil {
+			return err
+		}
+		trs, err := tx.OrphanAbove(ctx, n, height, now)
+		if err != nil {
+			return err
+		}
+		affected := map[string]bool{}
+		for _, t := range trs {
+			if t.IntentID != "" {
+				affected[t.IntentID] = true
+			}
+		}
+		if err := tx.DeleteBlocksAbove(ctx, n, height); err != nil {
+			return err
+		}
+		if err := tx.SetCursor(ctx, n, height, hash, nil, now); err != nil {
+			return err
+		}
+		return s.reevaluateAll(ctx, tx, affected, now)
+	})
+}
+
+// ApplyPending records the mempool's transfers to our addresses (detected,
+// first seen now) and orphans earlier mempool transfers that vanished
+// unmined (replaced or evicted).
+func (s *Service) ApplyPending(ctx context.Context, network payment.Network, pending []chains.Transfer) error {
+	n := string(network)
+	return s.store.InTx(ctx, func(tx *store.Tx) error {
+		now := s.now().UTC()
+		affected := map[string]bool{}
+		keep := make([]string, 0, len(pending))
+		for _, t := range pending {
+			keep = append(keep, t.TxID)
+			id, err := s.recordPending(ctx, tx, n, t, now)
+			if err != nil {
+				return err
+			}
+			if id != "" {
+				affected[id] = true
+			}
+		}
+		gone, err := tx.OrphanPending(ctx, n, keep, now)
+		if err != nil {
+			return err
+		}
+		for _, t := range gone {
+			if t.IntentID != "" {
+				affected[t.IntentID] = true
+			}
+		}
+		return s.reevaluateAll(ctx, tx, affected, now)
+	})
+}
+
+// recordPending records a mempool transfer unless it is already known in a
+// block; an orphaned one that is back in the mempool becomes pending again.
+func (s *Service) recordPending(ctx context.Context, tx *store.Tx, network string, t chains.Transfer, now time.Time) (string, error) {
+	existing, err := tx.TransferByKey(ctx, network, t.TxID, t.Index)
+	if err == nil {
+		if existing.Status != "orphaned" {
+			return "", nil
+		}
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return "", err
+	}
+	return s.recordTransfer(ctx, tx, network, t, nil, "", "pending", now, now)
+}

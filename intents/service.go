@@ -1,0 +1,519 @@
+package intents
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"net/url"
+	"regexp"
+	"sort"
+	"time"
+
+	"github.com/paywatch/paywatch/addresses"
+	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/rates"
+	"github.com/paywatch/paywatch/store"
+)
+
+// Quoter answers the current quote of a symbol.
+type Quoter interface {
+	Quote(symbol string, now time.Time) (rates.Quote, error)
+}
+
+// ChainStatus tells whether new intents may be accepted on a network: nil
+// when its scanner is healthy and close to the node, else why not.
+type ChainStatus interface {
+	Available(ctx context.Context, network payment.Network) error
+}
+
+// Watcher receives keys handed out by this instance after commit, so the
+// local scanner watches them at once.
+type Watcher interface {
+	Watch(network payment.Network, keys ...[]byte)
+}
+
+// AddressSource derives the addresses of one network.
+type AddressSource struct {
+	// Deriver derives index i; nil for pool networks (Solana).
+	Deriver addresses.Deriver
+	// Source identifies the account key (its fingerprint), so each key has
+	// its own index counter.
+	Source string
+	// Gap is how many addresses past the last handed out are pre-derived and
+	// watched.
+	Gap int
+}
+
+// Options wires a Service.
+type Options struct {
+	Store     *store.Store
+	Config    *config.Config
+	Quotes    Quoter
+	Addresses map[payment.Network]AddressSource
+	Chains    ChainStatus
+	Watcher   Watcher
+	Now       func() time.Time
+	Log       *slog.Logger
+}
+
+// Service is the payment core.
+type Service struct {
+	store *store.Store
+	cfg   *config.Config
+	opt   Options
+	now   func() time.Time
+	log   *slog.Logger
+	topup map[payment.Cents]bool
+}
+
+// New returns a Service.
+func New(opt Options) *Service {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	s := &Service{store: opt.Store, cfg: opt.Config, opt: opt, now: opt.Now, log: opt.Log.With("component", "intents"), topup: map[payment.Cents]bool{}}
+	for _, a := range opt.Config.TopupAmounts {
+		if c, err := payment.ParseUSD(a); err == nil {
+			s.topup[c] = true
+		}
+	}
+	return s
+}
+
+// Store returns the service's store.
+func (s *Service) Store() *store.Store { return s.store }
+
+// CreateRequest is the body of POST /v1/intents.
+type CreateRequest struct {
+	Kind      string `json:"kind"`
+	Reference string `json:"reference"`
+	Account   string `json:"account"`
+	AmountUSD string `json:"amount_usd"`
+	Method    string `json:"method"`
+}
+
+// Idem is an Idempotency-Key claim: the caller's key id, the key, and the
+// hash of the request (method, path, body).
+type Idem struct {
+	KeyID string
+	Key   string
+	Hash  []byte
+}
+
+// RequestHash hashes what makes two requests "the same".
+func RequestHash(method, path string, body []byte) []byte {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s %s\n", method, path)
+	h.Write(body)
+	return h.Sum(nil)
+}
+
+var referencePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/#-]{0,199}$`)
+
+// validName checks a reference or account: printable, no spaces, bounded.
+func validName(s string) bool { return referencePattern.MatchString(s) }
+
+// methodFor resolves and checks a method name.
+func (s *Service) methodFor(name string) (payment.MethodInfo, error) {
+	info, ok := payment.LookupMethod(payment.Method(name))
+	if !ok {
+		return info, fail(UnknownMethod, "unknown method %q: use one of BTC, LTC, ETH, USDT-ERC20, USDC-ERC20, TRX, USDT-TRC20, SOL", name)
+	}
+	if m := s.cfg.Methods[name]; m == nil || !m.Enabled {
+		return info, fail(MethodDisabled, "method %s is disabled on this paywatch; GET /v1/methods lists the enabled ones", name)
+	}
+	return info, nil
+}
+
+// validate checks a create request and returns its USD amount.
+func (s *Service) validate(req CreateRequest) (payment.Cents, payment.MethodInfo, error) {
+	var info payment.MethodInfo
+	if req.Kind != "order" && req.Kind != "topup" {
+		return 0, info, fail(InvalidRequest, "kind must be \"order\" or \"topup\"")
+	}
+	if !validName(req.Reference) {
+		return 0, info, fail(InvalidRequest, "reference must be 1-200 characters of letters, digits and ._:/#-")
+	}
+	if req.Kind == "topup" && req.Account == "" {
+		return 0, info, fail(InvalidRequest, "account is required for a topup")
+	}
+	if req.Account != "" && !validName(req.Account) {
+		return 0, info, fail(InvalidRequest, "account must be 1-200 characters of letters, digits and ._:/#-")
+	}
+	usd, err := payment.ParseUSD(req.AmountUSD)
+	if err != nil || usd <= 0 {
+		return 0, info, fail(InvalidAmount, "amount_usd must be a positive decimal string with at most 2 decimals, like \"249.00\"")
+	}
+	if req.Kind == "topup" && !s.topup[usd] {
+		return 0, info, fail(InvalidAmount, "a topup must be one of %v USD", s.cfg.TopupAmounts)
+	}
+	info, err = s.methodFor(req.Method)
+	return usd, info, err
+}
+
+// Create creates payment instructions for a payable and returns the
+// response status and body. With idem, a repeated request returns the
+// first response, and a different request under the same key fails.
+func (s *Service) Create(ctx context.Context, req CreateRequest, idem *Idem) (int, []byte, error) {
+	usd, info, err := s.validate(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	return s.idempotent(ctx, idem, func(tx *store.Tx, now time.Time) (int, any, error) {
+		p, err := tx.EnsurePayable(ctx, store.Payable{Kind: req.Kind, Reference: req.Reference, Account: req.Account,
+			AmountCents: int64(usd), CreatedAt: now})
+		if err != nil {
+			return 0, nil, err
+		}
+		if p.AmountCents != int64(usd) || p.Account != req.Account {
+			return 0, nil, fail(Conflict, "%s %s already exists with amount_usd %s and account %q; a payable keeps its amount and account",
+				p.Kind, p.Reference, payment.Cents(p.AmountCents), p.Account)
+		}
+		if p.PaidAt != nil {
+			return 0, nil, fail(AlreadyPaid, "%s %s is already paid", p.Kind, p.Reference)
+		}
+		view, err := s.newIntent(ctx, tx, p, info, "", now)
+		if err != nil {
+			return 0, nil, err
+		}
+		return 201, view, nil
+	})
+}
+
+// idempotent runs fn in a transaction, claiming idem first when given.
+func (s *Service) idempotent(ctx context.Context, idem *Idem, fn func(*store.Tx, time.Time) (int, any, error)) (int, []byte, error) {
+	var status int
+	var body []byte
+	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		now := s.now().UTC()
+		if idem != nil {
+			prev, claimed, err := tx.ClaimIdempotencyKey(ctx, idem.KeyID, idem.Key, idem.Hash, now)
+			if err != nil {
+				return err
+			}
+			if !claimed {
+				if string(prev.RequestHash) != string(idem.Hash) {
+					return fail(IdempotencyMismatch, "Idempotency-Key %q was used with another request; use a new key for a new request", idem.Key)
+				}
+				status, body = prev.Status, prev.Body
+				return nil
+			}
+		}
+		st, v, err := fn(tx, now)
+		if err != nil {
+			return err
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		status, body = st, b
+		if idem != nil {
+			return tx.SaveIdempotentResponse(ctx, idem.KeyID, idem.Key, status, body)
+		}
+		return nil
+	})
+	return status, body, err
+}
+
+// newIntent quotes, allocates an address and stores an intent for p.
+func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, info payment.MethodInfo, renewedFrom string, now time.Time) (IntentView, error) {
+	if s.opt.Chains != nil {
+		if err := s.opt.Chains.Available(ctx, info.Network); err != nil {
+			return IntentView{}, fail(ChainUnavailable, "%s payments are not accepted right now: %v", info.Network, err)
+		}
+	}
+	q, err := s.opt.Quotes.Quote(info.Symbol, now)
+	if err != nil {
+		return IntentView{}, fail(RateUnavailable, "%v", err)
+	}
+	mc := s.cfg.Methods[string(info.Method)]
+	amount := rates.AmountFor(payment.Cents(p.AmountCents), q.USDPerUnit, info.Decimals, *mc.DisplayDecimals)
+	tol, _ := payment.ParseUnits(mc.UnderpaymentTolerance, info.Decimals)
+	if tol.Cmp(amount) >= 0 {
+		tol = new(big.Int).Sub(amount, big.NewInt(1))
+	}
+	dust, _ := payment.ParseUnits(mc.DustMin, info.Decimals)
+	in := store.Intent{
+		ID: store.NewID("pi"), PayableID: p.ID, Kind: p.Kind, Reference: p.Reference, Account: p.Account,
+		AmountCents: p.AmountCents, Method: string(info.Method), Network: string(info.Network), Asset: string(info.Asset),
+		Amount: amount, Tolerance: tol, DustMin: dust, Rate: q.Decimal(), RateSources: q.Sources, RateAt: q.At.UTC(),
+		ExpiresAt: now.Add(s.cfg.Deadline.Duration), Status: "awaiting_payment",
+		ConfirmationsRequired: s.cfg.MethodConfirmations(info.Method, payment.Cents(p.AmountCents)),
+		RenewedFrom: renewedFrom, CreatedAt: now, UpdatedAt: now,
+		Received: new(big.Int), ConfirmedSum: new(big.Int),
+	}
+	keys, err := s.allocate(ctx, tx, &in, now)
+	if err != nil {
+		return IntentView{}, err
+	}
+	if err := tx.InsertIntent(ctx, in); err != nil {
+		return IntentView{}, err
+	}
+	if err := tx.NotifyAddresses(ctx, in.Network); err != nil {
+		return IntentView{}, err
+	}
+	view := IntentViewOf(in, nil, 0, s.PaymentURI(in))
+	if _, err := tx.AppendEvent(ctx, "intent.created", in.ID, "", in.Account, view, now); err != nil {
+		return IntentView{}, err
+	}
+	if s.opt.Watcher != nil {
+		tx.AfterCommit(func() { s.opt.Watcher.Watch(info.Network, keys...) })
+	}
+	return view, nil
+}
+
+// allocate hands a fresh address to in: the next derivation index (and the
+// look-ahead address past it), or the oldest free pool key.
+func (s *Service) allocate(ctx context.Context, tx *store.Tx, in *store.Intent, now time.Time) ([][]byte, error) {
+	src, ok := s.opt.Addresses[payment.Network(in.Network)]
+	if !ok {
+		return nil, fail(ChainUnavailable, "no addresses are configured for %s", in.Network)
+	}
+	if src.Deriver == nil {
+		a, err := tx.TakePoolAddress(ctx, in.Network, in.ID, now)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fail(AddressPoolEmpty, "the %s address pool is empty: an operator must import keys with `paywatch pool import --network %s FILE`", in.Network, in.Network)
+		}
+		if err != nil {
+			return nil, err
+		}
+		in.Address, in.AddressKey = a.Address, a.Key
+		return [][]byte{a.Key}, nil
+	}
+	idx, err := tx.NextIndex(ctx, in.Network, src.Source)
+	if err != nil {
+		return nil, err
+	}
+	if idx >= 1<<31 {
+		return nil, fmt.Errorf("%s: derivation index space exhausted", in.Network)
+	}
+	var rows []store.Address
+	var keys [][]byte
+	for _, i := range []int64{idx, idx + int64(src.Gap)} {
+		a, err := src.Deriver.Derive(uint32(i))
+		if err != nil {
+			return nil, fmt.Errorf("derive %s index %d: %w", in.Network, i, err)
+		}
+		rows = append(rows, store.Address{Network: in.Network, Key: a.Key, Address: a.String, Source: src.Source, Index: i, CreatedAt: now})
+		keys = append(keys, a.Key)
+	}
+	if _, err := tx.AddAddresses(ctx, rows); err != nil {
+		return nil, err
+	}
+	if err := tx.AssignAddress(ctx, in.Network, rows[0].Key, in.ID, now); err != nil {
+		return nil, fmt.Errorf("assign %s index %d: %w", in.Network, idx, err)
+	}
+	in.Address, in.AddressKey = rows[0].Address, rows[0].Key
+	return keys, nil
+}
+
+// EnsureLookahead derives and watches addresses 0..next+gap of every derived
+// network, so payments to addresses not handed out yet are seen as
+// unknown_address rather than missed.
+func (s *Service) EnsureLookahead(ctx context.Context) error {
+	nets := make([]string, 0, len(s.opt.Addresses))
+	for n := range s.opt.Addresses {
+		nets = append(nets, string(n))
+	}
+	sort.Strings(nets)
+	for _, n := range nets {
+		src := s.opt.Addresses[payment.Network(n)]
+		if src.Deriver == nil {
+			continue
+		}
+		next, err := s.store.PeekIndex(ctx, n, src.Source)
+		if err != nil {
+			return err
+		}
+		now := s.now().UTC()
+		var rows []store.Address
+		for i := int64(0); i < next+int64(src.Gap); i++ {
+			a, err := src.Deriver.Derive(uint32(i))
+			if err != nil {
+				return fmt.Errorf("derive %s index %d: %w", n, i, err)
+			}
+			rows = append(rows, store.Address{Network: n, Key: a.Key, Address: a.String, Source: src.Source, Index: i, CreatedAt: now})
+		}
+		err = s.store.InTx(ctx, func(tx *store.Tx) error {
+			added, err := tx.AddAddresses(ctx, rows)
+			if err != nil || added == 0 {
+				return err
+			}
+			return tx.NotifyAddresses(ctx, n)
+		})
+		if err != nil {
+			return fmt.Errorf("%s look-ahead addresses: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// PaymentURI builds the wallet link of an intent: BIP21 for BTC and LTC,
+// EIP-681 for ETH and ERC-20, Solana Pay for SOL, and tron:<address>?amount=
+// (&token=<contract> for TRC-20) for Tron.
+func (s *Service) PaymentURI(in store.Intent) string {
+	info, ok := payment.LookupMethod(payment.Method(in.Method))
+	if !ok {
+		return ""
+	}
+	amount := payment.TrimUnits(in.Amount, info.Decimals)
+	contract := ""
+	if m := s.cfg.Methods[in.Method]; m != nil {
+		contract = m.Contract
+	}
+	switch info.Method {
+	case payment.BTC:
+		return "bitcoin:" + in.Address + "?amount=" + amount
+	case payment.LTC:
+		return "litecoin:" + in.Address + "?amount=" + amount
+	case payment.ETH:
+		return "ethereum:" + in.Address + "?value=" + in.Amount.String()
+	case payment.USDTERC20, payment.USDCERC20:
+		return "ethereum:" + contract + "/transfer?address=" + in.Address + "&uint256=" + in.Amount.String()
+	case payment.TRX:
+		return "tron:" + in.Address + "?amount=" + amount
+	case payment.USDTTRC20:
+		return "tron:" + in.Address + "?amount=" + amount + "&token=" + url.QueryEscape(contract)
+	case payment.SOL:
+		return "solana:" + in.Address + "?amount=" + amount + "&label=" + url.QueryEscape(in.Reference)
+	}
+	return ""
+}
+
+// Get returns an intent with its transfers.
+func (s *Service) Get(ctx context.Context, id string) (IntentView, error) {
+	in, err := s.store.GetIntent(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return IntentView{}, fail(NotFound, "no intent %q", id)
+	}
+	if err != nil {
+		return IntentView{}, err
+	}
+	trs, err := s.store.TransfersByIntent(ctx, id)
+	if err != nil {
+		return IntentView{}, err
+	}
+	tip, err := s.store.NodeHeight(ctx, in.Network)
+	if err != nil {
+		return IntentView{}, err
+	}
+	return IntentViewOf(in, trs, tip, s.PaymentURI(in)), nil
+}
+
+// Report records that the customer says they have paid. It changes no
+// status and is idempotent (the first time is kept).
+func (s *Service) Report(ctx context.Context, id string) (IntentView, error) {
+	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		now := s.now().UTC()
+		set, err := tx.SetReported(ctx, id, now)
+		if err != nil {
+			return err
+		}
+		if !set {
+			if _, err := tx.GetIntent(ctx, id); errors.Is(err, store.ErrNotFound) {
+				return fail(NotFound, "no intent %q", id)
+			} else if err != nil {
+				return err
+			}
+			return nil
+		}
+		view, err := s.viewTx(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		_, err = tx.AppendEvent(ctx, "intent.reported", id, "", derefStr(view.Account), view, now)
+		return err
+	})
+	if err != nil {
+		return IntentView{}, err
+	}
+	return s.Get(ctx, id)
+}
+
+func derefStr(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// viewTx renders an intent inside a transaction.
+func (s *Service) viewTx(ctx context.Context, tx *store.Tx, id string) (IntentView, error) {
+	in, err := tx.GetIntent(ctx, id)
+	if err != nil {
+		return IntentView{}, err
+	}
+	trs, err := tx.TransfersByIntent(ctx, id)
+	if err != nil {
+		return IntentView{}, err
+	}
+	tip, err := tx.NodeHeight(ctx, in.Network)
+	if err != nil {
+		return IntentView{}, err
+	}
+	return IntentViewOf(in, trs, tip, s.PaymentURI(in)), nil
+}
+
+// Renew creates a new intent for the same payable and method at the current
+// rate and supersedes the old one (whose address stays watched). Only an
+// intent whose deadline passed unpaid (expired, underpaid, or awaiting past
+// its deadline) can be renewed.
+func (s *Service) Renew(ctx context.Context, id string, idem *Idem) (int, []byte, error) {
+	return s.idempotent(ctx, idem, func(tx *store.Tx, now time.Time) (int, any, error) {
+		old, err := tx.GetIntent(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return 0, nil, fail(NotFound, "no intent %q", id)
+		}
+		if err != nil {
+			return 0, nil, err
+		}
+		p, err := tx.PayableForUpdate(ctx, old.PayableID)
+		if err != nil {
+			return 0, nil, err
+		}
+		if p.PaidAt != nil {
+			return 0, nil, fail(AlreadyPaid, "%s %s is already paid", p.Kind, p.Reference)
+		}
+		if err := s.reevaluateLocked(ctx, tx, p, id, now); err != nil {
+			return 0, nil, err
+		}
+		old, err = tx.GetIntent(ctx, id)
+		if err != nil {
+			return 0, nil, err
+		}
+		switch old.Status {
+		case "expired", "underpaid":
+		case "superseded":
+			return 0, nil, fail(Conflict, "intent %s was already renewed as %s", id, old.SupersededBy)
+		default:
+			return 0, nil, fail(Conflict, "intent %s is %s until %s; only an expired or underpaid intent can be renewed",
+				id, old.Status, old.ExpiresAt.UTC().Format(time.RFC3339))
+		}
+		info, err := s.methodFor(old.Method)
+		if err != nil {
+			return 0, nil, err
+		}
+		view, err := s.newIntent(ctx, tx, p, info, old.ID, now)
+		if err != nil {
+			return 0, nil, err
+		}
+		if err := tx.Supersede(ctx, old.ID, view.ID, now); err != nil {
+			return 0, nil, err
+		}
+		return 201, view, nil
+	})
+}
+
+// Quote returns the current quote of a symbol, for /v1/methods.
+func (s *Service) Quote(symbol string, now time.Time) (rates.Quote, error) {
+	return s.opt.Quotes.Quote(symbol, now)
+}

@@ -1,0 +1,151 @@
+package intents
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/store"
+)
+
+// NetworkStatus is one network in GET /v1/status.
+type NetworkStatus struct {
+	Network          string     `json:"network"`
+	Enabled          bool       `json:"enabled"`
+	NodeHeight       int64      `json:"node_height"`
+	ScannedHeight    int64      `json:"scanned_height"`
+	FinalHeight      int64      `json:"final_height"`
+	LagBlocks        int64      `json:"lag_blocks"`
+	LagSeconds       int64      `json:"lag_seconds"`
+	LastBlockAt      *time.Time `json:"last_block_at"`
+	Healthy          bool       `json:"healthy"`
+	LastError        string     `json:"last_error"`
+	Critical         string     `json:"critical,omitempty"`
+	Leader           string     `json:"leader"`
+	UpdatedAt        *time.Time `json:"updated_at"`
+	AddressesWatched int64      `json:"addresses_watched"`
+	PoolRemaining    *int64     `json:"pool_remaining,omitempty"`
+	DerivationNext   *int64     `json:"derivation_next_index,omitempty"`
+	Mode             string     `json:"mode,omitempty"`
+	// Available is "" when new intents are accepted, else why not.
+	Available string `json:"unavailable_reason,omitempty"`
+}
+
+// Networks reports scanner health from the cursors, and decides whether new
+// intents may be accepted (ChainStatus).
+type Networks struct {
+	Store  *store.Store
+	Config *config.Config
+	// Modes reports a per-network mode string (Ethereum trace mode, Solana
+	// scan mode) when known.
+	Modes func(network payment.Network) string
+	// Sources gives the derivation source of each derived network.
+	Sources map[payment.Network]string
+	Now     func() time.Time
+}
+
+var _ ChainStatus = (*Networks)(nil)
+
+// staleAfter is how long a cursor may go without an update before its
+// scanner (or its leader instance) is considered gone.
+func (n *Networks) staleAfter(nc *config.Network) time.Duration {
+	return 3*nc.PollInterval.Duration + 60*time.Second
+}
+
+// Available returns nil when new intents on network can be accepted: its
+// scanner runs, is healthy, recently updated and within max_lag_blocks.
+func (n *Networks) Available(ctx context.Context, network payment.Network) error {
+	nc := n.Config.Networks[string(network)]
+	if nc == nil || !nc.Enabled {
+		return errors.New("the network is not enabled")
+	}
+	c, err := n.Store.GetCursor(ctx, string(network))
+	if errors.Is(err, store.ErrNotFound) {
+		return errors.New("its scanner has not started yet")
+	}
+	if err != nil {
+		return err
+	}
+	return n.judge(c, nc)
+}
+
+func (n *Networks) now() time.Time {
+	if n.Now != nil {
+		return n.Now()
+	}
+	return time.Now()
+}
+
+func (n *Networks) judge(c store.Cursor, nc *config.Network) error {
+	switch {
+	case c.Critical != "":
+		return fmt.Errorf("critical: %s", c.Critical)
+	case !c.Healthy:
+		return fmt.Errorf("its node is failing: %s", c.LastError)
+	case n.now().Sub(c.UpdatedAt) > n.staleAfter(nc):
+		return fmt.Errorf("its scanner has not reported for %s", n.now().Sub(c.UpdatedAt).Round(time.Second))
+	case c.NodeHeight-c.Height > nc.MaxLagBlocks:
+		return fmt.Errorf("the scanner is %d blocks behind the node (at most %d)", c.NodeHeight-c.Height, nc.MaxLagBlocks)
+	}
+	return nil
+}
+
+// Networks returns the status of every network.
+func (n *Networks) Networks(ctx context.Context) ([]NetworkStatus, error) {
+	var out []NetworkStatus
+	for _, net := range payment.Networks {
+		nc := n.Config.Networks[string(net)]
+		st := NetworkStatus{Network: string(net), Enabled: nc != nil && nc.Enabled}
+		c, err := n.Store.GetCursor(ctx, string(net))
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			if st.Enabled {
+				st.Available = "its scanner has not started yet"
+			} else {
+				st.Available = "the network is not enabled"
+			}
+		case err != nil:
+			return nil, err
+		default:
+			st.NodeHeight, st.ScannedHeight, st.FinalHeight = c.NodeHeight, c.Height, c.FinalHeight
+			st.LagBlocks = max(0, c.NodeHeight-c.Height)
+			st.LastBlockAt = c.LastBlockAt
+			if c.LastBlockAt != nil && !c.LastBlockAt.IsZero() {
+				st.LagSeconds = max(0, int64(n.now().Sub(*c.LastBlockAt).Seconds()))
+			}
+			st.Healthy, st.LastError, st.Critical, st.Leader = c.Healthy && c.Critical == "", c.LastError, c.Critical, c.Leader
+			u := c.UpdatedAt
+			st.UpdatedAt = &u
+			if !st.Enabled {
+				st.Available = "the network is not enabled"
+			} else if err := n.judge(c, nc); err != nil {
+				st.Available = err.Error()
+				st.Healthy = false
+			}
+		}
+		if st.AddressesWatched, err = n.Store.CountAddresses(ctx, string(net)); err != nil {
+			return nil, err
+		}
+		if net == payment.Solana {
+			rem, err := n.Store.PoolRemaining(ctx, string(net))
+			if err != nil {
+				return nil, err
+			}
+			st.PoolRemaining = &rem
+		} else if src, ok := n.Sources[net]; ok {
+			next, err := n.Store.PeekIndex(ctx, string(net), src)
+			if err != nil {
+				return nil, err
+			}
+			st.DerivationNext = &next
+		}
+		if n.Modes != nil {
+			st.Mode = n.Modes(net)
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}

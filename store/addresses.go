@@ -1,0 +1,140 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Address is a watched address: derived (Source is the account key
+// fingerprint, Index its position) or imported into a pool (Index -1).
+type Address struct {
+	Network   string
+	Key       []byte
+	Address   string
+	Source    string
+	Index     int64
+	IntentID  string
+	CreatedAt time.Time
+}
+
+// NextIndex hands out the next derivation index of (network, source). The
+// counter row stays locked until the transaction ends, so concurrent intent
+// creations never get the same index.
+func (t *Tx) NextIndex(ctx context.Context, network, source string) (int64, error) {
+	var next int64
+	err := t.tx.QueryRow(ctx, `INSERT INTO derivation_counters (network, source, next_index) VALUES ($1, $2, 1)
+		ON CONFLICT (network, source) DO UPDATE SET next_index = derivation_counters.next_index + 1
+		RETURNING next_index - 1`, network, source).Scan(&next)
+	return next, translate(err)
+}
+
+// PeekIndex returns the next index of (network, source) without taking it.
+func (s *Store) PeekIndex(ctx context.Context, network, source string) (int64, error) {
+	var next int64
+	err := s.pool.QueryRow(ctx, `SELECT next_index FROM derivation_counters WHERE network = $1 AND source = $2`, network, source).Scan(&next)
+	if err == pgx.ErrNoRows {
+		return 0, nil
+	}
+	return next, translate(err)
+}
+
+// AddAddresses inserts watched addresses; existing ones are left as they
+// are. It returns how many were new.
+func (t *Tx) AddAddresses(ctx context.Context, as []Address) (int, error) {
+	n := 0
+	for _, a := range as {
+		var idx *int64
+		if a.Index >= 0 {
+			idx = &a.Index
+		}
+		tag, err := t.tx.Exec(ctx, `INSERT INTO addresses (network, key, address, source, derivation_index, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`, a.Network, a.Key, a.Address, a.Source, idx, a.CreatedAt)
+		if err != nil {
+			return n, translate(err)
+		}
+		n += int(tag.RowsAffected())
+	}
+	return n, nil
+}
+
+// AssignAddress hands a watched address to an intent. It fails with
+// ErrConflict when the address is unknown or already handed out.
+func (t *Tx) AssignAddress(ctx context.Context, network string, key []byte, intentID string, now time.Time) error {
+	tag, err := t.tx.Exec(ctx, `UPDATE addresses SET intent_id = $3, assigned_at = $4
+		WHERE network = $1 AND key = $2 AND intent_id IS NULL`, network, key, intentID, now)
+	if err != nil {
+		return translate(err)
+	}
+	if tag.RowsAffected() != 1 {
+		return ErrConflict
+	}
+	return nil
+}
+
+// TakePoolAddress hands the oldest free pool address of network to an
+// intent. ErrNotFound means the pool is empty.
+func (t *Tx) TakePoolAddress(ctx context.Context, network, intentID string, now time.Time) (Address, error) {
+	var a Address
+	err := t.tx.QueryRow(ctx, `UPDATE addresses SET intent_id = $2, assigned_at = $3
+		WHERE (network, key) = (SELECT network, key FROM addresses
+			WHERE network = $1 AND derivation_index IS NULL AND intent_id IS NULL
+			ORDER BY created_at, key LIMIT 1 FOR UPDATE SKIP LOCKED)
+		RETURNING network, key, address, source, created_at`, network, intentID, now).
+		Scan(&a.Network, &a.Key, &a.Address, &a.Source, &a.CreatedAt)
+	a.Index, a.IntentID = -1, intentID
+	return a, translate(err)
+}
+
+// PoolRemaining counts free pool addresses of network.
+func (s *Store) PoolRemaining(ctx context.Context, network string) (int64, error) {
+	var n int64
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM addresses WHERE network = $1 AND derivation_index IS NULL AND intent_id IS NULL`, network).Scan(&n)
+	return n, translate(err)
+}
+
+// AddressByKey returns a watched address with its intent, if any.
+func (t *Tx) AddressByKey(ctx context.Context, network string, key []byte) (Address, error) {
+	var a Address
+	var idx *int64
+	err := t.tx.QueryRow(ctx, `SELECT network, key, address, source, derivation_index, coalesce(intent_id, ''), created_at
+		FROM addresses WHERE network = $1 AND key = $2`, network, key).
+		Scan(&a.Network, &a.Key, &a.Address, &a.Source, &idx, &a.IntentID, &a.CreatedAt)
+	a.Index = -1
+	if idx != nil {
+		a.Index = *idx
+	}
+	return a, translate(err)
+}
+
+// WatchedKeys streams every watched key of network created after `after`
+// (zero time for all) to fn, in creation order, and returns the newest
+// creation time seen.
+func (s *Store) WatchedKeys(ctx context.Context, network string, after time.Time, fn func(key []byte)) (time.Time, error) {
+	rows, err := s.pool.Query(ctx, `SELECT key, created_at FROM addresses WHERE network = $1 AND created_at > $2 ORDER BY created_at`, network, after)
+	if err != nil {
+		return after, translate(err)
+	}
+	defer rows.Close()
+	newest := after
+	for rows.Next() {
+		var key []byte
+		var at time.Time
+		if err := rows.Scan(&key, &at); err != nil {
+			return newest, translate(err)
+		}
+		fn(key)
+		if at.After(newest) {
+			newest = at
+		}
+	}
+	return newest, translate(rows.Err())
+}
+
+// CountAddresses counts the watched addresses of network.
+func (s *Store) CountAddresses(ctx context.Context, network string) (int64, error) {
+	var n int64
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM addresses WHERE network = $1`, network).Scan(&n)
+	return n, translate(err)
+}

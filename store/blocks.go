@@ -1,0 +1,148 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Cursor is a network scanner's position and health.
+type Cursor struct {
+	Network     string
+	Height      int64
+	Hash        string
+	NodeHeight  int64
+	FinalHeight int64
+	LastBlockAt *time.Time
+	Healthy     bool
+	LastError   string
+	Critical    string
+	Leader      string
+	RescanFrom  *int64
+	UpdatedAt   time.Time
+}
+
+// GetCursor returns the cursor of network; ErrNotFound before the first scan.
+func (s *Store) GetCursor(ctx context.Context, network string) (Cursor, error) {
+	var c Cursor
+	err := s.pool.QueryRow(ctx, `SELECT network, height, hash, node_height, final_height, last_block_at, healthy,
+		last_error, critical, leader, rescan_from, updated_at FROM cursors WHERE network = $1`, network).
+		Scan(&c.Network, &c.Height, &c.Hash, &c.NodeHeight, &c.FinalHeight, &c.LastBlockAt, &c.Healthy,
+			&c.LastError, &c.Critical, &c.Leader, &c.RescanFrom, &c.UpdatedAt)
+	return c, translate(err)
+}
+
+// InitCursor creates the cursor of network at (height, hash) unless it exists.
+func (s *Store) InitCursor(ctx context.Context, network string, height int64, hash string, now time.Time) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO cursors (network, height, hash, updated_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (network) DO NOTHING`, network, height, hash, now)
+	return translate(err)
+}
+
+// CursorForUpdate locks the cursor row: the scanner's transaction owns it.
+func (t *Tx) CursorForUpdate(ctx context.Context, network string) (Cursor, error) {
+	var c Cursor
+	err := t.tx.QueryRow(ctx, `SELECT network, height, hash, node_height, final_height, last_block_at, healthy,
+		last_error, critical, leader, rescan_from, updated_at FROM cursors WHERE network = $1 FOR UPDATE`, network).
+		Scan(&c.Network, &c.Height, &c.Hash, &c.NodeHeight, &c.FinalHeight, &c.LastBlockAt, &c.Healthy,
+			&c.LastError, &c.Critical, &c.Leader, &c.RescanFrom, &c.UpdatedAt)
+	return c, translate(err)
+}
+
+// SetCursor moves the cursor of network to (height, hash).
+func (t *Tx) SetCursor(ctx context.Context, network string, height int64, hash string, blockAt *time.Time, now time.Time) error {
+	_, err := t.tx.Exec(ctx, `UPDATE cursors SET height = $2, hash = $3, last_block_at = coalesce($4, last_block_at),
+		updated_at = $5 WHERE network = $1`, network, height, hash, blockAt, now)
+	return translate(err)
+}
+
+// SetTips records the node's best and final heights.
+func (t *Tx) SetTips(ctx context.Context, network string, node, final int64, now time.Time) error {
+	_, err := t.tx.Exec(ctx, `UPDATE cursors SET node_height = $2, final_height = $3, updated_at = $4 WHERE network = $1`, network, node, final, now)
+	return translate(err)
+}
+
+// SetHealth records the scanner's health. A non-empty critical message is
+// sticky: only an operator's rescan clears it.
+func (s *Store) SetHealth(ctx context.Context, network string, healthy bool, lastError, critical, leader string, now time.Time) error {
+	_, err := s.pool.Exec(ctx, `UPDATE cursors SET healthy = $2, last_error = $3,
+		critical = CASE WHEN $4 = '' THEN critical ELSE $4 END, leader = $5, updated_at = $6 WHERE network = $1`,
+		network, healthy, lastError, critical, leader, now)
+	return translate(err)
+}
+
+// RequestRescan asks the scanner of network to rescan from height; it clears
+// a sticky critical state, since the operator looked at it.
+func (s *Store) RequestRescan(ctx context.Context, network string, from int64, now time.Time) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE cursors SET rescan_from = $2, critical = '', updated_at = $3 WHERE network = $1`, network, from, now)
+	if err != nil {
+		return translate(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// ClearRescan removes a handled rescan request.
+func (t *Tx) ClearRescan(ctx context.Context, network string) error {
+	_, err := t.tx.Exec(ctx, `UPDATE cursors SET rescan_from = NULL WHERE network = $1`, network)
+	return translate(err)
+}
+
+// BlockRef is a stored block reference.
+type BlockRef struct {
+	Height int64
+	Hash   string
+	Parent string
+}
+
+// PutBlock stores the reference of the block at height (replacing another
+// block at that height).
+func (t *Tx) PutBlock(ctx context.Context, network string, b BlockRef, at time.Time) error {
+	_, err := t.tx.Exec(ctx, `INSERT INTO blocks (network, height, hash, parent_hash, time) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (network, height) DO UPDATE SET hash = EXCLUDED.hash, parent_hash = EXCLUDED.parent_hash, time = EXCLUDED.time`,
+		network, b.Height, b.Hash, b.Parent, at)
+	return translate(err)
+}
+
+// DeleteBlocksAbove forgets block refs above height (after a rewind).
+func (t *Tx) DeleteBlocksAbove(ctx context.Context, network string, height int64) error {
+	_, err := t.tx.Exec(ctx, `DELETE FROM blocks WHERE network = $1 AND height > $2`, network, height)
+	return translate(err)
+}
+
+// PruneBlocks forgets block refs below height (older than any reorg we handle).
+func (t *Tx) PruneBlocks(ctx context.Context, network string, below int64) error {
+	_, err := t.tx.Exec(ctx, `DELETE FROM blocks WHERE network = $1 AND height < $2`, network, below)
+	return translate(err)
+}
+
+// BlockAt returns the stored block ref at height.
+func (s *Store) BlockAt(ctx context.Context, network string, height int64) (BlockRef, error) {
+	var b BlockRef
+	err := s.pool.QueryRow(ctx, `SELECT height, hash, parent_hash FROM blocks WHERE network = $1 AND height = $2`, network, height).
+		Scan(&b.Height, &b.Hash, &b.Parent)
+	return b, translate(err)
+}
+
+// NodeHeight returns the node height last recorded for network (0 before
+// the first scan); confirmations are counted from it.
+func (t *Tx) NodeHeight(ctx context.Context, network string) (int64, error) {
+	var h int64
+	err := t.tx.QueryRow(ctx, `SELECT coalesce((SELECT node_height FROM cursors WHERE network = $1), 0)`, network).Scan(&h)
+	return h, translate(err)
+}
+
+// NodeHeight returns the node height last recorded for network.
+func (s *Store) NodeHeight(ctx context.Context, network string) (int64, error) {
+	var h int64
+	err := s.pool.QueryRow(ctx, `SELECT coalesce((SELECT node_height FROM cursors WHERE network = $1), 0)`, network).Scan(&h)
+	return h, translate(err)
+}
+
+// InitCursor creates the cursor inside a transaction unless it exists.
+func (t *Tx) InitCursor(ctx context.Context, network string, height int64, hash string, now time.Time) error {
+	_, err := t.tx.Exec(ctx, `INSERT INTO cursors (network, height, hash, updated_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (network) DO NOTHING`, network, height, hash, now)
+	return translate(err)
+}

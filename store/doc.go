@@ -1,0 +1,19 @@
+// Package store is paywatch's only state: PostgreSQL through pgx/v5.
+//
+// Guarantees:
+//   - Migrations are numbered SQL files embedded in the binary, applied in
+//     order under an advisory lock, each in its own transaction; applying them
+//     twice, or from several instances at once, is harmless.
+//   - The schema holds the invariants of DESIGN.md as constraints: one address
+//     per intent and network, one transfer per natural key (network, txid,
+//     index), at most one paid intent per payable, non-negative amounts and
+//     balances, checked status values, one resolution per transfer.
+//   - Every write is idempotent on a natural key. Time-dependent queries take
+//     `now` as a parameter; nothing reads the database clock for decisions.
+//   - pgx errors are translated (ErrNotFound, ErrConflict) so nothing above
+//     this package imports pgx. Serialization failures and deadlocks are
+//     retried by InTx.
+//   - Event rows are appended under a transaction-scoped advisory lock taken
+//     just before commit, so event seq order is commit order and a reader
+//     that follows seq never misses an event.
+package store

@@ -1,0 +1,87 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// EventsChannel is the NOTIFY channel that wakes event readers and the
+// webhook sender; the payload is the new event's seq.
+const EventsChannel = "paywatch_events"
+
+// AddressesChannel is the NOTIFY channel that tells scanners of other
+// instances that addresses were added; the payload is the network.
+const AddressesChannel = "paywatch_addresses"
+
+// eventLockID serializes event writers just before commit, so that seq
+// order equals commit order.
+const eventLockID = 7_303_202
+
+// Event is one append-only state change.
+type Event struct {
+	Seq        int64
+	ID         string
+	Type       string
+	IntentID   string
+	TransferID string
+	Account    string
+	Data       json.RawMessage
+	CreatedAt  time.Time
+}
+
+// AppendEvent appends an event. Call it last in a transaction: it takes the
+// event lock, which is held until commit.
+func (t *Tx) AppendEvent(ctx context.Context, typ, intentID, transferID, account string, data any, now time.Time) (Event, error) {
+	body, err := json.Marshal(data)
+	if err != nil {
+		return Event{}, fmt.Errorf("event %s: %w", typ, err)
+	}
+	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, eventLockID); err != nil {
+		return Event{}, translate(err)
+	}
+	ev := Event{ID: NewID("ev"), Type: typ, IntentID: intentID, TransferID: transferID, Account: account, Data: body, CreatedAt: now}
+	err = t.tx.QueryRow(ctx, `INSERT INTO events (id, type, intent_id, transfer_id, account, data, created_at)
+		VALUES ($1, $2, NULLIF($3, ''), NULLIF($4, ''), NULLIF($5, ''), $6, $7) RETURNING seq`,
+		ev.ID, typ, intentID, transferID, account, body, now).Scan(&ev.Seq)
+	if err != nil {
+		return Event{}, translate(err)
+	}
+	if _, err := t.tx.Exec(ctx, `SELECT pg_notify($1, $2)`, EventsChannel, fmt.Sprint(ev.Seq)); err != nil {
+		return Event{}, translate(err)
+	}
+	return ev, nil
+}
+
+// NotifyAddresses tells other instances (at commit) that network has new
+// watched addresses.
+func (t *Tx) NotifyAddresses(ctx context.Context, network string) error {
+	_, err := t.tx.Exec(ctx, `SELECT pg_notify($1, $2)`, AddressesChannel, network)
+	return translate(err)
+}
+
+// EventsAfter returns up to limit events with seq > after, in seq order,
+// optionally only of the given types.
+func (s *Store) EventsAfter(ctx context.Context, after int64, types []string, limit int) ([]Event, error) {
+	rows, err := s.pool.Query(ctx, `SELECT seq, id, type, coalesce(intent_id, ''), coalesce(transfer_id, ''),
+		coalesce(account, ''), data, created_at FROM events
+		WHERE seq > $1 AND (cardinality($2::text[]) = 0 OR type = ANY($2)) ORDER BY seq LIMIT $3`, after, types, limit)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) {
+		var e Event
+		err := r.Scan(&e.Seq, &e.ID, &e.Type, &e.IntentID, &e.TransferID, &e.Account, &e.Data, &e.CreatedAt)
+		return e, err
+	})
+}
+
+// EventSeqByID returns the seq of an event id (for `after=ev_…` cursors).
+func (s *Store) EventSeqByID(ctx context.Context, id string) (int64, error) {
+	var seq int64
+	err := s.pool.QueryRow(ctx, `SELECT seq FROM events WHERE id = $1`, id).Scan(&seq)
+	return seq, translate(err)
+}

@@ -1,0 +1,84 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// LedgerEntry is one append-only line of an account's register.
+type LedgerEntry struct {
+	Seq              int64
+	ID               string
+	Account          string
+	Type             string
+	AmountCents      int64
+	Reference        string
+	IntentID         string
+	TransferID       string
+	BalanceAfter     int64
+	UnrecoveredCents int64
+	CreatedAt        time.Time
+}
+
+// lockAccount creates the account row if needed and locks it: every ledger
+// write of an account is serialized on this row.
+func (t *Tx) lockAccount(ctx context.Context, account string, now time.Time) (int64, error) {
+	if _, err := t.tx.Exec(ctx, `INSERT INTO accounts (account, balance_cents, updated_at) VALUES ($1, 0, $2)
+		ON CONFLICT (account) DO NOTHING`, account, now); err != nil {
+		return 0, translate(err)
+	}
+	var bal int64
+	err := t.tx.QueryRow(ctx, `SELECT balance_cents FROM accounts WHERE account = $1 FOR UPDATE`, account).Scan(&bal)
+	return bal, translate(err)
+}
+
+// AppendLedger appends an entry and moves the balance, under the account's
+// row lock. Credits add; debits subtract and fail with ErrInsufficientFunds
+// when the balance is short; reversals subtract what the balance holds and
+// record the rest as unrecovered (a balance never goes negative).
+func (t *Tx) AppendLedger(ctx context.Context, e LedgerEntry, now time.Time) (LedgerEntry, error) {
+	bal, err := t.lockAccount(ctx, e.Account, now)
+	if err != nil {
+		return LedgerEntry{}, err
+	}
+	switch e.Type {
+	case "credit":
+		bal += e.AmountCents
+	case "debit":
+		if bal < e.AmountCents {
+			return LedgerEntry{}, ErrInsufficientFunds
+		}
+		bal -= e.AmountCents
+	case "reversal":
+		if bal < e.AmountCents {
+			e.UnrecoveredCents = e.AmountCents - bal
+			bal = 0
+		} else {
+			bal -= e.AmountCents
+		}
+	}
+	if e.ID == "" {
+		e.ID = NewID("le")
+	}
+	e.BalanceAfter, e.CreatedAt = bal, now
+	err = t.tx.QueryRow(ctx, `INSERT INTO ledger_entries (id, account, type, amount_cents, reference, intent_id, transfer_id,
+		balance_after_cents, unrecovered_cents, created_at)
+		VALUES ($1, $2, $3, $4, $5, NULLIF($6, ''), NULLIF($7, ''), $8, $9, $10) RETURNING seq`,
+		e.ID, e.Account, e.Type, e.AmountCents, e.Reference, e.IntentID, e.TransferID, bal, e.UnrecoveredCents, now).Scan(&e.Seq)
+	if err != nil {
+		return LedgerEntry{}, translate(err)
+	}
+	if _, err := t.tx.Exec(ctx, `UPDATE accounts SET balance_cents = $2, updated_at = $3 WHERE account = $1`, e.Account, bal, now); err != nil {
+		return LedgerEntry{}, translate(err)
+	}
+	return e, nil
+}
+
+// NetIntentCredits returns credits minus reversals recorded for an intent
+// (0 or 1): a paid top-up is credited exactly once net.
+func (t *Tx) NetIntentCredits(ctx context.Context, intentID string) (int, error) {
+	var n int
+	err := t.tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE type = 'credit') - count(*) FILTER (WHERE type = 'reversal')
+		FROM ledger_entries WHERE intent_id = $1`, intentID).Scan(&n)
+	return n, translate(err)
+}

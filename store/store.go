@@ -1,0 +1,277 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/oklog/ulid/v2"
+)
+
+// ErrNotFound is returned when a looked-up row does not exist.
+var ErrNotFound = errors.New("not found")
+
+// ErrConflict is returned when a write violates a uniqueness or integrity
+// rule (the row exists, or another writer won).
+var ErrConflict = errors.New("conflict")
+
+// ErrCheck is returned when a write violates a CHECK constraint: the value
+// is out of the allowed domain.
+var ErrCheck = errors.New("constraint violated")
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Store is a pool of connections to paywatch's database.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// Open connects to the database at url. It does not migrate.
+func Open(ctx context.Context, url string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("database url: %w", err)
+	}
+	if cfg.MaxConns < 16 {
+		cfg.MaxConns = 16
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	return &Store{pool: pool}, nil
+}
+
+// Close closes every connection.
+func (s *Store) Close() { s.pool.Close() }
+
+// Pool exposes the pool to packages that need a dedicated connection
+// (LISTEN, advisory session locks).
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+
+// Migration is one embedded schema step.
+type Migration struct {
+	Version int
+	Name    string
+	SQL     string
+}
+
+// Migrations returns the embedded migrations in order.
+func Migrations() ([]Migration, error) {
+	entries, err := fs.ReadDir(migrationFiles, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	var out []Migration
+	for _, e := range entries {
+		num, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("migration %s: name must start with a number", e.Name())
+		}
+		b, err := migrationFiles.ReadFile("migrations/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Migration{Version: v, Name: e.Name(), SQL: string(b)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
+	return out, nil
+}
+
+const migrateLockID = 7_303_201
+
+// Migrate applies the embedded migrations that are not applied yet and
+// returns how many it applied.
+func (s *Store) Migrate(ctx context.Context) (int, error) {
+	ms, err := Migrations()
+	if err != nil {
+		return 0, err
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("migrate: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", migrateLockID); err != nil {
+		return 0, fmt.Errorf("migrate lock: %w", err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrateLockID)
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`); err != nil {
+		return 0, fmt.Errorf("migrate: %w", err)
+	}
+	applied := 0
+	for _, m := range ms {
+		var done bool
+		if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)", m.Version).Scan(&done); err != nil {
+			return applied, fmt.Errorf("migrate: %w", err)
+		}
+		if done {
+			continue
+		}
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, m.SQL); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", m.Version, m.Name)
+			return err
+		})
+		if err != nil {
+			return applied, fmt.Errorf("migration %s: %w", m.Name, err)
+		}
+		applied++
+	}
+	return applied, nil
+}
+
+// Pending returns how many embedded migrations are not applied yet; /readyz
+// is false while it is not zero.
+func (s *Store) Pending(ctx context.Context) (int, error) {
+	ms, err := Migrations()
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	err = s.pool.QueryRow(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ANY($1)`, versions(ms)).Scan(&n)
+	if err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "42P01" {
+			return len(ms), nil
+		}
+		return 0, err
+	}
+	return len(ms) - n, nil
+}
+
+func versions(ms []Migration) []int32 {
+	out := make([]int32, len(ms))
+	for i, m := range ms {
+		out[i] = int32(m.Version)
+	}
+	return out
+}
+
+// Tx is one database transaction. Its methods are the only writes paywatch
+// makes.
+type Tx struct {
+	tx pgx.Tx
+	// afterCommit runs once the transaction committed (side effects).
+	afterCommit []func()
+}
+
+// AfterCommit registers f to run after a successful commit.
+func (t *Tx) AfterCommit(f func()) { t.afterCommit = append(t.afterCommit, f) }
+
+// InTx runs fn in a transaction and commits it. Serialization failures and
+// deadlocks are retried (fn must be repeatable); any other error rolls back.
+func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
+	var err error
+	for attempt := 0; attempt < 8; attempt++ {
+		err = s.inTxOnce(ctx, fn)
+		if !isRetryable(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(attempt+1) * 3 * time.Millisecond):
+		}
+	}
+	return err
+}
+
+func (s *Store) inTxOnce(ctx context.Context, fn func(*Tx) error) error {
+	ptx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return translate(err)
+	}
+	t := &Tx{tx: ptx}
+	if err := fn(t); err != nil {
+		_ = ptx.Rollback(context.WithoutCancel(ctx))
+		return err
+	}
+	if err := ptx.Commit(ctx); err != nil {
+		return translate(err)
+	}
+	for _, f := range t.afterCommit {
+		f()
+	}
+	return nil
+}
+
+// Begin starts a transaction the caller must Commit or Rollback. Tests use it
+// to run each case in one rolled-back transaction.
+func (s *Store) Begin(ctx context.Context) (*Tx, error) {
+	ptx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return &Tx{tx: ptx}, nil
+}
+
+// Commit commits a transaction from Begin and runs its after-commit hooks.
+func (t *Tx) Commit(ctx context.Context) error {
+	if err := t.tx.Commit(ctx); err != nil {
+		return translate(err)
+	}
+	for _, f := range t.afterCommit {
+		f()
+	}
+	return nil
+}
+
+// Rollback abandons a transaction from Begin.
+func (t *Tx) Rollback(ctx context.Context) error { return t.tx.Rollback(ctx) }
+
+func isRetryable(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "40001" || pgErr.Code == "40P01"
+	}
+	return false
+}
+
+// translate maps pgx errors to the package's sentinels, keeping the cause.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "23505", "23503":
+			return fmt.Errorf("%w: %s (%s)", ErrConflict, pgErr.Message, pgErr.ConstraintName)
+		case "23514", "23502", "22003":
+			return fmt.Errorf("%w: %s (%s)", ErrCheck, pgErr.Message, pgErr.ConstraintName)
+		case "40001", "40P01":
+			return err
+		}
+	}
+	return err
+}
+
+// NewID returns a new sortable identifier with a prefix, e.g. "pi_01J…".
+func NewID(prefix string) string {
+	return prefix + "_" + ulid.MustNew(ulid.Now(), rand.Reader).String()
+}
+
+// ErrInsufficientFunds is returned by a debit larger than the balance.
+var ErrInsufficientFunds = errors.New("insufficient funds")

@@ -1,0 +1,232 @@
+package store
+
+import (
+	"context"
+	"math/big"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Transfer is money observed arriving at one of our addresses.
+type Transfer struct {
+	ID                    string
+	Network               string
+	TxID                  string
+	Index                 int64
+	Asset                 string
+	Address               string
+	AddressKey            []byte
+	Amount                *big.Int
+	IntentID              string
+	BlockHeight           *int64
+	BlockHash             string
+	FirstSeenAt           time.Time
+	Status                string
+	ConfirmationsRequired int
+	ConfirmedAt           *time.Time
+	Classification        string
+	Credited              bool
+	CreatedAt             time.Time
+	UpdatedAt             time.Time
+	// Resolution is set when finance decided on the transfer.
+	Resolution *Resolution
+}
+
+// Resolution is finance's decision on a transfer.
+type Resolution struct {
+	Action      string
+	Note        string
+	Actor       string
+	IntentID    string
+	Account     string
+	AmountCents *int64
+	RefundTxID  string
+	CreatedAt   time.Time
+}
+
+const transferColumns = `t.id, t.network, t.txid, t.idx, t.asset, t.address, t.address_key, t.amount::text,
+	coalesce(t.intent_id, ''), t.block_height, coalesce(t.block_hash, ''), t.first_seen_at, t.status,
+	t.confirmations_required, t.confirmed_at, t.classification, t.credited, t.created_at, t.updated_at,
+	r.action, r.note, r.actor, r.intent_id, r.account, r.amount_cents, r.refund_txid, r.created_at`
+
+const transferFrom = ` FROM transfers t LEFT JOIN resolutions r ON r.transfer_id = t.id `
+
+func scanTransfer(row pgx.Row) (Transfer, error) {
+	var tr Transfer
+	var amount string
+	var action, note, actor, rIntent, rAccount, refund *string
+	var rAmount *int64
+	var rAt *time.Time
+	err := row.Scan(&tr.ID, &tr.Network, &tr.TxID, &tr.Index, &tr.Asset, &tr.Address, &tr.AddressKey, &amount,
+		&tr.IntentID, &tr.BlockHeight, &tr.BlockHash, &tr.FirstSeenAt, &tr.Status,
+		&tr.ConfirmationsRequired, &tr.ConfirmedAt, &tr.Classification, &tr.Credited, &tr.CreatedAt, &tr.UpdatedAt,
+		&action, &note, &actor, &rIntent, &rAccount, &rAmount, &refund, &rAt)
+	if err != nil {
+		return Transfer{}, translate(err)
+	}
+	if tr.Amount, err = parseNum(amount); err != nil {
+		return Transfer{}, err
+	}
+	if action != nil {
+		tr.Resolution = &Resolution{Action: *action, Note: deref(note), Actor: deref(actor), IntentID: deref(rIntent),
+			Account: deref(rAccount), AmountCents: rAmount, RefundTxID: deref(refund), CreatedAt: *rAt}
+	}
+	return tr, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func scanTransfers(rows pgx.Rows) ([]Transfer, error) {
+	defer rows.Close()
+	var out []Transfer
+	for rows.Next() {
+		tr, err := scanTransfer(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, tr)
+	}
+	return out, translate(rows.Err())
+}
+
+// UpsertTransfer records a transfer on its natural key (network, txid,
+// index). A transfer seen again (mempool, then block; orphaned, then
+// re-mined) keeps its id, first-seen time and classification; its block and
+// status are updated. It returns the stored row and whether it is new.
+func (t *Tx) UpsertTransfer(ctx context.Context, tr Transfer) (Transfer, bool, error) {
+	var id string
+	var inserted bool
+	err := t.tx.QueryRow(ctx, `INSERT INTO transfers (id, network, txid, idx, asset, address, address_key, amount,
+		intent_id, block_height, block_hash, first_seen_at, status, confirmations_required, classification, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8::numeric, NULLIF($9, ''), $10, NULLIF($11, ''), $12, $13, $14, $15, $16, $16)
+		ON CONFLICT (network, txid, idx) DO UPDATE SET
+			block_height = EXCLUDED.block_height, block_hash = EXCLUDED.block_hash,
+			status = EXCLUDED.status, updated_at = EXCLUDED.updated_at,
+			confirmed_at = CASE WHEN EXCLUDED.status = 'confirmed' THEN transfers.confirmed_at ELSE NULL END
+		RETURNING id, (xmax = 0)`,
+		tr.ID, tr.Network, tr.TxID, tr.Index, tr.Asset, tr.Address, tr.AddressKey, num(tr.Amount),
+		tr.IntentID, tr.BlockHeight, tr.BlockHash, tr.FirstSeenAt, tr.Status, tr.ConfirmationsRequired,
+		tr.Classification, tr.CreatedAt).Scan(&id, &inserted)
+	if err != nil {
+		return Transfer{}, false, translate(err)
+	}
+	stored, err := t.GetTransfer(ctx, id)
+	return stored, inserted, err
+}
+
+// GetTransfer returns a transfer by id inside the transaction.
+func (t *Tx) GetTransfer(ctx context.Context, id string) (Transfer, error) {
+	return scanTransfer(t.tx.QueryRow(ctx, `SELECT `+transferColumns+transferFrom+`WHERE t.id = $1`, id))
+}
+
+// TransferForUpdate locks and returns a transfer by id.
+func (t *Tx) TransferForUpdate(ctx context.Context, id string) (Transfer, error) {
+	return scanTransfer(t.tx.QueryRow(ctx, `SELECT `+transferColumns+transferFrom+`WHERE t.id = $1 FOR UPDATE OF t`, id))
+}
+
+// GetTransfer returns a transfer by id.
+func (s *Store) GetTransfer(ctx context.Context, id string) (Transfer, error) {
+	return scanTransfer(s.pool.QueryRow(ctx, `SELECT `+transferColumns+transferFrom+`WHERE t.id = $1`, id))
+}
+
+// TransfersByIntent returns the transfers of an intent in first-seen order.
+func (s *Store) TransfersByIntent(ctx context.Context, intentID string) ([]Transfer, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+transferColumns+transferFrom+`WHERE t.intent_id = $1 ORDER BY t.first_seen_at, t.id`, intentID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return scanTransfers(rows)
+}
+
+// TransfersByIntent returns the transfers of an intent inside the transaction.
+func (t *Tx) TransfersByIntent(ctx context.Context, intentID string) ([]Transfer, error) {
+	rows, err := t.tx.Query(ctx, `SELECT `+transferColumns+transferFrom+`WHERE t.intent_id = $1 ORDER BY t.first_seen_at, t.id`, intentID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return scanTransfers(rows)
+}
+
+// SetClassification stores the matcher's classification of a transfer.
+func (t *Tx) SetClassification(ctx context.Context, id, class string, now time.Time) error {
+	_, err := t.tx.Exec(ctx, `UPDATE transfers SET classification = $2, updated_at = $3 WHERE id = $1 AND classification <> $2`, id, class, now)
+	return translate(err)
+}
+
+// SetCredited marks a transfer as counted for its intent by finance.
+func (t *Tx) SetCredited(ctx context.Context, id, intentID string, now time.Time) error {
+	_, err := t.tx.Exec(ctx, `UPDATE transfers SET credited = TRUE, intent_id = $2, updated_at = $3 WHERE id = $1`, id, intentID, now)
+	return translate(err)
+}
+
+// OrphanAbove marks every transfer of network in a block above height as
+// orphaned (its block left the best chain) and returns them.
+func (t *Tx) OrphanAbove(ctx context.Context, network string, height int64, now time.Time) ([]Transfer, error) {
+	rows, err := t.tx.Query(ctx, `UPDATE transfers SET status = 'orphaned', confirmed_at = NULL, updated_at = $3
+		WHERE network = $1 AND block_height > $2 AND status <> 'orphaned' RETURNING id`, network, height, now)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return t.refetch(ctx, rows)
+}
+
+// OrphanPending marks mempool transfers of network that are no longer in
+// the mempool (replaced or evicted) as orphaned and returns them.
+func (t *Tx) OrphanPending(ctx context.Context, network string, keep []string, now time.Time) ([]Transfer, error) {
+	rows, err := t.tx.Query(ctx, `UPDATE transfers SET status = 'orphaned', updated_at = $3
+		WHERE network = $1 AND status = 'pending' AND NOT (txid = ANY($2)) RETURNING id`, network, keep, now)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return t.refetch(ctx, rows)
+}
+
+// ConfirmUpTo promotes confirming transfers of network that reached their
+// confirmations at tip (or finality at final, for confirmations_required 0)
+// and returns them.
+func (t *Tx) ConfirmUpTo(ctx context.Context, network string, tip, final int64, now time.Time) ([]Transfer, error) {
+	rows, err := t.tx.Query(ctx, `UPDATE transfers SET status = 'confirmed', confirmed_at = $4, updated_at = $4
+		WHERE network = $1 AND status = 'confirming' AND (
+			(confirmations_required > 0 AND block_height + confirmations_required - 1 <= $2) OR
+			(confirmations_required = 0 AND block_height <= $3))
+		RETURNING id`, network, tip, final, now)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return t.refetch(ctx, rows)
+}
+
+func (t *Tx) refetch(ctx context.Context, rows pgx.Rows) ([]Transfer, error) {
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, translate(err)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err = t.tx.Query(ctx, `SELECT `+transferColumns+transferFrom+`WHERE t.id = ANY($1) ORDER BY t.first_seen_at, t.id`, ids)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return scanTransfers(rows)
+}
+
+// PendingTxIDs returns the txids of network's mempool transfers.
+func (t *Tx) PendingTxIDs(ctx context.Context, network string) ([]string, error) {
+	rows, err := t.tx.Query(ctx, `SELECT DISTINCT txid FROM transfers WHERE network = $1 AND status = 'pending'`, network)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// TransferByKey returns a transfer by its natural key.
+func (t *Tx) TransferByKey(ctx context.Context, network, txid string, idx int64) (Transfer, error) {
+	return scanTransfer(t.tx.QueryRow(ctx, `SELECT `+transferColumns+transferFrom+`WHERE t.network = $1 AND t.txid = $2 AND t.idx = $3`, network, txid, idx))
+}
