@@ -1,0 +1,318 @@
+package intentstest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paywatch/paywatch/addresses"
+	"github.com/paywatch/paywatch/api"
+	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/chains/chainstest"
+	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/devnet/devnettest"
+	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/rates"
+	"github.com/paywatch/paywatch/store"
+)
+
+// Prices are the static rates every Env quotes (USD per unit).
+var Prices = map[string]string{
+	"BTC": "50000", "LTC": "100", "ETH": "2500", "USDT": "1", "USDC": "1", "TRX": "0.25", "SOL": "200",
+}
+
+// Clock is a settable test clock.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Set moves the clock to t.
+func (c *Clock) Set(t time.Time) {
+	c.mu.Lock()
+	c.now = t
+	c.mu.Unlock()
+}
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// Env is a running paywatch core for one test.
+type Env struct {
+	T       testing.TB
+	Config  *config.Config
+	Store   *store.Store
+	Service *intents.Service
+	Nets    *intents.Networks
+	API     *api.Server
+	Server  *httptest.Server
+	Clock   *Clock
+	// Keys are plaintext API keys by scope name, and "all".
+	Keys map[string]string
+	// Chains are the scripted chains and Scanners their scanners, by network.
+	Chains   map[payment.Network]*chainstest.Fake
+	Scanners map[payment.Network]*chains.Scanner
+	Watch    map[payment.Network]*chains.WatchSet
+}
+
+// Option adjusts the config before the Env starts.
+type Option func(*config.Config)
+
+type watchSets map[payment.Network]*chains.WatchSet
+
+func (w watchSets) Watch(n payment.Network, keys ...[]byte) {
+	if s := w[n]; s != nil {
+		s.Add(keys...)
+	}
+}
+
+// New starts an Env with every method enabled on regtest-style fake chains.
+func New(t testing.TB, opts ...Option) *Env {
+	t.Helper()
+	ctx := context.Background()
+	url := devnettest.Database(t)
+	cfg := config.Default()
+	cfg.DatabaseURL = url
+	cfg.Instance = "test"
+	cfg.Rates.Sources = []string{"static"}
+	cfg.Rates.Static = Prices
+	for _, n := range payment.Networks {
+		nc := cfg.Networks[string(n)]
+		nc.Enabled = true
+		nc.Chain = "regtest"
+		nc.RPCURL = "http://127.0.0.1:1"
+		nc.Gap = 3
+		nc.PollInterval = config.Duration{Duration: 10 * time.Millisecond}
+		if n != payment.Solana {
+			nc.AccountKey = addresses.SandboxKeys[n]
+		}
+	}
+	for _, m := range payment.Methods {
+		cfg.Methods[string(m.Method)].Enabled = true
+	}
+	for _, o := range opts {
+		o(cfg)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("test config: %v", err)
+	}
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(st.Close)
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	clock := &Clock{now: time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC)}
+	book := rates.NewBook(rates.BookConfig{MaxAge: 24 * 365 * time.Hour, Now: clock.Now}, []rates.Provider{rates.NewStatic(Prices)}, []string{"BTC", "LTC", "ETH", "USDT", "USDC", "TRX", "SOL"}, nil)
+	book.Refresh(ctx)
+	e := &Env{T: t, Config: cfg, Store: st, Clock: clock, Keys: map[string]string{},
+		Chains: map[payment.Network]*chainstest.Fake{}, Scanners: map[payment.Network]*chains.Scanner{},
+		Watch: map[payment.Network]*chains.WatchSet{}}
+	addrs := map[payment.Network]intents.AddressSource{}
+	for _, n := range payment.Networks {
+		nc := cfg.Networks[string(n)]
+		if !nc.Enabled {
+			continue
+		}
+		e.Watch[n] = chains.NewWatchSet(64)
+		if n == payment.Solana {
+			addrs[n] = intents.AddressSource{}
+			continue
+		}
+		der, err := addresses.NewDeriver(n, nc.AccountKey, nc.Chain)
+		if err != nil {
+			t.Fatalf("deriver %s: %v", n, err)
+		}
+		fp, _ := addresses.Fingerprint(nc.AccountKey)
+		addrs[n] = intents.AddressSource{Deriver: der, Source: fp, Gap: nc.Gap}
+	}
+	e.Nets = &intents.Networks{Store: st, Config: cfg, Now: clock.Now}
+	e.Service = intents.New(intents.Options{Store: st, Config: cfg, Quotes: book, Addresses: addrs, Chains: e.Nets,
+		Watcher: watchSets(e.Watch), Now: clock.Now})
+	if err := e.Service.EnsureLookahead(ctx); err != nil {
+		t.Fatalf("look-ahead: %v", err)
+	}
+	if cfg.Networks["solana"].Enabled {
+		e.ImportSolanaPool(addresses.SandboxSolanaPool[:10]...)
+	}
+	e.API = api.New(api.Options{Service: e.Service, Config: cfg, Status: e.Nets, Now: clock.Now})
+	e.Server = httptest.NewServer(e.API)
+	t.Cleanup(e.Server.Close)
+	for _, scope := range []string{"storefront", "finance", "operator"} {
+		plain, _, err := st.CreateAPIKey(ctx, scope+"-key", []string{scope}, clock.Now())
+		if err != nil {
+			t.Fatalf("api key: %v", err)
+		}
+		e.Keys[scope] = plain
+	}
+	plain, _, err := st.CreateAPIKey(ctx, "all-key", []string{"storefront", "finance", "operator"}, clock.Now())
+	if err != nil {
+		t.Fatalf("api key: %v", err)
+	}
+	e.Keys["all"] = plain
+	for _, n := range payment.Networks {
+		if !cfg.Networks[string(n)].Enabled {
+			continue
+		}
+		f := chainstest.NewFake(clock.Now)
+		f.Mine(1)
+		e.Chains[n] = f
+		nc := cfg.Networks[string(n)]
+		e.Scanners[n] = chains.NewScanner(chains.ScannerConfig{Network: n, PollInterval: 10 * time.Millisecond,
+			Parallel: 4, SafetyDepth: nc.SafetyDepth}, f, e.Service, &intents.Keys{Store: st}, e.Watch[n], nil)
+		if n == payment.Solana || n == payment.Tron {
+			f.SetFinal(int(max(0, nc.SafetyDepth)))
+		}
+		e.Sync(n)
+	}
+	return e
+}
+
+// ImportSolanaPool adds pool keys.
+func (e *Env) ImportSolanaPool(keys ...string) {
+	e.T.Helper()
+	now := e.Clock.Now()
+	var rows []store.Address
+	for i, k := range keys {
+		a, err := addresses.ParseAddress(payment.Solana, "mainnet", k)
+		if err != nil {
+			e.T.Fatalf("pool key %s: %v", k, err)
+		}
+		rows = append(rows, store.Address{Network: "solana", Key: a.Key, Address: a.String, Source: "pool", Index: -1,
+			CreatedAt: now.Add(time.Duration(i) * time.Microsecond)})
+	}
+	err := e.Store.InTx(context.Background(), func(tx *store.Tx) error {
+		_, err := tx.AddAddresses(context.Background(), rows)
+		return err
+	})
+	if err != nil {
+		e.T.Fatalf("import pool: %v", err)
+	}
+}
+
+// Sync runs network n's scanner until it is caught up with its chain.
+func (e *Env) Sync(n payment.Network) {
+	e.T.Helper()
+	sc := e.Scanners[n]
+	for i := 0; i < 1000; i++ {
+		caughtUp, err := sc.Step(context.Background())
+		if err != nil {
+			e.T.Fatalf("scan %s: %v", n, err)
+		}
+		if caughtUp {
+			return
+		}
+	}
+	e.T.Fatalf("scan %s: not caught up after 1000 steps", n)
+}
+
+// Do sends an API request with the key of scope ("" for none) and returns
+// the status and body.
+func (e *Env) Do(method, path, scope string, body any, headers ...string) (int, []byte) {
+	e.T.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		rd = bytes.NewReader(b)
+	case string:
+		rd = bytes.NewReader([]byte(b))
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			e.T.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, e.Server.URL+path, rd)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	if scope != "" {
+		req.Header.Set("Authorization", "Bearer "+e.Keys[scope])
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := e.Server.Client().Do(req)
+	if err != nil {
+		e.T.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, out
+}
+
+// CreateIntent creates an intent through the API and fails the test unless
+// it is 201.
+func (e *Env) CreateIntent(kind, reference, account, usd, method string) intents.IntentView {
+	e.T.Helper()
+	status, body := e.Do("POST", "/v1/intents", "storefront", map[string]string{
+		"kind": kind, "reference": reference, "account": account, "amount_usd": usd, "method": method})
+	if status != 201 {
+		e.T.Fatalf("create intent: %d %s", status, body)
+	}
+	var v intents.IntentView
+	if err := json.Unmarshal(body, &v); err != nil {
+		e.T.Fatal(err)
+	}
+	return v
+}
+
+// Intent reads an intent through the API.
+func (e *Env) Intent(id string) intents.IntentView {
+	e.T.Helper()
+	status, body := e.Do("GET", "/v1/intents/"+id, "storefront", nil)
+	if status != 200 {
+		e.T.Fatalf("get intent: %d %s", status, body)
+	}
+	var v intents.IntentView
+	if err := json.Unmarshal(body, &v); err != nil {
+		e.T.Fatal(err)
+	}
+	return v
+}
+
+// Pay sends amount base units of asset to an intent's address on its
+// network's fake chain and mines one block (not yet scanned).
+func (e *Env) Pay(v intents.IntentView, asset payment.Asset, amount *big.Int, label string) chains.Transfer {
+	e.T.Helper()
+	n := payment.Network(v.Network)
+	a, err := addresses.ParseAddress(n, e.Config.Networks[v.Network].Chain, v.Address)
+	if err != nil {
+		e.T.Fatalf("parse %s: %v", v.Address, err)
+	}
+	t := e.Chains[n].Send(chainstest.TxID(label), 0, asset, a.Key, v.Address, amount)
+	e.Chains[n].Mine(1)
+	return t
+}
+
+// Units parses a base-unit integer.
+func Units(s string) *big.Int {
+	v, ok := new(big.Int).SetString(s, 10)
+	if !ok {
+		panic("bad units " + s)
+	}
+	return v
+}
