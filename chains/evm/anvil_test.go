@@ -445,3 +445,32 @@ func mustData(t *testing.T, method string, args ...any) []byte {
 	}
 	return d
 }
+
+// TestFinalizedOnAnvil checks FinalizedHeight against anvil's arithmetic
+// finality: with --slots-in-an-epoch 1, finalized = latest - 2.
+func TestFinalizedOnAnvil(t *testing.T) {
+	bin, err := devnet.FindAnvil()
+	devnettest.Need(t, "anvil", err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	a, err := devnet.StartAnvil(ctx, bin, t.TempDir(), 0, "--slots-in-an-epoch", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Stop)
+	src := newClient(t, a.RPCURL, evm.TraceAuto, nil, nil)
+	if err := a.Mine(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	tip, err := src.Tip(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fin, err := src.FinalizedHeight(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tip != 10 || fin != tip-2 {
+		t.Fatalf("tip %d finalized %d, want 10 and 8", tip, fin)
+	}
+}

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/big"
+	"net"
 	"net/http"
+	"net/url"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -240,41 +242,25 @@ func (c *Client) Balances(ctx context.Context, accounts []common.Address, height
 }
 
 // classify wraps err from a call named what. Node errors (JSON-RPC error
-// objects, HTTP statuses) and transport errors are wrapped as they are; an
-// answer that does not parse, lacks a result or misses a batch element wraps
-// chains.ErrInvalidResponse.
+// objects, HTTP statuses), transport errors and cancellations are wrapped as
+// they are; anything else comes from an answer that does not parse, lacks a
+// result or misses a batch element, and wraps chains.ErrInvalidResponse.
 func classify(err error, what string) error {
+	if isNodeOrTransportError(err) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return fmt.Errorf("%s: %w: %v", what, chains.ErrInvalidResponse, err)
+}
+
+// isNodeOrTransportError reports whether err is the node saying no (a
+// JSON-RPC error, an HTTP status) or the connection failing, as opposed to
+// an answer that cannot be decoded.
+func isNodeOrTransportError(err error) bool {
 	var rerr rpc.Error
 	var herr rpc.HTTPError
-	switch {
-	case errors.As(err, &rerr), errors.As(err, &herr),
-		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%s: %w", what, err)
-	case isDecodeError(err):
-		return fmt.Errorf("%s: %w: %v", what, chains.ErrInvalidResponse, err)
-	default:
-		return fmt.Errorf("%s: %w", what, err)
-	}
-}
-
-// isDecodeError reports whether err comes from parsing the node's answer.
-func isDecodeError(err error) bool {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	return errors.As(err, &syn) || errors.As(err, &typ) ||
-		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
-		errors.Is(err, rpc.ErrNoResult) || errors.Is(err, rpc.ErrMissingBatchResponse) ||
-		isHexError(err)
-}
-
-// isHexError matches the hexutil decoding errors (they are unexported values).
-func isHexError(err error) bool {
-	for _, e := range []error{hexutil.ErrEmptyString, hexutil.ErrSyntax, hexutil.ErrMissingPrefix,
-		hexutil.ErrOddLength, hexutil.ErrEmptyNumber, hexutil.ErrLeadingZero, hexutil.ErrUint64Range,
-		hexutil.ErrUintRange, hexutil.ErrBig256Range} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
+	var uerr *url.Error
+	var nerr net.Error
+	return errors.As(err, &rerr) || errors.As(err, &herr) || errors.As(err, &uerr) || errors.As(err, &nerr) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, rpc.ErrClientQuit) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED)
 }

@@ -176,6 +176,12 @@ func TestGoldenHiveBlock(t *testing.T) {
 	if err != nil || fin != 0x36 {
 		t.Fatalf("FinalizedHeight = %d, %v; want 54", fin, err)
 	}
+	// A node without the tag (geth answers -32000 "finalized block not
+	// found" before the merge) has finalized height 0.
+	f.finalized = nil
+	if fin, err := c.FinalizedHeight(ctx); err != nil || fin != 0 {
+		t.Fatalf("FinalizedHeight without the tag = %d, %v; want 0", fin, err)
+	}
 	f.override = func(method string, params []json.RawMessage) (json.RawMessage, bool) {
 		if method == "eth_getBlockByNumber" && string(params[0]) == `"0x37"` {
 			return fixtureResult(t, "execapis_eth_getBlockByNumber_get_block_notfound.response.json"), true
