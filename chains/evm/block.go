@@ -192,6 +192,7 @@ func (c *Client) Block(ctx context.Context, height uint64, w chains.Watched) (ch
 	}
 
 	// Tokens: Transfer logs of the configured contracts.
+	seenLog := make(map[uint64]struct{}, len(logs))
 	for i := range logs {
 		l := &logs[i]
 		asset, known := c.tokens[l.Address]
@@ -202,8 +203,15 @@ func (c *Client) Block(ctx context.Context, height uint64, w chains.Watched) (ch
 			return chains.Block{}, fmt.Errorf("eth_getLogs for block %d %s: log of block %s, index %v: %w", height, hash, l.BlockHash, l.LogIndex, chains.ErrInvalidResponse)
 		}
 		if l.Removed || len(l.Topics) == 0 || l.Topics[0] != TransferTopic {
-			continue
+			// The filter asked for Transfer logs of this block hash: anything
+			// else contradicts the query.
+			return chains.Block{}, fmt.Errorf("eth_getLogs for block %d: log %d is not a live Transfer log: %w",
+				height, uint64(*l.LogIndex), chains.ErrInvalidResponse)
 		}
+		if _, dup := seenLog[uint64(*l.LogIndex)]; dup {
+			return chains.Block{}, fmt.Errorf("eth_getLogs for block %d: log index %d twice: %w", height, uint64(*l.LogIndex), chains.ErrInvalidResponse)
+		}
+		seenLog[uint64(*l.LogIndex)] = struct{}{}
 		if len(l.Topics) != 3 {
 			// Not an ERC-20 Transfer (ERC-721 indexes the value as a fourth topic).
 			c.log.Debug("skipping Transfer log without 3 topics", "height", height, "log", uint64(*l.LogIndex), "topics", len(l.Topics))
@@ -310,8 +318,8 @@ func (b *rpcBlock) check(height uint64) error {
 		return fmt.Errorf("eth_getBlockByNumber at height %d: %s: %w", height, what, chains.ErrInvalidResponse)
 	}
 	switch {
-	case b.Number == nil || b.Hash == nil || b.ParentHash == nil || b.Timestamp == nil:
-		return bad("missing number, hash, parentHash or timestamp")
+	case b.Number == nil || b.Hash == nil || b.ParentHash == nil || b.Timestamp == nil || b.Transactions == nil:
+		return bad("missing number, hash, parentHash, timestamp or transactions")
 	case uint64(*b.Number) != height:
 		return bad(fmt.Sprintf("block number %d", uint64(*b.Number)))
 	case *b.Hash == (common.Hash{}):

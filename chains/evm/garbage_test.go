@@ -106,6 +106,26 @@ func TestGarbageResponses(t *testing.T) {
 		{"LogWithoutIndex", func(t *testing.T, f *fakeNode, h common.Hash) {
 			f.logs[h][0].Raw = edit(t, f.logs[h][0].Raw, func(v any) any { delete(obj(v), "logIndex"); return v })
 		}, true},
+		{"MissingTransactions", func(t *testing.T, f *fakeNode, _ common.Hash) {
+			f.blocks[77] = edit(t, f.blocks[77], func(v any) any { delete(obj(v), "transactions"); return v })
+		}, true},
+		{"LogNotTransfer", func(t *testing.T, f *fakeNode, h common.Hash) {
+			f.override = func(method string, _ []json.RawMessage) (json.RawMessage, bool) {
+				if method != "eth_getLogs" {
+					return nil, false
+				}
+				return edit(t, mustJSON(t, []json.RawMessage{f.logs[h][0].Raw}), func(v any) any {
+					obj(arr(v)[0])["topics"] = []string{common.Hash{0xab}.Hex()}
+					return v
+				}), true
+			}
+		}, true},
+		{"LogRemoved", func(t *testing.T, f *fakeNode, h common.Hash) {
+			f.logs[h][0].Raw = edit(t, f.logs[h][0].Raw, func(v any) any { obj(v)["removed"] = true; return v })
+		}, true},
+		{"LogIndexTwice", func(t *testing.T, f *fakeNode, h common.Hash) {
+			f.logs[h] = append(f.logs[h], f.logs[h][0])
+		}, true},
 		{"TraceMissing", func(t *testing.T, f *fakeNode, h common.Hash) {
 			f.traces[h] = edit(t, f.traces[h], func(v any) any { return arr(v)[1:] })
 		}, true},
