@@ -50,6 +50,9 @@ func TestBtcdPayMineReorgRestart(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	b := startBtcd(t, dir)
+	if err := devnet.InstallBtcd(ctx); err != nil {
+		t.Fatalf("InstallBtcd with btcd present: %v", err)
+	}
 	tip, err := b.Tip(ctx)
 	if err != nil || tip < 101 {
 		t.Fatalf("tip %d, %v: StartBtcd must fund the faucet", tip, err)

@@ -32,6 +32,9 @@ func TestLitecoindSendMineReorgRestart(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	l := startLitecoind(t, dir, false)
+	if err := devnet.InstallLitecoind(ctx); err != nil {
+		t.Fatalf("InstallLitecoind with litecoind present: %v", err)
+	}
 	tip, err := l.Tip(ctx)
 	if err != nil || tip < 101 {
 		t.Fatalf("tip %d, %v: StartLitecoind must fund the wallet", tip, err)

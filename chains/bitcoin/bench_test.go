@@ -11,6 +11,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	ltcchaincfg "github.com/ltcsuite/ltcd/chaincfg"
 
 	"github.com/paywatch/paywatch/chains"
 )
@@ -122,6 +123,25 @@ func BenchmarkDecodeMatch(b *testing.B) {
 	b.ReportMetric(float64(3000*b.N)/b.Elapsed().Seconds(), "tx/s")
 	b.ReportMetric(float64(3000*b.N)/(cpuTime(b)-cpu).Seconds(), "cpu-tx/s")
 	b.ReportMetric(float64(len(raw)), "block-bytes")
+}
+
+// BenchmarkDecodeMatchLitecoin is BenchmarkDecodeMatch through the
+// Litecoin decoder (ltcd wire, which also handles HogEx and MWEB).
+func BenchmarkDecodeMatchLitecoin(b *testing.B) {
+	raw, hits := syntheticBlock(b, 3000, 100)
+	w := bigWatchSet(1_000_000, hits)
+	c := ltcCodec{params: &ltcchaincfg.MainNetParams}
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	cpu := cpuTime(b)
+	for b.Loop() {
+		d, err := c.block(raw, w)
+		if err != nil || len(d.transfers) != len(hits) {
+			b.Fatalf("%d transfers, %v", len(d.transfers), err)
+		}
+	}
+	b.ReportMetric(float64(3000*b.N)/b.Elapsed().Seconds(), "tx/s")
+	b.ReportMetric(float64(3000*b.N)/(cpuTime(b)-cpu).Seconds(), "cpu-tx/s")
 }
 
 // BenchmarkDecodeMatchHex adds the hex decoding into a reused buffer that

@@ -198,6 +198,13 @@ func TestGoldenBitcoinMainnet766390(t *testing.T) {
 	c := newTestClient(t, payment.Bitcoin, Mainnet, serveBlock(t, vb.Height, vb.Hash, raw))
 	checkAgainstVerbose(t, c, vb)
 
+	// A pretty-printed answer (no fast path) decodes the same.
+	pretty := scripted(t, map[string]reply{
+		"getblockhash": {200, "{\n  \"result\": \"" + vb.Hash + "\",\n  \"error\": null,\n  \"id\": 1\n}"},
+		"getblock":     {200, "{\n  \"result\": \"" + hex.EncodeToString(raw) + "\",\n  \"error\": null,\n  \"id\": 1\n}"},
+	})
+	checkAgainstVerbose(t, newTestClient(t, payment.Bitcoin, Mainnet, pretty), vb)
+
 	// Nothing watched: no transfers, and nothing else changes.
 	b, err := c.Block(context.Background(), vb.Height, chains.NewWatchSet(0))
 	if err != nil || len(b.Transfers) != 0 || b.Hash != vb.Hash {

@@ -57,6 +57,8 @@ func (c *Client) Pending(ctx context.Context, w chains.Watched) ([]chains.Transf
 	for i, tx := range fetched {
 		if found[i] {
 			next[missing[i]] = tx
+		} else {
+			c.log.Debug("mempool transaction left before it was fetched", "txid", missing[i])
 		}
 	}
 	c.mempool = next
