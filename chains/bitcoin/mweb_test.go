@@ -23,8 +23,9 @@ func lastTxIfHogEx(t *testing.T, raw []byte) *ltcwire.MsgTx {
 	return last
 }
 
-// mwebTx reports whether a raw Litecoin transaction carries MWEB data.
-func mwebTx(t *testing.T, rawHex string) bool {
+// pureMWEBTx reports whether a raw Litecoin transaction is MWEB-only: MWEB
+// data and no canonical inputs or outputs (its txid is its kernel's hash).
+func pureMWEBTx(t *testing.T, rawHex string) bool {
 	t.Helper()
 	raw, err := hex.DecodeString(rawHex)
 	if err != nil {
@@ -34,5 +35,5 @@ func mwebTx(t *testing.T, rawHex string) bool {
 	if err := tx.Deserialize(bytes.NewReader(raw)); err != nil {
 		t.Fatal(err)
 	}
-	return tx.Mweb != nil
+	return tx.Mweb != nil && len(tx.TxIn) == 0 && len(tx.TxOut) == 0
 }

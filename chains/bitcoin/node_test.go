@@ -297,15 +297,15 @@ func TestConformanceLitecoindMWEB(t *testing.T) {
 		t.Fatalf("HogEx output not reported: %+v", b.Transfers)
 	}
 
-	// The mempool with MWEB transactions (a peg-in, and an MWEB-to-MWEB
-	// send from the coins pegged in so far) decodes; a canonical payment
-	// beside them is pending.
+	// A mempool holding an MWEB-only transaction (the wallet pays an MWEB
+	// address from the coins ActivateMWEB pegged in) decodes, its txid
+	// checks out, and a canonical payment beside it is pending.
 	mwebAddr, err := c.node.NewAddress(ctx, "mweb")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.node.SendToAddress(ctx, mwebAddr, 50_000_000); err != nil {
-		t.Fatalf("peg-in: %v", err)
+		t.Fatalf("MWEB send: %v", err)
 	}
 	key, addr := c.NewAddress(t)
 	txid, err := c.node.SendToAddress(ctx, addr, 777_000)
@@ -316,18 +316,18 @@ func TestConformanceLitecoindMWEB(t *testing.T) {
 	if err := c.node.Call(ctx, "getrawmempool", &pool); err != nil {
 		t.Fatal(err)
 	}
-	withMWEB := 0
+	pure := 0
 	for _, id := range pool {
 		var rawHex string
 		if err := c.node.Call(ctx, "getrawtransaction", &rawHex, id, 0); err != nil {
 			t.Fatal(err)
 		}
-		if mwebTx(t, rawHex) {
-			withMWEB++
+		if pureMWEBTx(t, rawHex) {
+			pure++
 		}
 	}
-	if withMWEB == 0 {
-		t.Fatalf("no MWEB transaction in the mempool %v", pool)
+	if pure == 0 {
+		t.Fatalf("no MWEB-only transaction in the mempool %v", pool)
 	}
 	w = chains.NewWatchSet(1)
 	w.Add(key)
