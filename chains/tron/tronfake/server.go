@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // maxMessageSize is java-tron's default node.rpc.maxMessageSize (4 MiB),
@@ -125,7 +126,12 @@ func (n *Node) fail(w http.ResponseWriter, r *http.Request, f Failure) {
 	case FailGarbage:
 		writeJSON(w, http.StatusOK, `{"blockID":"0000000001d6f4a09f60c27b","block_header":{"raw_data":{"number":`)
 	case FailTimeout:
-		<-r.Context().Done()
+		// The server notices the client hanging up only once the body is read.
+		io.Copy(io.Discard, r.Body)
+		select {
+		case <-r.Context().Done():
+		case <-time.After(time.Minute):
+		}
 	}
 }
 
