@@ -2,12 +2,11 @@ package solana
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
 	"time"
-
-	sol "github.com/gagliardetto/solana-go"
 
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/payment"
@@ -20,152 +19,204 @@ const (
 	maxSig58 = 88
 )
 
-// key58 is a public key as the node wrote it (base58 text), held inline so
-// that decoding a block allocates nothing per account. It accepts both shapes
-// agave uses: a plain string ("json" encoding, loadedAddresses) and the
-// annotated object {"pubkey":…,"signer":…,"source":…,"writable":…}
-// (transactionDetails "accounts", "jsonParsed").
-type key58 struct {
-	n uint8
-	b [maxKey58]byte
+// txScratch is one transaction as read from getBlock's "transactions" or
+// getTransaction's result: sub-slices of the body, reused from one
+// transaction to the next.
+type txScratch struct {
+	sig       []byte   // first signature (base58 text)
+	nsig      int      // number of signatures
+	keys      [][]byte // static keys ("json") or the annotated list ("accounts")
+	loadedW   [][]byte // meta.loadedAddresses.writable ("json" only)
+	loadedR   [][]byte // meta.loadedAddresses.readonly
+	pre, post []uint64
+	meta      bool // meta was an object
+	errSeen   bool // meta.err present
+	failed    bool // meta.err not null
+	message   bool // "json" form (transaction.message)
+	annotated bool // "accounts" form (transaction.accountKeys)
+	slot      uint64
+	hasSlot   bool
+	blockTime int64
+	hasTime   bool
+	kbuf      [32]byte // key under test; a local would escape through Watched
 }
 
-func (k *key58) UnmarshalJSON(data []byte) error {
-	if len(data) > 0 && data[0] == '{' {
-		v, ok := objectString(data, `"pubkey"`)
-		if !ok {
-			return errors.New("account object without a pubkey string")
-		}
-		data = v
-	} else {
-		if len(data) < 2 || data[0] != '"' || data[len(data)-1] != '"' {
-			return fmt.Errorf("account key %.60s is not a string", data)
-		}
-		data = data[1 : len(data)-1]
+func (t *txScratch) reset() {
+	*t = txScratch{kbuf: t.kbuf, keys: t.keys[:0], loadedW: t.loadedW[:0], loadedR: t.loadedR[:0], pre: t.pre[:0], post: t.post[:0]}
+}
+
+// readStrings appends the strings of an array to dst.
+func (s *scanner) readStrings(dst [][]byte) ([][]byte, error) {
+	if s.null() {
+		return dst, nil
 	}
-	if len(data) == 0 || len(data) > maxKey58 || bytes.IndexByte(data, '\\') >= 0 {
-		return fmt.Errorf("account key %q is not base58", data)
+	err := s.array(func() error {
+		v, err := s.str()
+		dst = append(dst, v)
+		return err
+	})
+	return dst, err
+}
+
+func (s *scanner) readU64s(dst []uint64) ([]uint64, error) {
+	if s.null() {
+		return dst, nil
 	}
-	k.n = uint8(copy(k.b[:], data))
-	return nil
+	err := s.array(func() error {
+		v, err := s.u64()
+		dst = append(dst, v)
+		return err
+	})
+	return dst, err
 }
 
-func (k *key58) text() string { return string(k.b[:k.n]) }
-
-// decode returns the 32-byte key.
-func (k *key58) decode() (sol.PublicKey, error) {
-	return sol.PublicKeyFromBase58(k.text())
-}
-
-// objectString returns the string value of key (quoted) in a flat, already
-// validated JSON object. A quoted word followed by ':' is always a key, so the
-// first such match is the member.
-func objectString(obj []byte, key string) ([]byte, bool) {
-	for rest := obj; ; {
-		i := bytes.Index(rest, []byte(key))
-		if i < 0 {
-			return nil, false
+// readKeys appends an account-key list: base58 strings, or objects with a
+// "pubkey" member (agave's ParsedAccount).
+func (s *scanner) readKeys(dst [][]byte) ([][]byte, error) {
+	err := s.array(func() error {
+		if s.peek() == '"' {
+			v, err := s.str()
+			dst = append(dst, v)
+			return err
 		}
-		rest = rest[i+len(key):]
-		j := 0
-		for j < len(rest) && isSpace(rest[j]) {
-			j++
+		var pubkey []byte
+		err := s.object(func(key []byte) error {
+			if string(key) == "pubkey" {
+				v, err := s.str()
+				pubkey = v
+				return err
+			}
+			return s.skip(0)
+		})
+		if err == nil && pubkey == nil {
+			err = errors.New("account without pubkey")
 		}
-		if j == len(rest) || rest[j] != ':' {
-			continue
+		dst = append(dst, pubkey)
+		return err
+	})
+	return dst, err
+}
+
+// readTx reads one transaction-with-meta object into t.
+func (s *scanner) readTx(t *txScratch) error {
+	t.reset()
+	return s.object(func(key []byte) error {
+		switch string(key) {
+		case "meta":
+			if s.null() {
+				return nil
+			}
+			t.meta = true
+			return s.readMeta(t)
+		case "transaction":
+			if s.null() {
+				return nil
+			}
+			if s.peek() != '{' {
+				return errors.New("transaction is not in a JSON encoding")
+			}
+			return s.readTxBody(t)
+		case "slot":
+			v, err := s.u64()
+			t.slot, t.hasSlot = v, true
+			return err
+		case "blockTime":
+			if s.null() {
+				return nil
+			}
+			v, err := s.i64()
+			t.blockTime, t.hasTime = v, true
+			return err
 		}
-		j++
-		for j < len(rest) && isSpace(rest[j]) {
-			j++
+		return s.skip(0)
+	})
+}
+
+func (s *scanner) readMeta(t *txScratch) error {
+	return s.object(func(key []byte) error {
+		var err error
+		switch string(key) {
+		case "err":
+			t.errSeen = true
+			t.failed = !s.null()
+			if t.failed {
+				return s.skip(0)
+			}
+		case "preBalances":
+			t.pre, err = s.readU64s(t.pre[:0])
+		case "postBalances":
+			t.post, err = s.readU64s(t.post[:0])
+		case "loadedAddresses":
+			if s.null() {
+				return nil
+			}
+			err = s.object(func(key []byte) error {
+				var err error
+				switch string(key) {
+				case "writable":
+					t.loadedW, err = s.readStrings(t.loadedW[:0])
+				case "readonly":
+					t.loadedR, err = s.readStrings(t.loadedR[:0])
+				default:
+					err = s.skip(0)
+				}
+				return err
+			})
+		default:
+			err = s.skip(0)
 		}
-		if j == len(rest) || rest[j] != '"' {
-			return nil, false
+		return err
+	})
+}
+
+func (s *scanner) readTxBody(t *txScratch) error {
+	return s.object(func(key []byte) error {
+		switch string(key) {
+		case "signatures":
+			t.nsig = 0
+			if s.null() {
+				return nil
+			}
+			return s.array(func() error {
+				v, err := s.str()
+				if err == nil && (len(v) == 0 || len(v) > maxSig58 || bytes.IndexByte(v, '\\') >= 0) {
+					err = fmt.Errorf("signature %q is not base58", v)
+				}
+				if t.nsig == 0 {
+					t.sig = v
+				}
+				t.nsig++
+				return err
+			})
+		case "accountKeys":
+			// transactionDetails "accounts": annotated objects.
+			if s.null() {
+				return nil
+			}
+			t.annotated = true
+			var err error
+			t.keys, err = s.readKeys(t.keys[:0])
+			return err
+		case "message":
+			if s.null() {
+				return nil
+			}
+			t.message = true
+			return s.object(func(key []byte) error {
+				if string(key) == "accountKeys" {
+					// Strings ("json") or annotated objects ("jsonParsed").
+					var err error
+					t.keys, err = s.readKeys(t.keys[:0])
+					return err
+				}
+				return s.skip(0)
+			})
 		}
-		end := bytes.IndexByte(rest[j+1:], '"')
-		if end < 0 {
-			return nil, false
-		}
-		return rest[j+1 : j+1+end], true
-	}
+		return s.skip(0)
+	})
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-// sig58 is a transaction signature as base58 text, held inline.
-type sig58 struct {
-	n uint8
-	b [maxSig58]byte
-}
-
-func (s *sig58) UnmarshalJSON(data []byte) error {
-	if len(data) < 2 || data[0] != '"' || data[len(data)-1] != '"' {
-		return fmt.Errorf("signature %.100s is not a string", data)
-	}
-	data = data[1 : len(data)-1]
-	if len(data) == 0 || len(data) > maxSig58 || bytes.IndexByte(data, '\\') >= 0 {
-		return fmt.Errorf("signature %q is not base58", data)
-	}
-	s.n = uint8(copy(s.b[:], data))
-	return nil
-}
-
-func (s *sig58) text() string { return string(s.b[:s.n]) }
-
-// errField records whether meta.err is present and anything but null,
-// without keeping it. (encoding/json calls UnmarshalJSON for null too, on a
-// non-pointer field.)
-type errField struct {
-	present, failed bool
-}
-
-func (f *errField) UnmarshalJSON(data []byte) error {
-	f.present, f.failed = true, string(data) != "null"
-	return nil
-}
-
-// txMeta is the part of a transaction's status meta paywatch reads. In
-// "accounts" mode agave sends err, status, fee, pre/postBalances and
-// pre/postTokenBalances only; "json" mode adds loadedAddresses.
-type txMeta struct {
-	Err             errField `json:"err"`
-	PreBalances     []uint64 `json:"preBalances"`
-	PostBalances    []uint64 `json:"postBalances"`
-	LoadedAddresses *struct {
-		Writable []key58 `json:"writable"`
-		Readonly []key58 `json:"readonly"`
-	} `json:"loadedAddresses"`
-}
-
-// txBody is the "transaction" member: either the accounts-mode list
-// {"signatures","accountKeys":[objects]} or the json-mode transaction
-// {"signatures","message":{"accountKeys":[strings],…}}.
-type txBody struct {
-	Signatures  []sig58 `json:"signatures"`
-	AccountKeys []key58 `json:"accountKeys"`
-	Message     *struct {
-		AccountKeys []key58 `json:"accountKeys"`
-	} `json:"message"`
-}
-
-// txWithMeta is one element of getBlock's "transactions" or the result of
-// getTransaction (which adds slot and blockTime).
-type txWithMeta struct {
-	Meta        *txMeta `json:"meta"`
-	Transaction txBody  `json:"transaction"`
-	Slot        *uint64 `json:"slot"`
-	BlockTime   *int64  `json:"blockTime"`
-}
-
-// blockResult is getBlock's result.
-type blockResult struct {
-	BlockTime         *int64       `json:"blockTime"`
-	Blockhash         string       `json:"blockhash"`
-	ParentSlot        *uint64      `json:"parentSlot"`
-	PreviousBlockhash string       `json:"previousBlockhash"`
-	Transactions      []txWithMeta `json:"transactions"`
-}
-
-// credits appends to out a transfer for every watched account of tx whose
+// credits appends to out a transfer for every watched account of t whose
 // balance rose, in account-index order. A failed transaction (meta.err not
 // null) credits nothing: only its fee moved.
 //
@@ -174,77 +225,138 @@ type blockResult struct {
 // the annotated list already holds all of them (source "lookupTable") and
 // meta has no loadedAddresses; in json mode the loaded keys come from meta.
 // The combined list must be exactly as long as the balance arrays.
-func credits(tx *txWithMeta, w chains.Watched, out []chains.Transfer) ([]chains.Transfer, error) {
-	m := tx.Meta
-	if m == nil {
+func credits(t *txScratch, w chains.Watched, out []chains.Transfer) ([]chains.Transfer, error) {
+	switch {
+	case !t.meta:
 		return out, errors.New("transaction without status meta")
-	}
-	if !m.Err.present {
+	case !t.errSeen:
 		return out, errors.New("meta without err member")
-	}
-	if len(tx.Transaction.Signatures) == 0 {
+	case t.nsig == 0:
 		return out, errors.New("transaction without signatures")
+	case t.message == t.annotated:
+		return out, errors.New("transaction needs exactly one of message or accountKeys")
+	case len(t.pre) != len(t.post):
+		return out, fmt.Errorf("transaction %s: %d preBalances but %d postBalances", t.sig, len(t.pre), len(t.post))
 	}
-	if len(m.PreBalances) != len(m.PostBalances) {
-		return out, fmt.Errorf("transaction %s: %d preBalances but %d postBalances",
-			tx.Transaction.Signatures[0].text(), len(m.PreBalances), len(m.PostBalances))
-	}
-	if m.Err.failed {
+	if t.failed {
 		return out, nil
 	}
-	static := tx.Transaction.AccountKeys
-	if tx.Transaction.Message != nil {
-		if len(static) != 0 {
-			return out, errors.New("transaction has both accountKeys and message")
-		}
-		static = tx.Transaction.Message.AccountKeys
-	}
-	var writable, readonly []key58
-	if m.LoadedAddresses != nil {
-		writable, readonly = m.LoadedAddresses.Writable, m.LoadedAddresses.Readonly
-	}
-	n := len(m.PreBalances)
+	static, writable, readonly := t.keys, t.loadedW, t.loadedR
+	n := len(t.pre)
 	switch {
 	case len(static) == n:
-		// Accounts mode (lookup keys included) or a tx without lookups.
+		// Accounts mode (lookup keys included) or no lookups at all.
 		writable, readonly = nil, nil
 	case len(static)+len(writable)+len(readonly) == n:
 	default:
 		return out, fmt.Errorf("transaction %s: %d account keys (+%d loaded) for %d balances",
-			tx.Transaction.Signatures[0].text(), len(static), len(writable)+len(readonly), n)
+			t.sig, len(static), len(writable)+len(readonly), n)
 	}
 	for i := 0; i < n; i++ {
-		if m.PostBalances[i] <= m.PreBalances[i] {
+		if t.post[i] <= t.pre[i] {
 			continue
 		}
-		var k *key58
+		var text []byte
 		switch {
 		case i < len(static):
-			k = &static[i]
+			text = static[i]
 		case i < len(static)+len(writable):
-			k = &writable[i-len(static)]
+			text = writable[i-len(static)]
 		default:
-			k = &readonly[i-len(static)-len(writable)]
+			text = readonly[i-len(static)-len(writable)]
 		}
-		pk, err := k.decode()
-		if err != nil {
-			return out, fmt.Errorf("transaction %s account %d: %w", tx.Transaction.Signatures[0].text(), i, err)
+		var ok bool
+		if t.kbuf, ok = decodeKey58(text); !ok {
+			return out, fmt.Errorf("transaction %s account %d: %q is not a base58 public key", t.sig, i, text)
 		}
-		if !w.Contains(pk[:]) {
+		key := t.kbuf[:]
+		if !w.Contains(key) {
 			continue
 		}
-		key := make([]byte, len(pk))
-		copy(key, pk[:])
+		if !isBase58(t.sig) {
+			return out, fmt.Errorf("signature %q is not base58", t.sig)
+		}
 		out = append(out, chains.Transfer{
-			TxID:    tx.Transaction.Signatures[0].text(),
+			TxID:    string(t.sig),
 			Index:   int64(i),
 			Asset:   payment.Native,
-			Key:     key,
-			Address: pk.String(),
-			Amount:  new(big.Int).SetUint64(m.PostBalances[i] - m.PreBalances[i]),
+			Key:     append([]byte(nil), key...),
+			Address: string(text), // canonical: decodeKey58 accepts canonical text only
+			Amount:  new(big.Int).SetUint64(t.post[i] - t.pre[i]),
 		})
 	}
 	return out, nil
+}
+
+// isBase58 reports whether b is only base58 characters.
+func isBase58(b []byte) bool {
+	for _, c := range b {
+		if b58[c] == 0xff {
+			return false
+		}
+	}
+	return true
+}
+
+// readResponse reads a JSON-RPC 2.0 response, handing the scanner to result
+// for a non-null "result". found is false for "result": null; the node's
+// error object comes back as an *RPCError; anything malformed (including a
+// failure inside result) is reported through invalid.
+func readResponse(method string, body []byte, result func(s *scanner) error, invalid func(error) error) (found bool, err error) {
+	s := scanner{b: body}
+	var version []byte
+	var rpcErr *RPCError
+	sawResult := false
+	err = s.object(func(key []byte) error {
+		switch string(key) {
+		case "jsonrpc":
+			v, err := s.str()
+			version = v
+			return err
+		case "result":
+			sawResult = true
+			if s.null() {
+				return nil
+			}
+			found = true
+			return result(&s)
+		case "error":
+			if s.null() {
+				return nil
+			}
+			rpcErr = &RPCError{Method: method}
+			return s.object(func(key []byte) error {
+				switch string(key) {
+				case "code":
+					v, err := s.i64()
+					rpcErr.Code = int(v)
+					return err
+				case "message":
+					start := s.i
+					if _, err := s.str(); err != nil {
+						return err
+					}
+					return json.Unmarshal(bytes.TrimSpace(s.b[start:s.i]), &rpcErr.Message)
+				}
+				return s.skip(0)
+			})
+		}
+		return s.skip(0)
+	})
+	if err == nil {
+		err = s.end()
+	}
+	switch {
+	case err != nil:
+		return false, invalid(err)
+	case rpcErr != nil:
+		return false, rpcErr
+	case string(version) != "2.0":
+		return false, invalid(fmt.Errorf("jsonrpc version %q", version))
+	case !sawResult:
+		return false, invalid(errors.New("response has neither result nor error"))
+	}
+	return found, nil
 }
 
 // decodeBlock turns a getBlock JSON-RPC response body into a chains.Block
@@ -255,28 +367,97 @@ func decodeBlock(slot uint64, body []byte, w chains.Watched) (chains.Block, erro
 	invalid := func(err error) error {
 		return fmt.Errorf("solana: getBlock %d: %w: %w", slot, chains.ErrInvalidResponse, err)
 	}
-	var res blockResult
-	found, err := decodeEnvelope("getBlock", body, &res, invalid)
+	b := chains.Block{BlockRef: chains.BlockRef{Height: slot}}
+	var hash, prev []byte
+	var hasParent bool
+	var tx txScratch
+	found, err := readResponse("getBlock", body, func(s *scanner) error {
+		return s.object(func(key []byte) error {
+			var err error
+			switch string(key) {
+			case "blockhash":
+				hash, err = s.str()
+			case "previousBlockhash":
+				prev, err = s.str()
+			case "parentSlot":
+				_, err = s.u64()
+				hasParent = true
+			case "blockTime":
+				if !s.null() {
+					var t int64
+					t, err = s.i64()
+					b.Time = time.Unix(t, 0).UTC()
+				}
+			case "transactions":
+				n := 0
+				err = s.array(func() error {
+					if err := s.readTx(&tx); err != nil {
+						return fmt.Errorf("transaction %d: %w", n, err)
+					}
+					var err error
+					if b.Transfers, err = credits(&tx, w, b.Transfers); err != nil {
+						return fmt.Errorf("transaction %d: %w", n, err)
+					}
+					n++
+					return nil
+				})
+			default:
+				err = s.skip(0)
+			}
+			return err
+		})
+	}, invalid)
 	if err != nil {
 		return chains.Block{}, err
 	}
 	if !found {
 		return chains.Block{}, fmt.Errorf("solana: getBlock %d: node returned null: %w", slot, ErrTransient)
 	}
-	if res.Blockhash == "" || res.PreviousBlockhash == "" || res.ParentSlot == nil {
+	if hash == nil || prev == nil || !hasParent {
 		return chains.Block{}, invalid(errors.New("missing blockhash, previousBlockhash or parentSlot"))
 	}
-	if _, err := sol.HashFromBase58(res.Blockhash); err != nil {
-		return chains.Block{}, invalid(fmt.Errorf("blockhash %q: %w", res.Blockhash, err))
+	if _, ok := decodeKey58(hash); !ok {
+		return chains.Block{}, invalid(fmt.Errorf("blockhash %q is not base58", hash))
 	}
-	b := chains.Block{BlockRef: chains.BlockRef{Height: slot, Hash: res.Blockhash, Parent: res.PreviousBlockhash}}
-	if res.BlockTime != nil {
-		b.Time = time.Unix(*res.BlockTime, 0).UTC()
+	if len(prev) == 0 || bytes.IndexByte(prev, '\\') >= 0 {
+		return chains.Block{}, invalid(fmt.Errorf("previousBlockhash %q", prev))
 	}
-	for i := range res.Transactions {
-		if b.Transfers, err = credits(&res.Transactions[i], w, b.Transfers); err != nil {
-			return chains.Block{}, invalid(fmt.Errorf("transaction %d: %w", i, err))
-		}
-	}
+	b.Hash, b.Parent = string(hash), string(prev)
 	return b, nil
+}
+
+// decodeTransaction reads a getTransaction response for sig into its credits
+// to watched keys, with its slot and block time. found is false for null.
+func decodeTransaction(sig string, body []byte, w chains.Watched) (out []SlotTransfer, slot uint64, found bool, err error) {
+	invalid := func(err error) error {
+		return fmt.Errorf("solana: getTransaction %s: %w: %w", sig, chains.ErrInvalidResponse, err)
+	}
+	var tx txScratch
+	var transfers []chains.Transfer
+	found, err = readResponse("getTransaction", body, func(s *scanner) error {
+		if err := s.readTx(&tx); err != nil {
+			return err
+		}
+		var err error
+		transfers, err = credits(&tx, w, nil)
+		return err
+	}, invalid)
+	if err != nil || !found {
+		return nil, 0, found, err
+	}
+	if !tx.hasSlot {
+		return nil, 0, true, invalid(errors.New("result without slot"))
+	}
+	if string(tx.sig) != sig {
+		return nil, 0, true, invalid(fmt.Errorf("first signature is %q", tx.sig))
+	}
+	var t time.Time
+	if tx.hasTime {
+		t = time.Unix(tx.blockTime, 0).UTC()
+	}
+	out = make([]SlotTransfer, len(transfers))
+	for i, tr := range transfers {
+		out[i] = SlotTransfer{Transfer: tr, Slot: tx.slot, Time: t}
+	}
+	return out, tx.slot, true, nil
 }

@@ -41,12 +41,16 @@
 //
 // solana-go: the JSON-RPC transport is solana-go's rpc.Client
 // (RPCCallWithCallback: request framing, ids, headers, our *http.Client), its
-// option constants, PublicKey/Signature/Hash base58 types and
+// option constants, PublicKey/Signature base58 types and
 // rpc.TransactionSignature for getSignaturesForAddress. Response bodies are
-// decoded here with encoding/json because solana-go cannot decode
+// decoded here, not by solana-go, because solana-go cannot decode
 // transactionDetails "accounts" (it models "full" only), refuses the "json"
 // encoding in GetBlockWithOpts/GetTransaction, and folds HTTP and decode
-// failures into untyped errors that could not be classified. Keys and
-// signatures are kept as inline base58 text while decoding; only accounts
-// whose balance rose are decoded to 32 bytes and looked up.
+// failures into untyped errors that could not be classified. getSlot,
+// getBlocks and getSignaturesForAddress use encoding/json; getBlock and
+// getTransaction bodies (megabytes) go through a single-pass scanner
+// (scan.go) that validates the whole JSON grammar, keeps keys and signatures
+// as sub-slices of the body and decodes to 32 bytes only the accounts whose
+// balance rose. Tests check it against an encoding/json oracle
+// (FuzzDecoderAgreement).
 package solana

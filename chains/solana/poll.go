@@ -2,7 +2,6 @@ package solana
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -139,11 +138,12 @@ func (c *Client) transaction(ctx context.Context, sig string, slot uint64, w cha
 		"encoding":                       "json",
 		"maxSupportedTransactionVersion": rpc.MaxSupportedTransactionVersion0,
 	}}
-	var tx txWithMeta
+	var out []SlotTransfer
+	var got uint64
 	var found bool
 	err := c.call(ctx, "getTransaction", params, func(body []byte) error {
 		var err error
-		found, err = decodeEnvelope("getTransaction", body, &tx, invalid)
+		out, got, found, err = decodeTransaction(sig, body, w)
 		return err
 	})
 	if err != nil {
@@ -153,23 +153,8 @@ func (c *Client) transaction(ctx context.Context, sig string, slot uint64, w cha
 		// Listed as finalized but not readable yet (load-balanced nodes).
 		return nil, fmt.Errorf("solana: %s: null result: %w", where, ErrTransient)
 	}
-	if tx.Slot == nil || *tx.Slot != slot {
-		return nil, invalid(errors.New("slot missing or different from the signature list"))
-	}
-	if len(tx.Transaction.Signatures) == 0 || tx.Transaction.Signatures[0].text() != sig {
-		return nil, invalid(errors.New("first signature differs from the one asked for"))
-	}
-	transfers, err := credits(&tx, w, nil)
-	if err != nil {
-		return nil, invalid(err)
-	}
-	var t time.Time
-	if tx.BlockTime != nil {
-		t = time.Unix(*tx.BlockTime, 0).UTC()
-	}
-	out := make([]SlotTransfer, len(transfers))
-	for i, tr := range transfers {
-		out[i] = SlotTransfer{Transfer: tr, Slot: slot, Time: t}
+	if got != slot {
+		return nil, invalid(fmt.Errorf("slot %d, the signature list says %d", got, slot))
 	}
 	return out, nil
 }
