@@ -17,7 +17,6 @@ import (
 	"github.com/paywatch/paywatch/payment"
 )
 
-
 // key58Std is a public key as the node wrote it (base58 text), held inline so
 // that decoding a block allocates nothing per account. It accepts both shapes
 // agave uses: a plain string ("json" encoding, loadedAddresses) and the
@@ -126,8 +125,8 @@ func (f *errFieldStd) UnmarshalJSON(data []byte) error {
 // pre/postTokenBalances only; "json" mode adds loadedAddresses.
 type txMetaStd struct {
 	Err             errFieldStd `json:"err"`
-	PreBalances     []uint64 `json:"preBalances"`
-	PostBalances    []uint64 `json:"postBalances"`
+	PreBalances     []uint64    `json:"preBalances"`
+	PostBalances    []uint64    `json:"postBalances"`
 	LoadedAddresses *struct {
 		Writable []key58Std `json:"writable"`
 		Readonly []key58Std `json:"readonly"`
@@ -150,16 +149,16 @@ type txBodyStd struct {
 type txWithMetaStd struct {
 	Meta        *txMetaStd `json:"meta"`
 	Transaction txBodyStd  `json:"transaction"`
-	Slot        *uint64 `json:"slot"`
-	BlockTime   *int64  `json:"blockTime"`
+	Slot        *uint64    `json:"slot"`
+	BlockTime   *int64     `json:"blockTime"`
 }
 
 // blockResultStd is getBlock's result.
 type blockResultStd struct {
-	BlockTime         *int64       `json:"blockTime"`
-	Blockhash         string       `json:"blockhash"`
-	ParentSlot        *uint64      `json:"parentSlot"`
-	PreviousBlockhash string       `json:"previousBlockhash"`
+	BlockTime         *int64          `json:"blockTime"`
+	Blockhash         string          `json:"blockhash"`
+	ParentSlot        *uint64         `json:"parentSlot"`
+	PreviousBlockhash string          `json:"previousBlockhash"`
 	Transactions      []txWithMetaStd `json:"transactions"`
 }
 
