@@ -1,6 +1,10 @@
 // Package tronfake is an in-memory Tron full node that speaks java-tron's
 // HTTP API, for tests and the local sandbox (no real Tron node runs here).
 //
+// Endpoints (GET or POST, under /wallet and /walletsolidity): getnowblock,
+// getblockbynum, getblockbylimitnext, gettransactioninfobyblocknum,
+// gettransactionbyid, gettransactioninfobyid.
+//
 // Guarantees:
 //   - Responses have the real node's shapes (taken from mainnet captures):
 //     sorted keys, visible=false hex addresses with the 41 prefix, blockID,

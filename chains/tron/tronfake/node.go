@@ -72,9 +72,10 @@ type block struct {
 	number    uint64
 	id        string
 	timestamp int64
-	json      []byte // getblockbynum body
-	infos     []byte // gettransactioninfobyblocknum body (a JSON array)
-	txIDs     []string
+	json      []byte            // getblockbynum body
+	infos     []byte            // gettransactioninfobyblocknum body (a JSON array)
+	txs       map[string][]byte // txID -> the transaction as printed in the block
+	infoByID  map[string][]byte // txID -> its TransactionInfo
 }
 
 // pendingTx is a transaction waiting for the next mined block.
@@ -105,9 +106,7 @@ func (n *Node) AddCaptured(blockJSON, txInfoJSON []byte) error {
 				Timestamp int64  `json:"timestamp"`
 			} `json:"raw_data"`
 		} `json:"block_header"`
-		Transactions []struct {
-			TxID string `json:"txID"`
-		} `json:"transactions"`
+		Transactions []json.RawMessage `json:"transactions"`
 	}
 	if err := json.Unmarshal(blockJSON, &b); err != nil {
 		return fmt.Errorf("tronfake: captured block: %w", err)
@@ -115,17 +114,30 @@ func (n *Node) AddCaptured(blockJSON, txInfoJSON []byte) error {
 	if len(b.BlockID) != 64 {
 		return fmt.Errorf("tronfake: captured block has blockID %q", b.BlockID)
 	}
-	infos := []byte("[]")
-	if txInfoJSON != nil {
-		if !json.Valid(txInfoJSON) {
-			return fmt.Errorf("tronfake: captured infos of block %d are not JSON", b.Header.Raw.Number)
-		}
-		infos = txInfoJSON
-	}
 	blk := &block{number: b.Header.Raw.Number, id: b.BlockID, timestamp: b.Header.Raw.Timestamp,
-		json: blockJSON, infos: infos}
+		json: blockJSON, infos: []byte("[]"), txs: map[string][]byte{}, infoByID: map[string][]byte{}}
+	var id struct {
+		TxID string `json:"txID"`
+		ID   string `json:"id"`
+	}
 	for _, t := range b.Transactions {
-		blk.txIDs = append(blk.txIDs, t.TxID)
+		if err := json.Unmarshal(t, &id); err != nil {
+			return fmt.Errorf("tronfake: captured block %d: %w", blk.number, err)
+		}
+		blk.txs[id.TxID] = t
+	}
+	if txInfoJSON != nil {
+		var infos []json.RawMessage
+		if err := json.Unmarshal(txInfoJSON, &infos); err != nil {
+			return fmt.Errorf("tronfake: captured infos of block %d: %w", blk.number, err)
+		}
+		for _, info := range infos {
+			if err := json.Unmarshal(info, &id); err != nil {
+				return fmt.Errorf("tronfake: captured infos of block %d: %w", blk.number, err)
+			}
+			blk.infoByID[id.ID] = info
+		}
+		blk.infos = txInfoJSON
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -457,7 +469,7 @@ func (n *Node) build(number uint64, parent []byte, ts int64, txs []*pendingTx) *
 			"witness_signature": hex.EncodeToString(append(append(wsig[:], wsig[:]...), 1)),
 		},
 	}
-	b := &block{number: number, id: id, timestamp: ts}
+	b := &block{number: number, id: id, timestamp: ts, txs: map[string][]byte{}, infoByID: map[string][]byte{}}
 	infos := make([]map[string]any, 0, len(txs))
 	if len(txs) > 0 {
 		list := make([]map[string]any, 0, len(txs))
@@ -470,7 +482,8 @@ func (n *Node) build(number uint64, parent []byte, ts int64, txs []*pendingTx) *
 			info["blockNumber"] = number
 			info["blockTimeStamp"] = ts
 			infos = append(infos, info)
-			b.txIDs = append(b.txIDs, t.id)
+			b.txs[t.id] = mustJSON(t.tx)
+			b.infoByID[t.id] = mustJSON(info)
 		}
 		body["transactions"] = list
 	}

@@ -2,6 +2,7 @@ package tronfake
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -33,6 +34,10 @@ var endpoints = map[string]endpoint{
 	"/wallet/getblockbynum":                        (*Node).getBlockByNum,
 	"/wallet/getblockbylimitnext":                  (*Node).getBlockByLimitNext,
 	"/wallet/gettransactioninfobyblocknum":         (*Node).getInfosByBlockNum,
+	"/wallet/gettransactionbyid":                   (*Node).getTransactionByID,
+	"/wallet/gettransactioninfobyid":               (*Node).getTransactionInfoByID,
+	"/walletsolidity/gettransactionbyid":           solidity((*Node).getTransactionByID),
+	"/walletsolidity/gettransactioninfobyid":       solidity((*Node).getTransactionInfoByID),
 	"/walletsolidity/getnowblock":                  solidity((*Node).getNowBlock),
 	"/walletsolidity/getblockbynum":                solidity((*Node).getBlockByNum),
 	"/walletsolidity/getblockbylimitnext":          solidity((*Node).getBlockByLimitNext),
@@ -304,4 +309,50 @@ func (n *Node) getInfosByBlockNum(p params) (string, error) {
 		return string(b.infos), nil
 	}
 	return "[]", nil
+}
+
+func (n *Node) getTransactionByID(p params) (string, error) {
+	return n.byID(p, func(b *block, id string) []byte { return b.txs[id] })
+}
+
+func (n *Node) getTransactionInfoByID(p params) (string, error) {
+	return n.byID(p, func(b *block, id string) []byte { return b.infoByID[id] })
+}
+
+// byID looks up a transaction by its "value" (hex txID): a BytesMessage that
+// JsonFormat decodes from hex, so non-hex is a ParseException and an unknown
+// id is {}.
+func (n *Node) byID(p params, pick func(*block, string) []byte) (string, error) {
+	var value string
+	if p.get {
+		value = strings.Join(p.query["value"], "")
+	} else {
+		if strings.TrimSpace(p.body) == "" {
+			return "", javaError{"org.tron.core.services.http.JsonFormat$ParseException", `1:1: Expected "{".`}
+		}
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(p.body), &obj); err != nil || obj == nil {
+			return "", javaError{"com.alibaba.fastjson.JSONException", "syntax error, " + fastjsonPos(p.body)}
+		}
+		if obj["visible"] == true {
+			return "", javaError{"tronfake", "visible=true is not implemented by the fake; paywatch never sends it"}
+		}
+		value, _ = obj["value"].(string)
+	}
+	if _, err := hex.DecodeString(value); err != nil {
+		return "", javaError{"org.tron.core.services.http.JsonFormat$ParseException", "1:10: Couldn't parse bytes: " + err.Error()}
+	}
+	value = strings.ToLower(value)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	limit := n.limitLocked(p.solid)
+	for h, b := range n.blocks {
+		if h > limit {
+			continue
+		}
+		if out := pick(b, value); out != nil {
+			return string(out), nil
+		}
+	}
+	return "{}", nil
 }

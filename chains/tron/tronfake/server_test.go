@@ -9,6 +9,8 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -207,5 +209,63 @@ func TestFailuresAndAPIKey(t *testing.T) {
 	}
 	if n.APIKeys()[""] != 4 {
 		t.Fatalf("keys seen: %v", n.APIKeys())
+	}
+}
+
+func TestTransactionByID(t *testing.T) {
+	n := tronfake.New()
+	srv := httptest.NewServer(n)
+	defer srv.Close()
+	// A captured block: the info by id is the real gettransactioninfobyid answer.
+	block, err := os.ReadFile("../testdata/reconstructed_block_30864600.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos, err := os.ReadFile("../testdata/mainnet_http_gettransactioninfobyblocknum_30864600.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("../testdata/mainnet_http_gettransactioninfobyid_usdt_0af79242.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.AddCaptured(block, infos); err != nil {
+		t.Fatal(err)
+	}
+	_, body := call(t, srv, "POST", "/wallet/gettransactioninfobyid",
+		`{"value":"0af79242191c6728b79e858a36a4b5c65e4e52b9fcee4dc5af30eac57b6d0953"}`)
+	var got, exp any
+	if err := json.Unmarshal([]byte(body), &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(want, &exp); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, exp) {
+		t.Fatalf("gettransactioninfobyid:\n got %s\nwant %s", body, want)
+	}
+	// A mined payment, by POST and GET; unknown and malformed ids.
+	txid := n.PayTRX(acct(1), acct(2), 1, true)
+	n.Mine(1)
+	for _, b := range []string{
+		func() string {
+			_, b := call(t, srv, "POST", "/wallet/gettransactionbyid", `{"value":"`+txid+`"}`)
+			return b
+		}(),
+		func() string { _, b := call(t, srv, "GET", "/wallet/gettransactionbyid?value="+txid, ``); return b }(),
+	} {
+		if !strings.Contains(b, `"txID":"`+txid+`"`) || !strings.Contains(b, `"raw_data_hex"`) {
+			t.Fatalf("gettransactionbyid: %s", b)
+		}
+	}
+	if _, b := call(t, srv, "POST", "/wallet/gettransactionbyid", `{"value":"`+strings.Repeat("00", 32)+`"}`); b != "{}\n" {
+		t.Fatalf("unknown id: %q", b)
+	}
+	if _, b := call(t, srv, "POST", "/wallet/gettransactioninfobyid", `{"value":"xyz"}`); !strings.Contains(b, `{"Error":"class org.tron.core.services.http.JsonFormat$ParseException`) {
+		t.Fatalf("non-hex id: %q", b)
+	}
+	// The solidity API does not know it yet.
+	if _, b := call(t, srv, "POST", "/walletsolidity/gettransactionbyid", `{"value":"`+txid+`"}`); b != "{}\n" {
+		t.Fatalf("solidity: %q", b)
 	}
 }
