@@ -143,9 +143,10 @@ func (n *Node) Skip(k int) {
 // newBlock appends an empty block at slot on top of the newest block.
 func (n *Node) newBlock(slot uint64) *block {
 	parent := n.last
-	t := int64(1_700_000_000) + int64(slot)*4/10 // 400 ms slots
+	// 400 ms slots: whole seconds elapsed between the parent's slot and this one.
+	t := int64(1_700_000_000) + int64(slot)*4/10
 	if parent.time != nil {
-		t = *parent.time + int64(slot-parent.slot)*4/10
+		t = *parent.time + int64(slot)*4/10 - int64(parent.slot)*4/10
 	}
 	b := &block{
 		slot:       slot,
