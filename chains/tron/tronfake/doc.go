@@ -26,5 +26,8 @@
 //   - FailNext injects the failures seen in production: an Error body, the
 //     "lack of computing resources" limiter, a lite full node's plain text,
 //     HTTP 429 and 500, a truncated body, a hung request.
+//   - ControlHandler (a separate handler, never mixed into the API) lets the
+//     sandbox pay, mine, reorg and inject failures over HTTP; Produce mines on
+//     a timer like the real 3-second slots.
 //   - visible=true is refused with an Error body rather than answered wrongly.
 package tronfake
