@@ -176,6 +176,10 @@ func (c *Client) Blocks(ctx context.Context, from, to uint64, w chains.Watched) 
 			// The node answers {} only to a range it considers invalid.
 			return nil, fmt.Errorf("tron: blocks [%d, %d): %w: no \"block\" list", start, end, chains.ErrInvalidResponse)
 		}
+		got := uint64(len(*list.Block))
+		if got > end-start {
+			return nil, fmt.Errorf("tron: blocks [%d, %d): %w: %d blocks", start, end, chains.ErrInvalidResponse, got)
+		}
 		for i := range *list.Block {
 			b := &(*list.Block)[i]
 			blk, err := c.assemble(ctx, start+uint64(i), b, w)
@@ -183,10 +187,6 @@ func (c *Client) Blocks(ctx context.Context, from, to uint64, w chains.Watched) 
 				return nil, err
 			}
 			out = append(out, blk)
-		}
-		got := uint64(len(*list.Block))
-		if got > end-start {
-			return nil, fmt.Errorf("tron: blocks [%d, %d): %w: %d blocks", start, end, chains.ErrInvalidResponse, got)
 		}
 		if got < end-start {
 			break // head reached
