@@ -190,7 +190,8 @@ func TestGoldenUSDT(t *testing.T) {
 }
 
 // TestGoldenUSDTMutations changes one thing at a time in the real USDT
-// block and infos; each change must make the transfer disappear.
+// block and infos; each change that makes it not a successful USDT transfer
+// must make the transfer disappear, the harmless ones must keep it.
 func TestGoldenUSDTMutations(t *testing.T) {
 	block := string(readFile(t, "reconstructed_block_30864600.json"))
 	infos := string(readFile(t, "mainnet_http_gettransactioninfobyblocknum_30864600.json"))
@@ -214,6 +215,10 @@ func TestGoldenUSDTMutations(t *testing.T) {
 		{name: "other emitter", old: `"address": "a614f803b6fd780986a42c78ec9c7f77e6ded13c"`,
 			new: `"address": "a614f803b6fd780986a42c78ec9c7f77e6ded13d"`},
 		{name: "tx ret OUT_OF_ENERGY", inBlock: 1},
+		{name: "41-prefixed log address", old: `"address": "a614f803b6fd780986a42c78ec9c7f77e6ded13c"`,
+			new: `"address": "41a614f803b6fd780986a42c78ec9c7f77e6ded13c"`, want: 1},
+		{name: "upper-case topic", old: `"ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"`,
+			new: `"DDF252AD1BE2C89B69C2B068FC378DAA952BA7F163C4A11628F55A4DF523B3EF"`, want: 1},
 	}
 	for _, c := range cases {
 		b, inf := block, infos

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/paywatch/paywatch/chains"
@@ -213,10 +214,14 @@ func (c *Client) matchLogs(height uint64, txID string, logs []logJSON, w chains.
 	var topic [32]byte
 	for i := range logs {
 		lg := &logs[i]
-		if !decodeHex(addr[:], lg.Address) {
+		a := lg.Address
+		if len(a) == 42 && a[:2] == "41" {
+			a = a[2:] // tolerate the 21-byte form some proxies print
+		}
+		if !decodeHex(addr[:], a) {
 			return nil, fmt.Errorf("tron: block %d tx %s log %d: %w: address %q", height, txID, i, chains.ErrInvalidResponse, lg.Address)
 		}
-		if addr != c.usdt || len(lg.Topics) != 3 || lg.Topics[0] != TransferTopic {
+		if addr != c.usdt || len(lg.Topics) != 3 || !strings.EqualFold(lg.Topics[0], TransferTopic) {
 			continue
 		}
 		if !decodeHex(topic[:], lg.Topics[2]) {
