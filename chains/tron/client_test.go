@@ -579,3 +579,43 @@ func TestNewValidates(t *testing.T) {
 		}
 	}
 }
+
+// TestLogIndexAndForeignInfos: the Index of a USDT transfer is its position
+// in the transaction's log list, so two transfers of one transaction get
+// distinct keys; an info for a transaction the block does not hold (the
+// head moved between the two calls) is transient.
+func TestLogIndexAndForeignInfos(t *testing.T) {
+	block := readFile(t, "reconstructed_block_30864600.json")
+	infos := string(readFile(t, "mainnet_http_gettransactioninfobyblocknum_30864600.json"))
+	to := mustKey(t, "TBA6CypYJizwA9XdC7Ubgc5F1bxrQ7SqPt")
+	const logStart = `"log": [`
+	i := strings.Index(infos, logStart) + len(logStart)
+	j := strings.Index(infos[i:], "}") + i + 1 // end of the real USDT log
+	usdtLog := infos[i:j]
+	other := `{"address": "1111111111111111111111111111111111111111", "data": "", "topics": ["ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"]}`
+	second := strings.Replace(usdtLog, "1fb6e57f", "00000007", 1)
+	threeLogs := infos[:i] + other + "," + usdtLog + "," + second + infos[j:]
+
+	e := newEnv(t, tron.Config{})
+	if err := e.node.AddCaptured(block, []byte(threeLogs)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.client.Block(ctx(t), 30864600, watch(to))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Transfers) != 2 || b.Transfers[0].Index != 1 || b.Transfers[1].Index != 2 ||
+		b.Transfers[0].Amount.Int64() != 532079999 || b.Transfers[1].Amount.Int64() != 7 ||
+		b.Transfers[0].TxID != b.Transfers[1].TxID {
+		t.Fatalf("transfers %+v", b.Transfers)
+	}
+
+	foreign := strings.Replace(infos, "8971d5c2c3b45dee02860ce821e9c2ba601424c311a7a80545848a4c4c09b4a1", strings.Repeat("ee", 32), 1)
+	e = newEnv(t, tron.Config{})
+	if err := e.node.AddCaptured(block, []byte(foreign)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client.Block(ctx(t), 30864600, watch(to)); !errors.Is(err, tron.ErrTransient) || !strings.Contains(err.Error(), "block 30864600") {
+		t.Fatalf("foreign info: %v", err)
+	}
+}
