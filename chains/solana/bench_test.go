@@ -130,7 +130,13 @@ func genBlockCount(tb testing.TB, n int, w *chains.WatchSet) ([]byte, int) {
 // (accounts mode, from bytes) against 1,000,000 watched 32-byte keys.
 //
 //	go test -run '^$' -bench DecodeBlockAccounts -benchmem ./chains/solana/
-func BenchmarkDecodeBlockAccounts(b *testing.B) {
+func BenchmarkDecodeBlockAccounts(b *testing.B) { benchDecode(b, decodeBlock) }
+
+// BenchmarkDecodeBlockAccountsStd is the same with the encoding/json oracle,
+// for comparison.
+func BenchmarkDecodeBlockAccountsStd(b *testing.B) { benchDecode(b, decodeBlockStd) }
+
+func benchDecode(b *testing.B, decode func(uint64, []byte, chains.Watched) (chains.Block, error)) {
 	ws := chains.NewWatchSet(1_000_100)
 	var k [32]byte
 	for range 1_000_000 {
@@ -145,7 +151,7 @@ func BenchmarkDecodeBlockAccounts(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		blk, err := decodeBlock(320_000_001, body, ws)
+		blk, err := decode(320_000_001, body, ws)
 		if err != nil {
 			b.Fatal(err)
 		}

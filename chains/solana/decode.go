@@ -45,13 +45,23 @@ func (t *txScratch) reset() {
 	*t = txScratch{kbuf: t.kbuf, keys: t.keys[:0], loadedW: t.loadedW[:0], loadedR: t.loadedR[:0], pre: t.pre[:0], post: t.post[:0]}
 }
 
-// readStrings appends the strings of an array to dst.
+// keyText reads one account key string and checks its shape (1 to 44
+// characters, no escapes); its base58 value is checked when it is used.
+func (s *scanner) keyText() ([]byte, error) {
+	v, err := s.str()
+	if err == nil && (len(v) == 0 || len(v) > maxKey58 || bytes.IndexByte(v, '\\') >= 0) {
+		err = fmt.Errorf("account key %q is not base58", v)
+	}
+	return v, err
+}
+
+// readStrings appends the account keys of an array to dst.
 func (s *scanner) readStrings(dst [][]byte) ([][]byte, error) {
 	if s.null() {
 		return dst, nil
 	}
 	err := s.array(func() error {
-		v, err := s.str()
+		v, err := s.keyText()
 		dst = append(dst, v)
 		return err
 	})
@@ -75,14 +85,14 @@ func (s *scanner) readU64s(dst []uint64) ([]uint64, error) {
 func (s *scanner) readKeys(dst [][]byte) ([][]byte, error) {
 	err := s.array(func() error {
 		if s.peek() == '"' {
-			v, err := s.str()
+			v, err := s.keyText()
 			dst = append(dst, v)
 			return err
 		}
 		var pubkey []byte
 		err := s.object(func(key []byte) error {
 			if string(key) == "pubkey" {
-				v, err := s.str()
+				v, err := s.keyText()
 				pubkey = v
 				return err
 			}

@@ -1,6 +1,7 @@
 package solana
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 )
@@ -75,6 +76,11 @@ func (s *scanner) str() ([]byte, error) {
 		return nil, err
 	}
 	start := s.i
+	// Fast path: no escape and no control character before the next quote.
+	if j := bytes.IndexByte(s.b[start:], '"'); j >= 0 && plain(s.b[start:start+j]) {
+		s.i = start + j + 1
+		return s.b[start : start+j], nil
+	}
 	for s.i < len(s.b) {
 		c := s.b[s.i]
 		switch {
@@ -109,6 +115,16 @@ func (s *scanner) str() ([]byte, error) {
 		}
 	}
 	return nil, s.fail("unterminated string")
+}
+
+// plain reports whether b holds no backslash and no control character.
+func plain(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 func isHex(c byte) bool {

@@ -60,7 +60,9 @@ func FuzzDecoderAgreement(f *testing.F) {
 		if ferr != nil && !errors.Is(ferr, chains.ErrInvalidResponse) && !errors.As(ferr, &rpcErr) && !errors.Is(ferr, ErrTransient) {
 			t.Fatalf("unclassified error %v", ferr)
 		}
-		if (ferr == nil) != (serr == nil) && caseVariantKey(body) {
+		differ := (ferr == nil) != (serr == nil) ||
+			(ferr == nil && fmt.Sprint(fast.BlockRef, fast.Time, summary(fast.Transfers)) != fmt.Sprint(std.BlockRef, std.Time, summary(std.Transfers)))
+		if differ && caseVariantKey(body) {
 			t.Skip("encoding/json matches member names case-insensitively; agave never varies case")
 		}
 		if (ferr == nil) != (serr == nil) {
