@@ -167,6 +167,9 @@ func (s *Service) Create(ctx context.Context, req CreateRequest, idem *Idem) (in
 	if err != nil {
 		return 0, nil, err
 	}
+	if err := s.checkChain(ctx, info.Network); err != nil {
+		return 0, nil, err
+	}
 	return s.idempotent(ctx, idem, func(tx *store.Tx, now time.Time) (int, any, error) {
 		p, err := tx.EnsurePayable(ctx, store.Payable{Kind: req.Kind, Reference: req.Reference, Account: req.Account,
 			AmountCents: int64(usd), CreatedAt: now})
@@ -186,6 +189,17 @@ func (s *Service) Create(ctx context.Context, req CreateRequest, idem *Idem) (in
 		}
 		return 201, view, nil
 	})
+}
+
+// checkChain refuses new intents on a network that is down or lagging.
+func (s *Service) checkChain(ctx context.Context, n payment.Network) error {
+	if s.opt.Chains == nil {
+		return nil
+	}
+	if err := s.opt.Chains.Available(ctx, n); err != nil {
+		return fail(ChainUnavailable, "%s payments are not accepted right now: %v", n, err)
+	}
+	return nil
 }
 
 // idempotent runs fn in a transaction, claiming idem first when given.
@@ -225,12 +239,9 @@ func (s *Service) idempotent(ctx context.Context, idem *Idem, fn func(*store.Tx,
 }
 
 // newIntent quotes, allocates an address and stores an intent for p.
+// The caller checks the chain (checkChain) before its transaction: the check
+// reads the database, and a transaction must not wait for a second connection.
 func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, info payment.MethodInfo, renewedFrom string, now time.Time) (IntentView, error) {
-	if s.opt.Chains != nil {
-		if err := s.opt.Chains.Available(ctx, info.Network); err != nil {
-			return IntentView{}, fail(ChainUnavailable, "%s payments are not accepted right now: %v", info.Network, err)
-		}
-	}
 	q, err := s.opt.Quotes.Quote(info.Symbol, now)
 	if err != nil {
 		return IntentView{}, fail(RateUnavailable, "%v", err)
@@ -248,7 +259,7 @@ func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, 
 		Amount: amount, Tolerance: tol, DustMin: dust, Rate: q.Decimal(), RateSources: q.Sources, RateAt: q.At.UTC(),
 		ExpiresAt: now.Add(s.cfg.Deadline.Duration), Status: "awaiting_payment",
 		ConfirmationsRequired: s.cfg.MethodConfirmations(info.Method, payment.Cents(p.AmountCents)),
-		RenewedFrom: renewedFrom, CreatedAt: now, UpdatedAt: now,
+		RenewedFrom:           renewedFrom, CreatedAt: now, UpdatedAt: now,
 		Received: new(big.Int), ConfirmedSum: new(big.Int),
 	}
 	keys, err := s.allocate(ctx, tx, &in, now)
@@ -468,6 +479,11 @@ func (s *Service) viewTx(ctx context.Context, tx *store.Tx, id string) (IntentVi
 // intent whose deadline passed unpaid (expired, underpaid, or awaiting past
 // its deadline) can be renewed.
 func (s *Service) Renew(ctx context.Context, id string, idem *Idem) (int, []byte, error) {
+	if in, err := s.store.GetIntent(ctx, id); err == nil {
+		if err := s.checkChain(ctx, payment.Network(in.Network)); err != nil {
+			return 0, nil, err
+		}
+	}
 	return s.idempotent(ctx, idem, func(tx *store.Tx, now time.Time) (int, any, error) {
 		old, err := tx.GetIntent(ctx, id)
 		if errors.Is(err, store.ErrNotFound) {

@@ -220,6 +220,10 @@ func (e *Env) Sync(n payment.Network) {
 		if err != nil {
 			e.T.Fatalf("scan %s: %v", n, err)
 		}
+		// As Scanner.Run does after every step.
+		if err := e.Service.SetHealth(context.Background(), n, chains.Health{Healthy: true}); err != nil {
+			e.T.Fatalf("health %s: %v", n, err)
+		}
 		if caughtUp {
 			return
 		}
@@ -315,4 +319,29 @@ func Units(s string) *big.Int {
 		panic("bad units " + s)
 	}
 	return v
+}
+
+// Counts returns the row counts of the tables a request may write, to
+// assert that a refused request changed nothing.
+func (e *Env) Counts() map[string]int64 {
+	e.T.Helper()
+	out := map[string]int64{}
+	for _, table := range []string{"payables", "intents", "transfers", "events", "ledger_entries", "idempotency_keys", "resolutions"} {
+		var n int64
+		if err := e.Store.Pool().QueryRow(context.Background(), "SELECT count(*) FROM "+table).Scan(&n); err != nil {
+			e.T.Fatalf("count %s: %v", table, err)
+		}
+		out[table] = n
+	}
+	var assigned int64
+	if err := e.Store.Pool().QueryRow(context.Background(), "SELECT count(*) FROM addresses WHERE intent_id IS NOT NULL").Scan(&assigned); err != nil {
+		e.T.Fatal(err)
+	}
+	out["assigned_addresses"] = assigned
+	var counters int64
+	if err := e.Store.Pool().QueryRow(context.Background(), "SELECT coalesce(sum(next_index), 0) FROM derivation_counters").Scan(&counters); err != nil {
+		e.T.Fatal(err)
+	}
+	out["derivation_counters"] = counters
+	return out
 }

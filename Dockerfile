@@ -1,0 +1,15 @@
+# paywatch: one static-ish binary (cgo for ltcd's secp256k1) on Debian.
+FROM golang:1.26-bookworm AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN go build -tags gofuzz -buildvcs=false -o /out/paywatch ./cmd/paywatch
+
+FROM debian:bookworm-slim
+RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates && rm -rf /var/lib/apt/lists/*
+COPY --from=build /out/paywatch /usr/local/bin/paywatch
+USER 65532:65532
+EXPOSE 8080
+ENTRYPOINT ["/usr/local/bin/paywatch"]
+CMD ["serve", "--config", "/etc/paywatch/paywatch.yaml"]

@@ -1,0 +1,225 @@
+package config_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/paywatch/paywatch/config"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestExampleParsesToTheDefaults(t *testing.T) {
+	f, err := os.Open("paywatch.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c, err := config.Parse(f, env(nil))
+	if err != nil {
+		t.Fatalf("example config: %v", err)
+	}
+	d := config.Default()
+	d.DatabaseURL = c.DatabaseURL
+	if c.Deadline != d.Deadline || c.Listen != d.Listen || c.Rates.Refresh != d.Rates.Refresh ||
+		!reflect.DeepEqual(c.TopupAmounts, d.TopupAmounts) || c.MaxBodyBytes != d.MaxBodyBytes {
+		t.Fatalf("example top-level settings differ from the defaults")
+	}
+	for name, m := range d.Methods {
+		got := c.Methods[name]
+		if *got.Confirmations != *m.Confirmations || *got.DisplayDecimals != *m.DisplayDecimals ||
+			got.DustMin != m.DustMin || got.Contract != m.Contract || got.UnderpaymentTolerance != m.UnderpaymentTolerance {
+			t.Errorf("methods.%s in the example differs from its default", name)
+		}
+	}
+	for name, n := range d.Networks {
+		got := c.Networks[name]
+		if got.Gap != n.Gap || got.PollInterval != n.PollInterval || got.MaxLagBlocks != n.MaxLagBlocks ||
+			got.SafetyDepth != n.SafetyDepth || got.Parallel != n.Parallel {
+			t.Errorf("networks.%s in the example differs from its default", name)
+		}
+	}
+}
+
+// Every field of every config struct appears as a key in the example, so the
+// example really lists every setting.
+func TestExampleListsEverySetting(t *testing.T) {
+	raw, err := os.ReadFile("paywatch.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	check := func(where string, typ reflect.Type, m map[string]any) {
+		for i := 0; i < typ.NumField(); i++ {
+			tag := strings.Split(typ.Field(i).Tag.Get("yaml"), ",")[0]
+			if _, ok := m[tag]; !ok {
+				t.Errorf("%s.%s is missing from the example", where, tag)
+			}
+		}
+	}
+	check("", reflect.TypeOf(config.Config{}), doc)
+	check("rates", reflect.TypeOf(config.Rates{}), doc["rates"].(map[string]any))
+	for name, m := range doc["methods"].(map[string]any) {
+		check("methods."+name, reflect.TypeOf(config.Method{}), m.(map[string]any))
+	}
+	for name, n := range doc["networks"].(map[string]any) {
+		check("networks."+name, reflect.TypeOf(config.Network{}), n.(map[string]any))
+	}
+	if len(doc["methods"].(map[string]any)) != 8 || len(doc["networks"].(map[string]any)) != 5 {
+		t.Fatalf("the example must list the 8 methods and 5 networks")
+	}
+}
+
+const valid = `
+database_url: postgres://u@127.0.0.1/pw
+rates: {sources: [static], static: {BTC: "50000"}}
+networks:
+  bitcoin: {enabled: true, chain: regtest, rpc_url: "http://u:p@127.0.0.1:18443", account_key: "xpubX"}
+methods:
+  BTC: {enabled: true}
+`
+
+func TestInvalidConfigNamesTheField(t *testing.T) {
+	cases := []struct {
+		name, yaml, field string
+	}{
+		{"unknown top-level key", valid + "\nlistn: x\n", "listn"},
+		{"unknown method key", strings.Replace(valid, "BTC: {enabled: true}", "BTC: {enabled: true, confirmatons: 3}", 1), "methods.BTC"},
+		{"unknown method", valid + "  DOGE: {enabled: true}\n", "methods.DOGE"},
+		{"unknown network", strings.Replace(valid, "networks:\n", "networks:\n  ripple: {enabled: true}\n", 1), "networks.ripple"},
+		{"zero confirmations on bitcoin", strings.Replace(valid, "BTC: {enabled: true}", "BTC: {enabled: true, confirmations: 0}", 1), "methods.BTC.confirmations"},
+		{"bad display decimals", strings.Replace(valid, "BTC: {enabled: true}", "BTC: {enabled: true, display_decimals: 9}", 1), "methods.BTC.display_decimals"},
+		{"bad dust", strings.Replace(valid, "BTC: {enabled: true}", "BTC: {enabled: true, dust_min: \"-1\"}", 1), "methods.BTC.dust_min"},
+		{"private key", strings.Replace(valid, "xpubX", "xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiChkVvvNKmPGJxWUtg6LnF5kejMRNNU3TGtRBeJgk33yuGBxrMPHi", 1), "networks.bitcoin.account_key"},
+		{"method on a disabled network", strings.Replace(valid, "BTC: {enabled: true}", "BTC: {enabled: true}\n  LTC: {enabled: true}", 1), "methods.LTC.enabled"},
+		{"bad rpc url", strings.Replace(valid, "http://u:p@127.0.0.1:18443", "127.0.0.1:18443", 1), "networks.bitcoin.rpc_url"},
+		{"bad deadline", valid + "\ndeadline: 5s\n", "deadline"},
+		{"bad duration", valid + "\ndeadline: soon\n", "soon"},
+		{"bad topup", valid + "\ntopup_amounts: [\"100.001\"]\n", "topup_amounts[0]"},
+		{"unknown rate source", strings.Replace(valid, "sources: [static]", "sources: [static, ftx]", 1), "rates.sources[1]"},
+		{"missing database", strings.Replace(valid, "database_url: postgres://u@127.0.0.1/pw", "", 1), "database_url"},
+		{"not a mapping", "- a\n- b\n", "mapping"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := config.Parse(strings.NewReader(c.yaml), env(nil))
+			if !errors.Is(err, config.ErrInvalid) {
+				t.Fatalf("err = %v, want ErrInvalid", err)
+			}
+			if !strings.Contains(err.Error(), c.field) {
+				t.Fatalf("error %q does not name %q", err, c.field)
+			}
+			if strings.Contains(err.Error(), "xprv9s21") {
+				t.Fatalf("error echoes the private key: %q", err)
+			}
+		})
+	}
+}
+
+func TestEnvironmentOverridesSecrets(t *testing.T) {
+	c, err := config.Parse(strings.NewReader(valid), env(map[string]string{
+		"PAYWATCH_DATABASE_URL":    "postgres://other@db/pw",
+		"PAYWATCH_BITCOIN_RPC_URL": "http://x:y@node:8332",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DatabaseURL != "postgres://other@db/pw" || c.Networks["bitcoin"].RPCURL != "http://x:y@node:8332" {
+		t.Fatalf("overrides not applied: %q %q", c.DatabaseURL, c.Networks["bitcoin"].RPCURL)
+	}
+	if got := config.Redacted(c.Networks["bitcoin"].RPCURL); strings.Contains(got, "y@") {
+		t.Fatalf("Redacted leaks the password: %s", got)
+	}
+	// Partial method settings merge over their defaults.
+	if *c.Methods["BTC"].Confirmations != 2 || c.Methods["BTC"].DustMin != "0.00000546" {
+		t.Fatalf("BTC defaults lost: %+v", c.Methods["BTC"])
+	}
+}
+
+func TestLargeAmountConfirmations(t *testing.T) {
+	y := strings.Replace(valid, "BTC: {enabled: true}", `BTC: {enabled: true, large_amount_usd: "10000.00", large_confirmations: 6}`, 1)
+	c, err := config.Parse(strings.NewReader(y), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.MethodConfirmations("BTC", 999999); got != 2 {
+		t.Fatalf("9999.99 USD: %d confirmations, want 2", got)
+	}
+	if got := c.MethodConfirmations("BTC", 1000000); got != 6 {
+		t.Fatalf("10000.00 USD: %d confirmations, want 6", got)
+	}
+}
+
+// docker-compose.yml references only things that exist: the Dockerfile, the
+// mounted config file, and environment names paywatch reads.
+func TestDockerComposeReferencesExist(t *testing.T) {
+	root := ".."
+	raw, err := os.ReadFile(filepath.Join(root, "docker-compose.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compose struct {
+		Services map[string]struct {
+			Build *struct {
+				Context    string `yaml:"context"`
+				Dockerfile string `yaml:"dockerfile"`
+			} `yaml:"build"`
+			Environment map[string]string `yaml:"environment"`
+			Volumes     []string          `yaml:"volumes"`
+			Command     []string          `yaml:"command"`
+		} `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(raw, &compose); err != nil {
+		t.Fatalf("docker-compose.yml: %v", err)
+	}
+	pw, ok := compose.Services["paywatch"]
+	if !ok || pw.Build == nil {
+		t.Fatal("docker-compose.yml needs a paywatch service built from the repository")
+	}
+	if _, err := os.Stat(filepath.Join(root, pw.Build.Context, pw.Build.Dockerfile)); err != nil {
+		t.Fatalf("Dockerfile: %v", err)
+	}
+	mounted := ""
+	for _, v := range pw.Volumes {
+		parts := strings.Split(v, ":")
+		if strings.HasPrefix(parts[0], "./") {
+			if _, err := os.Stat(filepath.Join(root, parts[0])); err != nil {
+				t.Fatalf("volume source %s: %v", parts[0], err)
+			}
+			mounted = parts[1]
+		}
+	}
+	if mounted == "" || !strings.Contains(strings.Join(pw.Command, " "), mounted) {
+		t.Fatalf("the command %v must use the mounted config %q", pw.Command, mounted)
+	}
+	// Every PAYWATCH_ variable is one that config.Parse honours.
+	for name := range pw.Environment {
+		if !strings.HasPrefix(name, "PAYWATCH_") {
+			continue
+		}
+		c, err := config.Parse(strings.NewReader(valid), env(map[string]string{name: "http://probe:probe@probe:1"}))
+		if name == "PAYWATCH_DATABASE_URL" {
+			c, err = config.Parse(strings.NewReader(valid), env(map[string]string{name: "postgres://probe@probe/pw"}))
+			if err != nil || c.DatabaseURL != "postgres://probe@probe/pw" {
+				t.Errorf("%s is not honoured: %v", name, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		net := strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(name, "PAYWATCH_"), "_RPC_URL"))
+		if n, ok := c.Networks[net]; !ok || n.RPCURL != "http://probe:probe@probe:1" {
+			t.Errorf("%s is not read by paywatch", name)
+		}
+	}
+}
