@@ -6,8 +6,12 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/paywatch/paywatch/chains"
+
 	"github.com/paywatch/paywatch/chains/bitcoin"
+	"github.com/paywatch/paywatch/chains/evm"
+	"github.com/paywatch/paywatch/chains/solana"
 	"github.com/paywatch/paywatch/chains/tron"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/payment"
@@ -32,7 +36,33 @@ func newSource(ctx context.Context, cfg *config.Config, n payment.Network, log *
 	return newSourceMore(ctx, cfg, n, log)
 }
 
-// newSourceMore builds the sources whose packages are wired separately.
+// newSourceMore builds the Ethereum and Solana clients.
 func newSourceMore(ctx context.Context, cfg *config.Config, n payment.Network, log *slog.Logger) (chains.Source, func() string, error) {
+	nc := cfg.Networks[string(n)]
+	switch n {
+	case payment.Ethereum:
+		var tokens []evm.Token
+		for _, m := range []payment.Method{payment.USDTERC20, payment.USDCERC20} {
+			mc := cfg.Methods[string(m)]
+			if mc.Contract == "" {
+				continue
+			}
+			if !common.IsHexAddress(mc.Contract) {
+				return nil, nil, fmt.Errorf("methods.%s.contract: %q is not an Ethereum address", m, mc.Contract)
+			}
+			tokens = append(tokens, evm.Token{Asset: payment.MustMethod(m).Asset, Contract: common.HexToAddress(mc.Contract)})
+		}
+		c, err := evm.New(ctx, evm.Config{URL: nc.RPCURL, Tokens: tokens, Trace: nc.Trace, Log: log})
+		if err != nil {
+			return nil, nil, err
+		}
+		return c, c.TraceMode, nil
+	case payment.Solana:
+		c, err := solana.New(solana.Config{URL: nc.RPCURL, Mode: solana.ModeBlock, Log: log})
+		if err != nil {
+			return nil, nil, err
+		}
+		return c, func() string { return solana.ModeBlock }, nil
+	}
 	return nil, nil, fmt.Errorf("%s scanning is not available in this build", n)
 }

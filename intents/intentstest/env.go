@@ -72,10 +72,37 @@ type Env struct {
 	Chains   map[payment.Network]*chainstest.Fake
 	Scanners map[payment.Network]*chains.Scanner
 	Watch    map[payment.Network]*chains.WatchSet
+	sources  map[payment.Network]chains.Source
 }
 
-// Option adjusts the config before the Env starts.
-type Option func(*config.Config)
+// Option adjusts an Env before it starts: its Config, or a real Source for
+// a network (WithSource).
+type Option func(*Env)
+
+// WithConfig adjusts the config before the Env starts.
+func WithConfig(f func(*config.Config)) Option { return func(e *Env) { f(e.Config) } }
+
+// WithSource scans network n from src (a real node client) instead of a
+// scripted chain. e.Chains[n] is then nil.
+func WithSource(n payment.Network, src chains.Source) Option {
+	return func(e *Env) { e.sources[n] = src }
+}
+
+// Only enables just the given networks (and their methods).
+func Only(networks ...payment.Network) Option {
+	return func(e *Env) {
+		keep := map[payment.Network]bool{}
+		for _, n := range networks {
+			keep[n] = true
+		}
+		for _, n := range payment.Networks {
+			e.Config.Networks[string(n)].Enabled = keep[n]
+		}
+		for _, m := range payment.Methods {
+			e.Config.Methods[string(m.Method)].Enabled = keep[m.Network]
+		}
+	}
+}
 
 type watchSets map[payment.Network]*chains.WatchSet
 
@@ -109,8 +136,11 @@ func New(t testing.TB, opts ...Option) *Env {
 	for _, m := range payment.Methods {
 		cfg.Methods[string(m.Method)].Enabled = true
 	}
+	e := &Env{T: t, Config: cfg, Keys: map[string]string{},
+		Chains: map[payment.Network]*chainstest.Fake{}, Scanners: map[payment.Network]*chains.Scanner{},
+		Watch: map[payment.Network]*chains.WatchSet{}, sources: map[payment.Network]chains.Source{}}
 	for _, o := range opts {
-		o(cfg)
+		o(e)
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("test config: %v", err)
@@ -126,9 +156,7 @@ func New(t testing.TB, opts ...Option) *Env {
 	clock := &Clock{now: time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC)}
 	book := rates.NewBook(rates.BookConfig{MaxAge: 24 * 365 * time.Hour, Now: clock.Now}, []rates.Provider{rates.NewStatic(Prices)}, []string{"BTC", "LTC", "ETH", "USDT", "USDC", "TRX", "SOL"}, nil)
 	book.Refresh(ctx)
-	e := &Env{T: t, Config: cfg, Store: st, Clock: clock, Keys: map[string]string{},
-		Chains: map[payment.Network]*chainstest.Fake{}, Scanners: map[payment.Network]*chains.Scanner{},
-		Watch: map[payment.Network]*chains.WatchSet{}}
+	e.Store, e.Clock = st, clock
 	addrs := map[payment.Network]intents.AddressSource{}
 	for _, n := range payment.Networks {
 		nc := cfg.Networks[string(n)]
@@ -175,18 +203,31 @@ func New(t testing.TB, opts ...Option) *Env {
 		if !cfg.Networks[string(n)].Enabled {
 			continue
 		}
-		f := chainstest.NewFake(clock.Now)
-		f.Mine(1)
-		e.Chains[n] = f
 		nc := cfg.Networks[string(n)]
-		e.Scanners[n] = chains.NewScanner(chains.ScannerConfig{Network: n, PollInterval: 10 * time.Millisecond,
-			Parallel: 4, SafetyDepth: nc.SafetyDepth}, f, e.Service, &intents.Keys{Store: st}, e.Watch[n], nil)
-		if n == payment.Solana || n == payment.Tron {
-			f.SetFinal(int(max(0, nc.SafetyDepth)))
+		src := e.sources[n]
+		if src == nil {
+			f := chainstest.NewFake(clock.Now)
+			f.Mine(1)
+			if n == payment.Solana || n == payment.Tron {
+				f.SetFinal(int(max(0, nc.SafetyDepth)))
+			}
+			e.Chains[n] = f
+			src = f
 		}
+		e.Scanners[n] = e.NewScanner(n, src)
 		e.Sync(n)
 	}
 	return e
+}
+
+// NewScanner returns a scanner of network n over src writing to the Env's
+// service (a restarted scanner is just a new one: all state is in the
+// database).
+func (e *Env) NewScanner(n payment.Network, src chains.Source) *chains.Scanner {
+	nc := e.Config.Networks[string(n)]
+	return chains.NewScanner(chains.ScannerConfig{Network: n, PollInterval: 10 * time.Millisecond,
+		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, StartHeight: nc.StartHeight}, src, e.Service,
+		&intents.Keys{Store: e.Store}, e.Watch[n], nil)
 }
 
 // ImportSolanaPool adds pool keys.
