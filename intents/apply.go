@@ -300,6 +300,15 @@ func (s *Service) ApplyBlock(ctx context.Context, network payment.Network, b cha
 			seen = b.Time.UTC()
 		}
 		affected := map[string]bool{}
+		replaced, err := tx.OrphanReplaced(ctx, n, h, b.Hash, now)
+		if err != nil {
+			return err
+		}
+		for _, t := range replaced {
+			if t.IntentID != "" {
+				affected[t.IntentID] = true
+			}
+		}
 		for _, t := range b.Transfers {
 			id, err := s.recordTransfer(ctx, tx, n, t, &h, b.Hash, "confirming", seen, now)
 			if err != nil {
