@@ -1,0 +1,282 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"math/big"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paywatch/paywatch/devnet/devnettest"
+	"github.com/paywatch/paywatch/store"
+)
+
+var (
+	dbOnce sync.Once
+	dbURL  string
+	shared *store.Store
+)
+
+// open returns one migrated database for the package; each test works in
+// its own rolled-back transaction.
+func open(t *testing.T) *store.Store {
+	t.Helper()
+	dbOnce.Do(func() {
+		dbURL = devnettest.Database(&onceT{t})
+		s, err := store.Open(context.Background(), dbURL)
+		if err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		if _, err := s.Migrate(context.Background()); err != nil {
+			t.Fatalf("migrate: %v", err)
+		}
+		shared = s
+	})
+	if shared == nil {
+		t.Fatal("no database")
+	}
+	return shared
+}
+
+// onceT lets the package database outlive the first test (dropped by the
+// cluster's lifetime, not the test's).
+type onceT struct{ *testing.T }
+
+func (o *onceT) Cleanup(func()) {}
+
+func inTx(t *testing.T) (*store.Tx, context.Context) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := open(t).Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback(ctx) })
+	return tx, ctx
+}
+
+var now = time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC)
+
+func payable(t *testing.T, tx *store.Tx, ctx context.Context, kind, ref string) store.Payable {
+	t.Helper()
+	acct := ""
+	if kind == "topup" {
+		acct = "cust-1"
+	}
+	p, err := tx.EnsurePayable(ctx, store.Payable{Kind: kind, Reference: ref, Account: acct, AmountCents: 10000, CreatedAt: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func intent(p store.Payable, id, addr string) store.Intent {
+	return store.Intent{ID: id, PayableID: p.ID, Method: "BTC", Network: "bitcoin", Asset: "native",
+		Amount: big.NewInt(200000), Tolerance: big.NewInt(0), DustMin: big.NewInt(0), Address: addr, AddressKey: []byte(addr),
+		Rate: "50000", RateSources: []string{"static"}, RateAt: now, ExpiresAt: now.Add(30 * time.Minute),
+		Status: "awaiting_payment", ConfirmationsRequired: 2, CreatedAt: now}
+}
+
+func TestMigrateTwiceIsHarmless(t *testing.T) {
+	s := open(t)
+	n, err := s.Migrate(context.Background())
+	if err != nil || n != 0 {
+		t.Fatalf("second migrate applied %d: %v", n, err)
+	}
+	if p, err := s.Pending(context.Background()); err != nil || p != 0 {
+		t.Fatalf("pending %d: %v", p, err)
+	}
+}
+
+func TestEnsurePayableIsIdempotent(t *testing.T) {
+	tx, ctx := inTx(t)
+	a := payable(t, tx, ctx, "order", "ORD-1")
+	b := payable(t, tx, ctx, "order", "ORD-1")
+	if a.ID != b.ID {
+		t.Fatalf("two payables for one reference: %d %d", a.ID, b.ID)
+	}
+}
+
+func TestTopupNeedsAccount(t *testing.T) {
+	tx, ctx := inTx(t)
+	_, err := tx.EnsurePayable(ctx, store.Payable{Kind: "topup", Reference: "T-1", AmountCents: 10000, CreatedAt: now})
+	if !errors.Is(err, store.ErrCheck) {
+		t.Fatalf("topup without account: %v, want ErrCheck", err)
+	}
+}
+
+func TestAddressUniquePerNetwork(t *testing.T) {
+	tx, ctx := inTx(t)
+	p := payable(t, tx, ctx, "order", "ORD-2")
+	if err := tx.InsertIntent(ctx, intent(p, "pi_a", "bcrt1qa")); err != nil {
+		t.Fatal(err)
+	}
+	err := tx.InsertIntent(ctx, intent(p, "pi_b", "bcrt1qa"))
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("second intent on one address: %v, want ErrConflict", err)
+	}
+}
+
+func TestOnePaidIntentPerPayable(t *testing.T) {
+	tx, ctx := inTx(t)
+	p := payable(t, tx, ctx, "order", "ORD-3")
+	for _, id := range []string{"pi_c", "pi_d"} {
+		if err := tx.InsertIntent(ctx, intent(p, id, "addr-"+id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	paid := store.IntentState{Status: "paid", Received: big.NewInt(1), ConfirmedSum: big.NewInt(1), PaidAt: &now}
+	if err := tx.UpdateIntentState(ctx, "pi_c", paid, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.UpdateIntentState(ctx, "pi_d", paid, now); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("second paid intent: %v, want ErrConflict", err)
+	}
+}
+
+func TestPayablePaidOnce(t *testing.T) {
+	tx, ctx := inTx(t)
+	p := payable(t, tx, ctx, "order", "ORD-4")
+	if err := tx.SetPayablePaid(ctx, p.ID, "pi_x", now); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.SetPayablePaid(ctx, p.ID, "pi_x", now); err != nil {
+		t.Fatalf("same intent again must be idempotent: %v", err)
+	}
+	if err := tx.SetPayablePaid(ctx, p.ID, "pi_y", now); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("another intent: %v, want ErrConflict", err)
+	}
+	if err := tx.SetPayablePaidByEntry(ctx, p.ID, "le_1", now); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("a debit on a paid order: %v, want ErrConflict", err)
+	}
+}
+
+func TestStatusAndAmountsAreChecked(t *testing.T) {
+	cases := map[string]func(*store.Intent){
+		"unknown status":  func(i *store.Intent) { i.Status = "lost" },
+		"zero amount":     func(i *store.Intent) { i.Amount = big.NewInt(0) },
+		"negative amount": func(i *store.Intent) { i.Amount = big.NewInt(-5) },
+		"unknown method":  func(i *store.Intent) { i.Method = "DOGE" },
+		"negative rate":   func(i *store.Intent) { i.Rate = "-1" },
+	}
+	for name, mutate := range cases {
+		t.Run(name, func(t *testing.T) {
+			tx, ctx := inTx(t)
+			p := payable(t, tx, ctx, "order", "ORD-5")
+			in := intent(p, "pi_e", "addr-e")
+			mutate(&in)
+			if err := tx.InsertIntent(ctx, in); !errors.Is(err, store.ErrCheck) {
+				t.Fatalf("%s: %v, want ErrCheck", name, err)
+			}
+		})
+	}
+}
+
+func TestTransferUpsertKeepsIdentityOnNaturalKey(t *testing.T) {
+	tx, ctx := inTx(t)
+	h := int64(100)
+	tr := store.Transfer{ID: "tr_1", Network: "bitcoin", TxID: "aa", Index: 1, Asset: "native", Address: "a", AddressKey: []byte("a"),
+		Amount: big.NewInt(5), FirstSeenAt: now, Status: "pending", ConfirmationsRequired: 2, Classification: "partial", CreatedAt: now}
+	first, inserted, err := tx.UpsertTransfer(ctx, tr)
+	if err != nil || !inserted {
+		t.Fatalf("insert: %v %v", inserted, err)
+	}
+	tr.ID, tr.BlockHeight, tr.BlockHash, tr.Status, tr.FirstSeenAt = "tr_2", &h, "bb", "confirming", now.Add(time.Hour)
+	second, inserted, err := tx.UpsertTransfer(ctx, tr)
+	if err != nil || inserted {
+		t.Fatalf("upsert: %v %v", inserted, err)
+	}
+	if second.ID != first.ID || !second.FirstSeenAt.Equal(now) || second.Status != "confirming" || *second.BlockHeight != 100 {
+		t.Fatalf("upsert changed identity or lost the update: %+v", second)
+	}
+	neg := tr
+	neg.TxID, neg.Amount = "cc", big.NewInt(-1)
+	if _, _, err := tx.UpsertTransfer(ctx, neg); !errors.Is(err, store.ErrCheck) {
+		t.Fatalf("negative amount: %v, want ErrCheck", err)
+	}
+}
+
+func TestBalanceNeverNegative(t *testing.T) {
+	tx, ctx := inTx(t)
+	if _, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: "cust-9", Type: "credit", AmountCents: 500, Reference: "T"}, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: "cust-9", Type: "debit", AmountCents: 600, Reference: "O-1"}, now); !errors.Is(err, store.ErrInsufficientFunds) {
+		t.Fatalf("overdraft: %v", err)
+	}
+	e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: "cust-9", Type: "reversal", AmountCents: 800, Reference: "T"}, now)
+	if err != nil || e.BalanceAfter != 0 || e.UnrecoveredCents != 300 {
+		t.Fatalf("reversal beyond balance: %+v %v", e, err)
+	}
+}
+
+func TestIdempotencyClaim(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	_, key, err := s.CreateAPIKey(ctx, "idem-"+time.Now().Format("150405.000000"), []string{"storefront"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	_, claimed, err := tx.ClaimIdempotencyKey(ctx, key.ID, "k", []byte("h1"), now)
+	if err != nil || !claimed {
+		t.Fatalf("first claim: %v %v", claimed, err)
+	}
+	if err := tx.SaveIdempotentResponse(ctx, key.ID, "k", 201, []byte("body")); err != nil {
+		t.Fatal(err)
+	}
+	prev, claimed, err := tx.ClaimIdempotencyKey(ctx, key.ID, "k", []byte("h2"), now)
+	if err != nil || claimed || string(prev.Body) != "body" || string(prev.RequestHash) != "h1" || prev.Status != 201 {
+		t.Fatalf("second claim: %+v %v %v", prev, claimed, err)
+	}
+}
+
+func TestLeaseIsExclusiveAndReleasable(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	a, ok, err := s.TryLease(ctx, "test-network")
+	if err != nil || !ok {
+		t.Fatalf("first lease: %v %v", ok, err)
+	}
+	if _, ok, err := s.TryLease(ctx, "test-network"); err != nil || ok {
+		t.Fatalf("second lease while held: ok=%v err=%v", ok, err)
+	}
+	a.Release()
+	a.Release()
+	b, ok, err := s.TryLease(ctx, "test-network")
+	if err != nil || !ok {
+		t.Fatalf("lease after release: %v %v", ok, err)
+	}
+	b.Release()
+}
+
+func TestAPIKeysAreHashedAndScoped(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	plain, k, err := s.CreateAPIKey(ctx, "shop-"+time.Now().Format("150405.000000"), []string{"storefront"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored []byte
+	if err := s.Pool().QueryRow(ctx, "SELECT hash FROM api_keys WHERE id = $1", k.ID).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if string(stored) == plain || len(stored) != 32 {
+		t.Fatal("the key is not stored as a 32-byte hash")
+	}
+	got, err := s.APIKeyByPlain(ctx, plain)
+	if err != nil || !got.HasScope("storefront") || got.HasScope("finance") {
+		t.Fatalf("lookup: %+v %v", got, err)
+	}
+	if err := s.RevokeAPIKey(ctx, k.Name, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.APIKeyByPlain(ctx, plain); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("revoked key still works: %v", err)
+	}
+}
