@@ -1,9 +1,267 @@
 package main
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/webhooks"
+)
 
 // moneyCommands returns the finance and webhook subcommands.
-func moneyCommands() map[string]command { return map[string]command{} }
+func moneyCommands() map[string]command {
+	return map[string]command{
+		"transfers": {"finance inbox: list transfers to review, resolve one", runTransfers},
+		"report":    {"reports: `report reconcile --from --to --format csv|json`", runReport},
+		"webhooks":  {"webhook deliveries: log, endpoints, redeliver", runWebhooks},
+	}
+}
 
-// extraServices returns background services beyond the core (webhooks).
-func (d *daemon) extraServices() []func(ctx context.Context) error { return nil }
+// extraServices returns background services beyond the core: one webhook
+// sender per configured endpoint.
+func (d *daemon) extraServices() []func(ctx context.Context) error {
+	eps, err := webhooks.FromConfig(d.cfg.Webhooks, os.Getenv)
+	if err != nil {
+		return []func(ctx context.Context) error{func(context.Context) error { return err }}
+	}
+	var out []func(ctx context.Context) error
+	for _, ep := range eps {
+		s := webhooks.New(ep, webhooks.Options{Store: d.store, Log: d.log})
+		out = append(out, s.Run)
+	}
+	return out
+}
+
+// cliActor names who resolves from the command line.
+func cliActor() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return "cli:" + u.Username
+	}
+	if u := os.Getenv("USER"); u != "" {
+		return "cli:" + u
+	}
+	return "cli:unknown"
+}
+
+// subcommand splits "cmd sub flags…" and prints usage for bad input.
+func subcommand(args []string, stderr io.Writer, usage string, subs ...string) (string, error) {
+	if len(args) > 0 {
+		for _, s := range subs {
+			if args[0] == s {
+				return s, nil
+			}
+		}
+	}
+	fmt.Fprintln(stderr, usage)
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+		return "", errHelpShown
+	}
+	return "", fmt.Errorf("unknown or missing subcommand; see the usage above")
+}
+
+var errHelpShown = errors.New("help shown")
+
+func runTransfers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	usage := "Usage: paywatch transfers list [--status unresolved|resolved|all] [--network N] [--classification C] [--limit N] [--json]\n" +
+		"       paywatch transfers resolve ID --action credit_intent|credit_account|refunded|ignore --note TEXT\n" +
+		"                [--intent pi_…] [--account A] [--refund-txid T] [--rate USD_PER_UNIT]"
+	sub, err := subcommand(args, stderr, usage, "list", "resolve")
+	if err != nil {
+		if errors.Is(err, errHelpShown) {
+			return nil
+		}
+		return err
+	}
+	fs := newFlags("transfers "+sub, "transfers "+sub+" [flags]", stderr)
+	cfgPath := configFlag(fs)
+	switch sub {
+	case "list":
+		status := fs.String("status", "unresolved", "unresolved, resolved or all")
+		network := fs.String("network", "", "only this network")
+		class := fs.String("classification", "", "only this classification")
+		limit := fs.Int("limit", 100, "at most this many, newest first")
+		asJSON := fs.Bool("json", false, "print JSON instead of a table")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		cfg, st, err := openStore(ctx, *cfgPath)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		svc := intents.New(intents.Options{Store: st, Config: cfg})
+		page, err := svc.Inbox(ctx, store.InboxFilter{Status: *status, Network: *network, Classification: *class, Limit: *limit})
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(page)
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tSEEN\tNETWORK\tASSET\tAMOUNT\tCLASS\tSTATUS\tINTENT\tRESOLUTION")
+		for _, t := range page.Transfers {
+			intent, res := "-", "-"
+			if t.IntentID != nil {
+				intent = *t.IntentID
+			}
+			if t.Resolution != nil {
+				res = t.Resolution.Action + " by " + t.Resolution.Actor
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.FirstSeenAt.Format(time.RFC3339), t.Network, t.Asset,
+				t.Amount, t.Classification, t.Status, intent, res)
+		}
+		return tw.Flush()
+	default:
+		if len(args) < 2 || args[1] == "" || args[1][0] == '-' {
+			fmt.Fprintln(stderr, usage)
+			return errors.New("transfers resolve needs the transfer id first")
+		}
+		id := args[1]
+		action := fs.String("action", "", "credit_intent, credit_account, refunded or ignore")
+		note := fs.String("note", "", "why (required; kept with the decision)")
+		intent := fs.String("intent", "", "intent to credit (credit_intent)")
+		account := fs.String("account", "", "account to credit (credit_account)")
+		refund := fs.String("refund-txid", "", "refund transaction id (refunded)")
+		rate := fs.String("rate", "", "USD per unit for credit_account when the transfer has no locked rate")
+		if err := fs.Parse(args[2:]); err != nil {
+			return err
+		}
+		cfg, st, err := openStore(ctx, *cfgPath)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		svc := intents.New(intents.Options{Store: st, Config: cfg})
+		_, body, err := svc.Resolve(ctx, id, intents.ResolveRequest{Action: *action, Note: *note, IntentID: *intent,
+			Account: *account, RefundTxID: *refund, USDPerUnit: *rate}, cliActor(), nil)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s\n", body)
+		return err
+	}
+}
+
+func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	usage := "Usage: paywatch report reconcile --from 2026-11-01 --to 2026-12-01 [--format csv|json]"
+	if _, err := subcommand(args, stderr, usage, "reconcile"); err != nil {
+		if errors.Is(err, errHelpShown) {
+			return nil
+		}
+		return err
+	}
+	fs := newFlags("report reconcile", "report reconcile --from DATE --to DATE [--format csv|json]", stderr)
+	cfgPath := configFlag(fs)
+	fromS := fs.String("from", "", "first day (2026-11-01) or RFC 3339 time, inclusive")
+	toS := fs.String("to", "", "last bound (2026-12-01) or RFC 3339 time, exclusive")
+	format := fs.String("format", "csv", "csv (one row per transfer) or json (rows and totals per method)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	from, err := intents.ParseReportTime(*fromS)
+	if err != nil {
+		return fmt.Errorf("--from: %w", err)
+	}
+	to, err := intents.ParseReportTime(*toS)
+	if err != nil {
+		return fmt.Errorf("--to: %w", err)
+	}
+	if *format != "csv" && *format != "json" {
+		return errors.New("--format must be csv or json")
+	}
+	cfg, st, err := openStore(ctx, *cfgPath)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	rep, err := intents.New(intents.Options{Store: st, Config: cfg}).Reconcile(ctx, from, to)
+	if err != nil {
+		return err
+	}
+	if *format == "csv" {
+		return rep.WriteCSV(stdout)
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}
+
+func runWebhooks(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	usage := "Usage: paywatch webhooks log [--endpoint NAME] [--limit N]\n" +
+		"       paywatch webhooks endpoints\n" +
+		"       paywatch webhooks redeliver --endpoint NAME --from-seq N   (moves the cursor back: events from N are sent again)"
+	sub, err := subcommand(args, stderr, usage, "log", "endpoints", "redeliver")
+	if err != nil {
+		if errors.Is(err, errHelpShown) {
+			return nil
+		}
+		return err
+	}
+	fs := newFlags("webhooks "+sub, "webhooks "+sub+" [flags]", stderr)
+	cfgPath := configFlag(fs)
+	endpoint := fs.String("endpoint", "", "endpoint name")
+	limit := fs.Int("limit", 50, "at most this many log lines, newest first")
+	fromSeq := fs.Int64("from-seq", 0, "redeliver every event from this seq on")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	_, st, err := openStore(ctx, *cfgPath)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	switch sub {
+	case "log":
+		as, err := st.WebhookAttempts(ctx, *endpoint, 0, *limit)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(tw, "ID\tAT\tENDPOINT\tSEQ\tEVENT\tATTEMPT\tOUTCOME\tSTATUS\tMS\tERROR")
+		for _, a := range as {
+			code := "-"
+			if a.StatusCode != nil {
+				code = strconv.Itoa(*a.StatusCode)
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%d\t%s\t%s\t%d\t%s\n", a.ID, a.CreatedAt.UTC().Format(time.RFC3339), a.Endpoint,
+				a.EventSeq, a.EventID, a.Attempt, a.Outcome, code, a.DurationMS, a.Error)
+		}
+	case "endpoints":
+		eps, err := st.WebhookEndpoints(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(tw, "NAME\tURL\tLAST_SEQ\tATTEMPTS\tNEXT_ATTEMPT\tLAST_ERROR")
+		for _, e := range eps {
+			next := "-"
+			if e.NextAttemptAt != nil {
+				next = e.NextAttemptAt.UTC().Format(time.RFC3339)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", e.Name, e.URL, e.LastSeq, e.Attempts, next, e.LastError)
+		}
+	case "redeliver":
+		if *endpoint == "" || *fromSeq < 1 {
+			return errors.New("webhooks redeliver needs --endpoint and --from-seq (>= 1)")
+		}
+		e, err := st.RedeliverWebhook(ctx, *endpoint, *fromSeq, time.Now().UTC())
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("no webhook endpoint %q (it appears once `paywatch serve` has run with it configured)", *endpoint)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "endpoint %s will redeliver every event after seq %d (at least once: receivers dedupe on the event id)\n", e.Name, e.LastSeq)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,180 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/store"
+)
+
+func (s *Server) listTransfers(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+	limit, ok := limitParam(w, r, 100, 1000)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	page, err := s.svc.Inbox(r.Context(), store.InboxFilter{Status: q.Get("status"), Network: q.Get("network"),
+		Classification: q.Get("classification"), After: q.Get("after"), Limit: limit})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, 200, page)
+}
+
+func (s *Server) getTransfer(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+	t, err := s.store.GetTransfer(r.Context(), r.PathValue("id"))
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "not_found", "no transfer "+strconv.Quote(r.PathValue("id")))
+		return
+	}
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	tip, err := s.store.NodeHeight(r.Context(), t.Network)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	writeJSON(w, 200, intents.TransferViewOf(t, tip))
+}
+
+// resolveTransfer records a finance decision; the actor is the API key's name.
+func (s *Server) resolveTransfer(w http.ResponseWriter, r *http.Request, key store.APIKey) {
+	var req intents.ResolveRequest
+	if _, ok := s.decode(w, r, &req, false); !ok {
+		return
+	}
+	canon, _ := json.Marshal(req)
+	claim, err := idem(r, key, canon)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
+		return
+	}
+	status, body, err := s.svc.Resolve(r.Context(), r.PathValue("id"), req, key.Name, claim)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeRaw(w, status, body)
+}
+
+// reconciliation serves the report as JSON (rows and totals) or CSV (one
+// row per transfer).
+func (s *Server) reconciliation(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+	q := r.URL.Query()
+	from, err := intents.ParseReportTime(q.Get("from"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request", "from: "+err.Error())
+		return
+	}
+	to, err := intents.ParseReportTime(q.Get("to"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request", "to: "+err.Error())
+		return
+	}
+	format := q.Get("format")
+	if format == "" {
+		format = "json"
+	}
+	if format != "json" && format != "csv" {
+		writeError(w, http.StatusBadRequest, "invalid_request", "format must be csv or json")
+		return
+	}
+	rep, err := s.svc.Reconcile(r.Context(), from, to)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if format == "json" {
+		writeJSON(w, 200, rep)
+		return
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteCSV(&buf); err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="reconciliation-`+from.Format("20060102")+`-`+to.Format("20060102")+`.csv"`)
+	w.WriteHeader(200)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// WebhookEndpointView is one endpoint's delivery state.
+type WebhookEndpointView struct {
+	Name          string     `json:"name"`
+	URL           string     `json:"url"`
+	LastSeq       int64      `json:"last_seq"`
+	Attempts      int        `json:"attempts"`
+	NextAttemptAt *time.Time `json:"next_attempt_at"`
+	FirstFailedAt *time.Time `json:"first_failed_at"`
+	LastError     string     `json:"last_error"`
+	UpdatedAt     time.Time  `json:"updated_at"`
+}
+
+// DeliveryView is one line of the webhook delivery log.
+type DeliveryView struct {
+	ID         int64     `json:"id"`
+	Endpoint   string    `json:"endpoint"`
+	EventSeq   int64     `json:"event_seq"`
+	EventID    string    `json:"event_id"`
+	StatusCode *int      `json:"status_code"`
+	Error      string    `json:"error"`
+	DurationMS int       `json:"duration_ms"`
+	Outcome    string    `json:"outcome"`
+	Attempt    int       `json:"attempt"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+	eps, err := s.store.WebhookEndpoints(r.Context())
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	out := []WebhookEndpointView{}
+	for _, e := range eps {
+		out = append(out, WebhookEndpointView(e))
+	}
+	writeJSON(w, 200, map[string]any{"endpoints": out})
+}
+
+// webhookDeliveries serves the delivery log, newest first; ?before= pages.
+func (s *Server) webhookDeliveries(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+	limit, ok := limitParam(w, r, 100, 1000)
+	if !ok {
+		return
+	}
+	var before int64
+	if v := r.URL.Query().Get("before"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			writeError(w, http.StatusBadRequest, "invalid_request", "before must be a delivery id")
+			return
+		}
+		before = n
+	}
+	as, err := s.store.WebhookAttempts(r.Context(), r.URL.Query().Get("endpoint"), before, limit)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	out := struct {
+		Deliveries []DeliveryView `json:"deliveries"`
+		Next       *int64         `json:"next"`
+	}{Deliveries: []DeliveryView{}}
+	for _, a := range as {
+		out.Deliveries = append(out.Deliveries, DeliveryView(a))
+	}
+	if len(as) == limit {
+		out.Next = &as[len(as)-1].ID
+	}
+	writeJSON(w, 200, out)
+}

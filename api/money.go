@@ -1,0 +1,81 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/store"
+)
+
+// moneyRoutes mounts balances, debits, the event feed, the finance inbox,
+// reports and the webhook delivery log.
+func (s *Server) moneyRoutes() {
+	s.Handle("GET /v1/accounts/{account}/balance", ScopeStorefront, s.getBalance)
+	s.Handle("GET /v1/accounts/{account}/ledger", ScopeStorefront, s.getLedger)
+	s.Handle("POST /v1/accounts/{account}/debits", ScopeStorefront, s.postDebit)
+	s.Handle("GET /v1/events", ScopeStorefront, s.getEvents)
+	s.Handle("GET /v1/transfers", ScopeFinance, s.listTransfers)
+	s.Handle("GET /v1/transfers/{id}", ScopeFinance, s.getTransfer)
+	s.Handle("POST /v1/transfers/{id}/resolve", ScopeFinance, s.resolveTransfer)
+	s.Handle("GET /v1/reports/reconciliation", ScopeFinance, s.reconciliation)
+	s.Handle("GET /v1/webhooks", ScopeOperator, s.listWebhooks)
+	s.Handle("GET /v1/webhooks/deliveries", ScopeOperator, s.webhookDeliveries)
+}
+
+// limitParam parses ?limit= (default def, at most max); false means an
+// error was written.
+func limitParam(w http.ResponseWriter, r *http.Request, def, max int) (int, bool) {
+	v := r.URL.Query().Get("limit")
+	if v == "" {
+		return def, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > max {
+		writeError(w, http.StatusBadRequest, "invalid_request", "limit must be between 1 and "+strconv.Itoa(max))
+		return 0, false
+	}
+	return n, true
+}
+
+func (s *Server) getBalance(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+	v, err := s.svc.Balance(r.Context(), r.PathValue("account"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, 200, v)
+}
+
+func (s *Server) getLedger(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+	limit, ok := limitParam(w, r, 100, 1000)
+	if !ok {
+		return
+	}
+	page, err := s.svc.Ledger(r.Context(), r.PathValue("account"), r.URL.Query().Get("after"), limit)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, 200, page)
+}
+
+func (s *Server) postDebit(w http.ResponseWriter, r *http.Request, key store.APIKey) {
+	var req intents.DebitRequest
+	if _, ok := s.decode(w, r, &req, false); !ok {
+		return
+	}
+	canon, _ := json.Marshal(req)
+	claim, err := idem(r, key, canon)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
+		return
+	}
+	status, body, err := s.svc.Debit(r.Context(), r.PathValue("account"), req, claim)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeRaw(w, status, body)
+}

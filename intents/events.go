@@ -1,0 +1,24 @@
+package intents
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/paywatch/paywatch/store"
+)
+
+// EventView is an event as the feed and webhooks show it (API.md "Events
+// and webhooks"); data is the changed resource (an intent, a transfer, a
+// ledger entry).
+type EventView struct {
+	ID        string          `json:"id"`
+	Seq       int64           `json:"seq"`
+	Type      string          `json:"type"`
+	CreatedAt time.Time       `json:"created_at"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// EventViewOf renders a stored event.
+func EventViewOf(e store.Event) EventView {
+	return EventView{ID: e.ID, Seq: e.Seq, Type: e.Type, CreatedAt: e.CreatedAt.UTC(), Data: e.Data}
+}

@@ -1,0 +1,519 @@
+package intents
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/store"
+)
+
+// The finance resolution actions of API.md.
+const (
+	ActionCreditIntent  = "credit_intent"
+	ActionCreditAccount = "credit_account"
+	ActionRefunded      = "refunded"
+	ActionIgnore        = "ignore"
+)
+
+// ResolveRequest is the body of POST /v1/transfers/{id}/resolve.
+type ResolveRequest struct {
+	Action     string `json:"action"`
+	Note       string `json:"note"`
+	IntentID   string `json:"intent_id,omitempty"`
+	Account    string `json:"account,omitempty"`
+	RefundTxID string `json:"refund_txid,omitempty"`
+	// USDPerUnit is the rate credit_account uses for a transfer that has no
+	// locked rate of its own (unknown address, wrong asset); without it the
+	// current quote is used.
+	USDPerUnit string `json:"usd_per_unit,omitempty"`
+}
+
+// InboxPage is GET /v1/transfers.
+type InboxPage struct {
+	Transfers []TransferView `json:"transfers"`
+	Next      *string        `json:"next"`
+}
+
+// Inbox lists the transfers that need (or got) a finance decision, newest
+// first.
+func (s *Service) Inbox(ctx context.Context, f store.InboxFilter) (InboxPage, error) {
+	switch f.Status {
+	case "":
+		f.Status = "unresolved"
+	case "unresolved", "resolved", "all":
+	default:
+		return InboxPage{}, fail(InvalidRequest, "status must be unresolved, resolved or all")
+	}
+	if f.Network != "" && !payment.Network(f.Network).Valid() {
+		return InboxPage{}, fail(InvalidRequest, "unknown network %q", f.Network)
+	}
+	if f.Classification != "" && !validClass[f.Classification] {
+		return InboxPage{}, fail(InvalidRequest, "unknown classification %q", f.Classification)
+	}
+	trs, err := s.store.InboxTransfers(ctx, f)
+	if errors.Is(err, store.ErrNotFound) {
+		return InboxPage{}, fail(InvalidRequest, "after=%q is not a transfer id", f.After)
+	}
+	if err != nil {
+		return InboxPage{}, err
+	}
+	page := InboxPage{Transfers: []TransferView{}}
+	tips := map[string]int64{}
+	for _, t := range trs {
+		tip, ok := tips[t.Network]
+		if !ok {
+			if tip, err = s.store.NodeHeight(ctx, t.Network); err != nil {
+				return InboxPage{}, err
+			}
+			tips[t.Network] = tip
+		}
+		page.Transfers = append(page.Transfers, TransferViewOf(t, tip))
+	}
+	if f.Limit > 0 && len(trs) == f.Limit {
+		page.Next = &trs[len(trs)-1].ID
+	}
+	return page, nil
+}
+
+var validClass = map[string]bool{"settles": true, "partial": true, "overpaid": true, "late": true, "duplicate": true,
+	"wrong_asset": true, "unknown_address": true, "dust": true, "reverted": true, "unexplained": true}
+
+// split divides a transfer's amount into the part that settled an intent and
+// the part finance reviews. A settles transfer settles all of it; an
+// overpaid one settles what the intent still needed after its other
+// settling transfers (intentAmount − otherSettled) and its surplus is
+// reviewed; any other class is reviewed whole. Excluded is true for an
+// orphaned transfer that never paid anything (classification other than
+// reverted): the money is not on the chain, so it counts in no sum.
+func split(t store.Transfer, intentAmount, otherSettled *big.Int) (settled, review *big.Int, excluded bool) {
+	zero := new(big.Int)
+	if t.Status == "orphaned" && t.Classification != "reverted" {
+		return zero, new(big.Int), true
+	}
+	switch t.Classification {
+	case "settles":
+		return new(big.Int).Set(t.Amount), zero, false
+	case "overpaid":
+		need := new(big.Int).Sub(intentAmount, otherSettled)
+		if need.Sign() < 0 {
+			need.SetInt64(0)
+		}
+		if need.Cmp(t.Amount) > 0 {
+			need.Set(t.Amount)
+		}
+		return need, new(big.Int).Sub(t.Amount, need), false
+	}
+	return zero, new(big.Int).Set(t.Amount), false
+}
+
+// Resolve records finance's decision on a transfer, in one transaction with
+// its effects and a transfer.resolved event:
+//   - credit_intent counts the transfer for the intent (SetCredited, then the
+//     matcher): the intent may become paid and a top-up credited. Refused
+//     when the transfer's network or asset is not the intent's, the
+//     intent's payable is already paid, or the transfer is orphaned.
+//   - credit_account credits the USD value of the reviewed part (the whole
+//     transfer, or an overpayment's surplus) to an account: at the locked
+//     rate of the intent it went to when it is in that intent's asset, else
+//     at req.USDPerUnit, else at the current quote.
+//   - refunded records the refund transaction (refund_txid required).
+//   - ignore records the decision only (dust, spam).
+//
+// The note is required; actor is who decided (the API key name, or
+// "cli:<user>"). A transfer is resolved at most once (409 conflict). A
+// transfer that settled cleanly has nothing to resolve.
+func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveRequest, actor string, idem *Idem) (int, []byte, error) {
+	req.Note = strings.TrimSpace(req.Note)
+	switch {
+	case req.Note == "":
+		return 0, nil, fail(InvalidRequest, "note is required: say why (it is kept with the decision)")
+	case len(req.Note) > 2000:
+		return 0, nil, fail(InvalidRequest, "note must be at most 2000 characters")
+	case req.Action == ActionCreditIntent && req.IntentID == "":
+		return 0, nil, fail(InvalidRequest, "credit_intent needs intent_id")
+	case req.Action == ActionCreditAccount && !validName(req.Account):
+		return 0, nil, fail(InvalidRequest, "credit_account needs account (1-200 characters of letters, digits and ._:/#-)")
+	case req.Action == ActionRefunded && (strings.TrimSpace(req.RefundTxID) == "" || len(req.RefundTxID) > 200):
+		return 0, nil, fail(InvalidRequest, "refunded needs refund_txid (the refund transaction id)")
+	case req.Action != ActionCreditIntent && req.Action != ActionCreditAccount && req.Action != ActionRefunded && req.Action != ActionIgnore:
+		return 0, nil, fail(InvalidRequest, "action must be credit_intent, credit_account, refunded or ignore")
+	case actor == "":
+		return 0, nil, fail(InvalidRequest, "the decision needs an actor")
+	}
+	if req.USDPerUnit != "" {
+		if r, ok := new(big.Rat).SetString(req.USDPerUnit); !ok || r.Sign() <= 0 || strings.ContainsAny(req.USDPerUnit, "/eE") {
+			return 0, nil, fail(InvalidAmount, "usd_per_unit must be a positive decimal like \"2500.10\"")
+		}
+	}
+	return s.idempotent(ctx, idem, func(tx *store.Tx, now time.Time) (int, any, error) {
+		tr, err := tx.TransferForUpdate(ctx, transferID)
+		if errors.Is(err, store.ErrNotFound) {
+			return 0, nil, fail(NotFound, "no transfer %q", transferID)
+		}
+		if err != nil {
+			return 0, nil, err
+		}
+		if tr.Resolution != nil {
+			return 0, nil, fail(Conflict, "transfer %s was already resolved (%s by %s at %s); a resolution is final",
+				tr.ID, tr.Resolution.Action, tr.Resolution.Actor, tr.Resolution.CreatedAt.UTC().Format(time.RFC3339))
+		}
+		if tr.Classification == "settles" {
+			return 0, nil, fail(Conflict, "transfer %s settles intent %s; there is nothing to resolve", tr.ID, tr.IntentID)
+		}
+		res := store.Resolution{Action: req.Action, Note: req.Note, Actor: actor, RefundTxID: req.RefundTxID, CreatedAt: now}
+		var ledger *store.LedgerEntry
+		var reeval []string
+		switch req.Action {
+		case ActionCreditIntent:
+			ids, cents, err := s.creditIntent(ctx, tx, tr, req.IntentID, now)
+			if err != nil {
+				return 0, nil, err
+			}
+			reeval, res.IntentID, res.AmountCents = ids, req.IntentID, &cents
+		case ActionCreditAccount:
+			e, err := s.creditAccount(ctx, tx, tr, req, now)
+			if err != nil {
+				return 0, nil, err
+			}
+			ledger, res.Account, res.AmountCents = &e, req.Account, &e.AmountCents
+		}
+		if err := tx.InsertResolution(ctx, tr.ID, res); errors.Is(err, store.ErrConflict) {
+			return 0, nil, fail(Conflict, "transfer %s was already resolved", tr.ID)
+		} else if err != nil {
+			return 0, nil, err
+		}
+		// The matcher (and its events) after the resolution row, events last.
+		sort.Strings(reeval)
+		for _, id := range reeval {
+			if err := s.reevaluate(ctx, tx, id, now); err != nil {
+				return 0, nil, err
+			}
+		}
+		fresh, err := tx.GetTransfer(ctx, tr.ID)
+		if err != nil {
+			return 0, nil, err
+		}
+		tip, err := tx.NodeHeight(ctx, tr.Network)
+		if err != nil {
+			return 0, nil, err
+		}
+		view := TransferViewOf(fresh, tip)
+		account := res.Account
+		if ledger != nil {
+			lv := LedgerViewOf(*ledger)
+			if _, err := tx.AppendEvent(ctx, "ledger.credited", "", tr.ID, ledger.Account, lv, now); err != nil {
+				return 0, nil, err
+			}
+		}
+		if account == "" && fresh.IntentID != "" {
+			in, err := tx.GetIntent(ctx, fresh.IntentID)
+			if err != nil {
+				return 0, nil, err
+			}
+			account = in.Account
+		}
+		if _, err := tx.AppendEvent(ctx, "transfer.resolved", fresh.IntentID, tr.ID, account, view, now); err != nil {
+			return 0, nil, err
+		}
+		return 200, view, nil
+	})
+}
+
+// creditIntent checks and applies credit_intent; it returns the intents to
+// re-decide and the USD value credited at the intent's rate.
+func (s *Service) creditIntent(ctx context.Context, tx *store.Tx, tr store.Transfer, intentID string, now time.Time) ([]string, int64, error) {
+	in, err := tx.GetIntent(ctx, intentID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, 0, fail(NotFound, "no intent %q", intentID)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	if in.Network != tr.Network || in.Asset != tr.Asset {
+		return nil, 0, fail(Conflict, "transfer %s moved %s on %s but intent %s asks for %s on %s; use credit_account or refunded",
+			tr.ID, tr.Asset, tr.Network, in.ID, in.Asset, in.Network)
+	}
+	if tr.Status == "orphaned" {
+		return nil, 0, fail(Conflict, "transfer %s is not on the chain any more (orphaned by a reorg); it cannot pay anything", tr.ID)
+	}
+	p, err := tx.PayableForUpdate(ctx, in.PayableID)
+	if err != nil {
+		return nil, 0, err
+	}
+	if p.PaidAt != nil {
+		by := p.PaidByIntent
+		if by == "" {
+			by = "ledger entry " + p.PaidByEntry
+		}
+		return nil, 0, fail(AlreadyPaid, "%s %s is already paid (by %s); use credit_account or refunded", p.Kind, p.Reference, by)
+	}
+	if err := tx.SetCredited(ctx, tr.ID, in.ID, now); err != nil {
+		return nil, 0, err
+	}
+	ids := []string{in.ID}
+	if tr.IntentID != "" && tr.IntentID != in.ID {
+		ids = append(ids, tr.IntentID)
+	}
+	return ids, int64(usdValue(tr.Amount, in.Rate, decimalsOf(tr.Network, tr.Asset))), nil
+}
+
+// creditAccount checks and applies credit_account.
+func (s *Service) creditAccount(ctx context.Context, tx *store.Tx, tr store.Transfer, req ResolveRequest, now time.Time) (store.LedgerEntry, error) {
+	if tr.Status == "orphaned" {
+		return store.LedgerEntry{}, fail(Conflict, "transfer %s is not on the chain any more (orphaned by a reorg); there is nothing to credit", tr.ID)
+	}
+	dec := decimalsOf(tr.Network, tr.Asset)
+	review := new(big.Int).Set(tr.Amount)
+	rate := ""
+	if tr.IntentID != "" {
+		in, err := tx.GetIntent(ctx, tr.IntentID)
+		if err != nil {
+			return store.LedgerEntry{}, err
+		}
+		if in.Asset == tr.Asset {
+			rate = in.Rate
+		}
+		if tr.Classification == "overpaid" {
+			others, err := tx.TransfersByIntent(ctx, in.ID)
+			if err != nil {
+				return store.LedgerEntry{}, err
+			}
+			other := new(big.Int)
+			for _, o := range others {
+				if o.ID != tr.ID && o.Classification == "settles" && o.Status != "orphaned" {
+					other.Add(other, o.Amount)
+				}
+			}
+			_, review, _ = split(tr, in.Amount, other)
+		}
+	}
+	if rate == "" {
+		rate = req.USDPerUnit
+	}
+	if rate == "" {
+		m, ok := payment.MethodFor(payment.Network(tr.Network), payment.Asset(tr.Asset))
+		if !ok || s.opt.Quotes == nil {
+			return store.LedgerEntry{}, fail(RateUnavailable, "transfer %s has no locked rate; give usd_per_unit", tr.ID)
+		}
+		q, err := s.opt.Quotes.Quote(m.Symbol, now)
+		if err != nil {
+			return store.LedgerEntry{}, fail(RateUnavailable, "transfer %s has no locked rate and no quote is available (%v); give usd_per_unit", tr.ID, err)
+		}
+		rate = q.Decimal()
+	}
+	cents := usdValue(review, rate, dec)
+	if cents <= 0 {
+		return store.LedgerEntry{}, fail(InvalidAmount, "transfer %s is worth less than one cent at %s USD per unit; use ignore", tr.ID, rate)
+	}
+	return tx.AppendLedger(ctx, store.LedgerEntry{Account: req.Account, Type: "credit", AmountCents: int64(cents),
+		Reference: "transfer:" + tr.ID, TransferID: tr.ID}, now)
+}
+
+// ReconRow is one transfer in the reconciliation report.
+type ReconRow struct {
+	TransferID      string     `json:"transfer_id"`
+	FirstSeenAt     time.Time  `json:"first_seen_at"`
+	Network         string     `json:"network"`
+	Method          string     `json:"method"`
+	Asset           string     `json:"asset"`
+	TxID            string     `json:"txid"`
+	Index           int64      `json:"index"`
+	BlockHeight     *int64     `json:"block_height"`
+	Address         string     `json:"address"`
+	Amount          string     `json:"amount"`
+	AmountBaseUnits string     `json:"amount_base_units"`
+	USDAtLockedRate string     `json:"usd_at_locked_rate"`
+	IntentID        string     `json:"intent_id"`
+	IntentStatus    string     `json:"intent_status"`
+	PayableKind     string     `json:"payable_kind"`
+	Payable         string     `json:"payable_reference"`
+	Account         string     `json:"account"`
+	Classification  string     `json:"classification"`
+	Status          string     `json:"status"`
+	Confirmations   int64      `json:"confirmations"`
+	Settled         string     `json:"settled_base_units"`
+	Review          string     `json:"review_base_units"`
+	Excluded        bool       `json:"excluded"`
+	Resolution      string     `json:"resolution"`
+	ResolutionNote  string     `json:"resolution_note"`
+	ResolvedBy      string     `json:"resolved_by"`
+	ResolvedAt      *time.Time `json:"resolved_at"`
+	ResolutionUSD   string     `json:"resolution_usd"`
+	RefundTxID      string     `json:"refund_txid"`
+}
+
+// MethodTotals sums one method's transfers in base units. Total is the sum
+// of every transfer that is not excluded, and Total = Settled + Unresolved
+// + Resolved exactly: Settled is what paid intents (a settles transfer
+// whole, an overpaid one up to the intent's amount), Unresolved the
+// reviewed parts (any other class, an overpayment's surplus) that finance
+// has not decided, Resolved those it has. Excluded transfers (orphaned
+// before they paid anything) are listed and counted apart.
+type MethodTotals struct {
+	Method            string `json:"method"`
+	Decimals          int    `json:"decimals"`
+	Transfers         int    `json:"transfers"`
+	Total             string `json:"total_base_units"`
+	Settled           string `json:"settled_base_units"`
+	Unresolved        string `json:"unresolved_base_units"`
+	Resolved          string `json:"resolved_base_units"`
+	ExcludedTransfers int    `json:"excluded_transfers"`
+	Excluded          string `json:"excluded_base_units"`
+	TotalAmount       string `json:"total"`
+	SettledAmount     string `json:"settled"`
+	UnresolvedAmount  string `json:"unresolved"`
+	ResolvedAmount    string `json:"resolved"`
+}
+
+// Reconciliation is GET /v1/reports/reconciliation: one row per transfer
+// first seen in [From, To) (never per intent, so nothing counts twice) and
+// the totals per method.
+type Reconciliation struct {
+	From   time.Time      `json:"from"`
+	To     time.Time      `json:"to"`
+	Rows   []ReconRow     `json:"rows"`
+	Totals []MethodTotals `json:"totals"`
+}
+
+// Reconcile builds the reconciliation of transfers first seen in [from, to).
+func (s *Service) Reconcile(ctx context.Context, from, to time.Time) (Reconciliation, error) {
+	if !to.After(from) {
+		return Reconciliation{}, fail(InvalidRequest, "to must be after from")
+	}
+	rows, err := s.store.ReconRows(ctx, from, to)
+	if err != nil {
+		return Reconciliation{}, err
+	}
+	rep := Reconciliation{From: from.UTC(), To: to.UTC(), Rows: []ReconRow{}, Totals: []MethodTotals{}}
+	type sums struct {
+		n, nx                                 int
+		total, settled, unres, resolved, excl *big.Int
+		dec                                   int
+	}
+	by := map[string]*sums{}
+	for _, r := range rows {
+		t := r.Transfer
+		method := t.Network + "/" + t.Asset
+		if m, ok := payment.MethodFor(payment.Network(t.Network), payment.Asset(t.Asset)); ok {
+			method = string(m.Method)
+		}
+		dec := decimalsOf(t.Network, t.Asset)
+		settled, review, excluded := split(t, r.IntentAmount, r.OtherSettled)
+		row := ReconRow{TransferID: t.ID, FirstSeenAt: t.FirstSeenAt.UTC(), Network: t.Network, Method: method, Asset: t.Asset,
+			TxID: t.TxID, Index: t.Index, BlockHeight: t.BlockHeight, Address: t.Address,
+			Amount: payment.FormatUnits(t.Amount, dec), AmountBaseUnits: t.Amount.String(),
+			IntentID: t.IntentID, IntentStatus: r.IntentStatus, PayableKind: r.PayableKind, Payable: r.PayableRef, Account: r.Account,
+			Classification: t.Classification, Status: t.Status, Settled: settled.String(), Review: review.String(), Excluded: excluded}
+		if r.IntentRate != "" && r.Method == method {
+			row.USDAtLockedRate = usdValue(t.Amount, r.IntentRate, dec).String()
+		}
+		if t.BlockHeight != nil && t.Status != "orphaned" && r.NodeHeight >= *t.BlockHeight {
+			row.Confirmations = r.NodeHeight - *t.BlockHeight + 1
+		}
+		if res := t.Resolution; res != nil {
+			at := res.CreatedAt.UTC()
+			row.Resolution, row.ResolutionNote, row.ResolvedBy, row.ResolvedAt, row.RefundTxID = res.Action, res.Note, res.Actor, &at, res.RefundTxID
+			if res.AmountCents != nil {
+				row.ResolutionUSD = payment.Cents(*res.AmountCents).String()
+			}
+		}
+		rep.Rows = append(rep.Rows, row)
+		sm := by[method]
+		if sm == nil {
+			sm = &sums{total: new(big.Int), settled: new(big.Int), unres: new(big.Int), resolved: new(big.Int), excl: new(big.Int), dec: dec}
+			by[method] = sm
+		}
+		sm.n++
+		if excluded {
+			sm.nx++
+			sm.excl.Add(sm.excl, t.Amount)
+			continue
+		}
+		sm.total.Add(sm.total, t.Amount)
+		sm.settled.Add(sm.settled, settled)
+		if t.Resolution != nil {
+			sm.resolved.Add(sm.resolved, review)
+		} else {
+			sm.unres.Add(sm.unres, review)
+		}
+	}
+	names := make([]string, 0, len(by))
+	for m := range by {
+		names = append(names, m)
+	}
+	sort.Strings(names)
+	for _, m := range names {
+		sm := by[m]
+		rep.Totals = append(rep.Totals, MethodTotals{Method: m, Decimals: sm.dec, Transfers: sm.n,
+			Total: sm.total.String(), Settled: sm.settled.String(), Unresolved: sm.unres.String(), Resolved: sm.resolved.String(),
+			ExcludedTransfers: sm.nx, Excluded: sm.excl.String(),
+			TotalAmount: payment.FormatUnits(sm.total, sm.dec), SettledAmount: payment.FormatUnits(sm.settled, sm.dec),
+			UnresolvedAmount: payment.FormatUnits(sm.unres, sm.dec), ResolvedAmount: payment.FormatUnits(sm.resolved, sm.dec)})
+	}
+	return rep, nil
+}
+
+// ReconCSVHeader is the header row of the reconciliation CSV.
+var ReconCSVHeader = []string{"transfer_id", "first_seen_at", "network", "method", "asset", "txid", "index", "block_height",
+	"address", "amount", "amount_base_units", "usd_at_locked_rate", "intent_id", "intent_status", "payable_kind",
+	"payable_reference", "account", "classification", "status", "confirmations", "settled_base_units",
+	"review_base_units", "excluded", "resolution", "resolution_note", "resolved_by", "resolved_at", "resolution_usd", "refund_txid"}
+
+// WriteCSV writes the report's rows as CSV: a header, then exactly one row
+// per transfer (totals are in the JSON format). Text that a spreadsheet
+// would run as a formula is prefixed with a quote.
+func (r Reconciliation) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(ReconCSVHeader); err != nil {
+		return err
+	}
+	for _, x := range r.Rows {
+		height, resolvedAt := "", ""
+		if x.BlockHeight != nil {
+			height = strconv.FormatInt(*x.BlockHeight, 10)
+		}
+		if x.ResolvedAt != nil {
+			resolvedAt = x.ResolvedAt.Format(time.RFC3339)
+		}
+		rec := []string{x.TransferID, x.FirstSeenAt.Format(time.RFC3339Nano), x.Network, x.Method, x.Asset, x.TxID,
+			strconv.FormatInt(x.Index, 10), height, x.Address, x.Amount, x.AmountBaseUnits, x.USDAtLockedRate, x.IntentID,
+			x.IntentStatus, x.PayableKind, safeCell(x.Payable), safeCell(x.Account), x.Classification, x.Status,
+			strconv.FormatInt(x.Confirmations, 10), x.Settled, x.Review, strconv.FormatBool(x.Excluded), x.Resolution,
+			safeCell(x.ResolutionNote), safeCell(x.ResolvedBy), resolvedAt, x.ResolutionUSD, safeCell(x.RefundTxID)}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// safeCell defuses spreadsheet formulas in free text.
+func safeCell(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
+
+// ParseReportTime parses a report bound: a date (2026-11-01, midnight UTC)
+// or an RFC 3339 time.
+func ParseReportTime(s string) (time.Time, error) {
+	if t, err := time.Parse("2006-01-02", s); err == nil {
+		return t, nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is neither a date (2026-11-01) nor an RFC 3339 time", s)
+	}
+	return t, nil
+}

@@ -1,0 +1,131 @@
+package intents
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/store"
+)
+
+// BalanceView is GET /v1/accounts/{account}/balance.
+type BalanceView struct {
+	Account        string `json:"account"`
+	AvailableUSD   string `json:"available_usd"`
+	PendingUSD     string `json:"pending_usd"`
+	UnrecoveredUSD string `json:"unrecovered_usd,omitempty"`
+}
+
+// LedgerPage is GET /v1/accounts/{account}/ledger.
+type LedgerPage struct {
+	Entries []LedgerView `json:"entries"`
+	Next    *string      `json:"next"`
+}
+
+// DebitRequest is the body of POST /v1/accounts/{account}/debits.
+type DebitRequest struct {
+	Reference string `json:"reference"`
+	AmountUSD string `json:"amount_usd"`
+}
+
+// Balance returns an account's available and pending balance.
+func (s *Service) Balance(ctx context.Context, account string) (BalanceView, error) {
+	if !validName(account) {
+		return BalanceView{}, fail(InvalidRequest, "account must be 1-200 characters of letters, digits and ._:/#-")
+	}
+	b, err := s.store.Balance(ctx, account)
+	if err != nil {
+		return BalanceView{}, err
+	}
+	v := BalanceView{Account: account, AvailableUSD: payment.Cents(b.AvailableCents).String(),
+		PendingUSD: payment.Cents(b.PendingCents).String()}
+	if b.UnrecoveredCents > 0 {
+		v.UnrecoveredUSD = payment.Cents(b.UnrecoveredCents).String()
+	}
+	return v, nil
+}
+
+// Ledger returns one page of an account's entries, oldest first, after the
+// entry id after ("" from the first).
+func (s *Service) Ledger(ctx context.Context, account, after string, limit int) (LedgerPage, error) {
+	if !validName(account) {
+		return LedgerPage{}, fail(InvalidRequest, "account must be 1-200 characters of letters, digits and ._:/#-")
+	}
+	es, err := s.store.LedgerEntries(ctx, account, after, limit)
+	if errors.Is(err, store.ErrNotFound) {
+		return LedgerPage{}, fail(InvalidRequest, "after=%q is not an entry of account %s", after, account)
+	}
+	if err != nil {
+		return LedgerPage{}, err
+	}
+	page := LedgerPage{Entries: []LedgerView{}}
+	for _, e := range es {
+		page.Entries = append(page.Entries, LedgerViewOf(e))
+	}
+	if len(es) == limit && limit > 0 {
+		page.Next = &es[len(es)-1].ID
+	}
+	return page, nil
+}
+
+// Debit pays the order req.Reference from account's balance in one
+// transaction: it creates (or finds) the order payable, appends a debit
+// entry under the account's row lock, marks the payable paid by that entry
+// and appends a ledger.debited event. It returns 201 and the entry.
+//
+// It is idempotent twice over: the same Idempotency-Key with the same body
+// returns the first response, and a reference already paid by a debit of
+// the same account and amount returns that debit (200) without debiting
+// again. A short balance is insufficient_funds and changes nothing; an
+// order paid by an intent is already_paid; a reference known with another
+// amount or account is a conflict.
+func (s *Service) Debit(ctx context.Context, account string, req DebitRequest, idem *Idem) (int, []byte, error) {
+	if !validName(account) {
+		return 0, nil, fail(InvalidRequest, "account must be 1-200 characters of letters, digits and ._:/#-")
+	}
+	if !validName(req.Reference) {
+		return 0, nil, fail(InvalidRequest, "reference must be 1-200 characters of letters, digits and ._:/#-")
+	}
+	usd, err := payment.ParseUSD(req.AmountUSD)
+	if err != nil || usd <= 0 {
+		return 0, nil, fail(InvalidAmount, "amount_usd must be a positive decimal string with at most 2 decimals, like \"249.00\"")
+	}
+	return s.idempotent(ctx, idem, func(tx *store.Tx, now time.Time) (int, any, error) {
+		p, err := tx.EnsurePayable(ctx, store.Payable{Kind: "order", Reference: req.Reference, Account: account,
+			AmountCents: int64(usd), CreatedAt: now})
+		if err != nil {
+			return 0, nil, err
+		}
+		if p.AmountCents != int64(usd) || p.Account != account {
+			return 0, nil, fail(Conflict, "order %s already exists with amount_usd %s and account %q; a payable keeps its amount and account",
+				p.Reference, payment.Cents(p.AmountCents), p.Account)
+		}
+		if p.PaidByEntry != "" {
+			e, err := tx.LedgerEntryByID(ctx, p.PaidByEntry)
+			if err != nil {
+				return 0, nil, err
+			}
+			return 200, LedgerViewOf(e), nil
+		}
+		if p.PaidAt != nil {
+			return 0, nil, fail(AlreadyPaid, "order %s is already paid by intent %s", p.Reference, p.PaidByIntent)
+		}
+		e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: account, Type: "debit", AmountCents: int64(usd),
+			Reference: req.Reference}, now)
+		if errors.Is(err, store.ErrInsufficientFunds) {
+			return 0, nil, fail(InsufficientFunds, "account %s has less than %s USD available; nothing was debited", account, usd)
+		}
+		if err != nil {
+			return 0, nil, err
+		}
+		if err := tx.SetPayablePaidByEntry(ctx, p.ID, e.ID, now); err != nil {
+			return 0, nil, err
+		}
+		view := LedgerViewOf(e)
+		if _, err := tx.AppendEvent(ctx, "ledger.debited", "", "", account, view, now); err != nil {
+			return 0, nil, err
+		}
+		return 201, view, nil
+	})
+}

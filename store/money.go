@@ -1,0 +1,194 @@
+package store
+
+import (
+	"context"
+	"math/big"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Balance is an account's money: Available is the sum of its ledger entries
+// (the accounts row), Pending the USD amount of its top-ups that are
+// detected but not paid yet (not spendable).
+type Balance struct {
+	Account          string
+	AvailableCents   int64
+	PendingCents     int64
+	UnrecoveredCents int64
+}
+
+// Balance returns an account's balance. An account without entries has a
+// zero balance (it is not an error).
+func (s *Store) Balance(ctx context.Context, account string) (Balance, error) {
+	b := Balance{Account: account}
+	err := s.pool.QueryRow(ctx, `SELECT
+		coalesce((SELECT balance_cents FROM accounts WHERE account = $1), 0),
+		coalesce((SELECT sum(p.amount_cents) FROM payables p WHERE p.kind = 'topup' AND p.account = $1
+			AND p.paid_at IS NULL AND EXISTS (SELECT 1 FROM intents i WHERE i.payable_id = p.id AND i.status = 'detected')), 0),
+		coalesce((SELECT sum(unrecovered_cents) FROM ledger_entries WHERE account = $1), 0)`, account).
+		Scan(&b.AvailableCents, &b.PendingCents, &b.UnrecoveredCents)
+	return b, translate(err)
+}
+
+const ledgerColumns = `seq, id, account, type, amount_cents, reference, coalesce(intent_id, ''), coalesce(transfer_id, ''),
+	balance_after_cents, unrecovered_cents, created_at`
+
+func scanLedger(row pgx.Row) (LedgerEntry, error) {
+	var e LedgerEntry
+	err := row.Scan(&e.Seq, &e.ID, &e.Account, &e.Type, &e.AmountCents, &e.Reference, &e.IntentID, &e.TransferID,
+		&e.BalanceAfter, &e.UnrecoveredCents, &e.CreatedAt)
+	return e, translate(err)
+}
+
+// LedgerEntries returns up to limit entries of an account after the entry
+// afterID ("" from the first), oldest first. An unknown afterID is
+// ErrNotFound.
+func (s *Store) LedgerEntries(ctx context.Context, account, afterID string, limit int) ([]LedgerEntry, error) {
+	var after int64
+	if afterID != "" {
+		err := s.pool.QueryRow(ctx, `SELECT seq FROM ledger_entries WHERE id = $1 AND account = $2`, afterID, account).Scan(&after)
+		if err != nil {
+			return nil, translate(err)
+		}
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+ledgerColumns+` FROM ledger_entries WHERE account = $1 AND seq > $2
+		ORDER BY seq LIMIT $3`, account, after, limit)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (LedgerEntry, error) { return scanLedger(r) })
+}
+
+// LedgerEntryByID returns one entry inside the transaction.
+func (t *Tx) LedgerEntryByID(ctx context.Context, id string) (LedgerEntry, error) {
+	return scanLedger(t.tx.QueryRow(ctx, `SELECT `+ledgerColumns+` FROM ledger_entries WHERE id = $1`, id))
+}
+
+// DebitByReference returns the debit that paid an order reference.
+func (t *Tx) DebitByReference(ctx context.Context, reference string) (LedgerEntry, error) {
+	return scanLedger(t.tx.QueryRow(ctx, `SELECT `+ledgerColumns+` FROM ledger_entries WHERE reference = $1 AND type = 'debit'`, reference))
+}
+
+// InboxFilter selects transfers of the finance inbox.
+type InboxFilter struct {
+	// Status is "unresolved" (needs a decision, the default), "resolved" or
+	// "all" (every transfer that did not settle cleanly).
+	Status         string
+	Network        string
+	Classification string
+	// After is the id of the last transfer of the previous page.
+	After string
+	Limit int
+}
+
+// InboxTransfers lists transfers that did not settle cleanly (classification
+// other than settles, or resolved by finance), newest first (created_at,
+// then id), one page after f.After.
+func (s *Store) InboxTransfers(ctx context.Context, f InboxFilter) ([]Transfer, error) {
+	var at time.Time
+	cursorID := ""
+	if f.After != "" {
+		if err := s.pool.QueryRow(ctx, `SELECT created_at, id FROM transfers WHERE id = $1`, f.After).Scan(&at, &cursorID); err != nil {
+			return nil, translate(err)
+		}
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+transferColumns+transferFrom+`
+		WHERE (t.classification <> 'settles' OR r.transfer_id IS NOT NULL)
+		AND ($1 = 'all' OR ($1 = 'unresolved' AND r.transfer_id IS NULL) OR ($1 = 'resolved' AND r.transfer_id IS NOT NULL))
+		AND ($2 = '' OR t.network = $2) AND ($3 = '' OR t.classification = $3)
+		AND ($4 = '' OR (t.created_at, t.id) < ($5, $4))
+		ORDER BY t.created_at DESC, t.id DESC LIMIT $6`,
+		f.Status, f.Network, f.Classification, cursorID, at, f.Limit)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return scanTransfers(rows)
+}
+
+// InsertResolution records finance's decision on a transfer. A second
+// decision on the same transfer is ErrConflict.
+func (t *Tx) InsertResolution(ctx context.Context, transferID string, r Resolution) error {
+	_, err := t.tx.Exec(ctx, `INSERT INTO resolutions (transfer_id, action, note, actor, intent_id, account, amount_cents, refund_txid, created_at)
+		VALUES ($1, $2, $3, $4, NULLIF($5, ''), NULLIF($6, ''), $7, NULLIF($8, ''), $9)`,
+		transferID, r.Action, r.Note, r.Actor, r.IntentID, r.Account, r.AmountCents, r.RefundTxID, r.CreatedAt)
+	return translate(err)
+}
+
+// ReconRow is one transfer of the reconciliation report with what it paid.
+type ReconRow struct {
+	Transfer Transfer
+	// Intent fields are empty for a transfer without an intent.
+	Method       string
+	IntentAmount *big.Int
+	IntentRate   string
+	IntentStatus string
+	PayableKind  string
+	PayableRef   string
+	Account      string
+	// OtherSettled is the sum of the intent's other settling transfers that
+	// are not orphaned (to split an overpaid transfer).
+	OtherSettled *big.Int
+	NodeHeight   int64
+}
+
+// ReconRows returns every transfer first seen in [from, to), oldest first,
+// with its intent, payable and resolution.
+func (s *Store) ReconRows(ctx context.Context, from, to time.Time) ([]ReconRow, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+transferColumns+`,
+		coalesce(i.method, ''), coalesce(i.amount, 0)::text, coalesce(i.rate::text, ''), coalesce(i.status, ''),
+		coalesce(p.kind, ''), coalesce(p.reference, ''), coalesce(p.account, ''),
+		coalesce((SELECT sum(o.amount) FROM transfers o WHERE o.intent_id = t.intent_id AND o.id <> t.id
+			AND o.classification = 'settles' AND o.status <> 'orphaned'), 0)::text,
+		coalesce((SELECT c.node_height FROM cursors c WHERE c.network = t.network), 0)`+transferFrom+`
+		LEFT JOIN intents i ON i.id = t.intent_id LEFT JOIN payables p ON p.id = i.payable_id
+		WHERE t.first_seen_at >= $1 AND t.first_seen_at < $2 ORDER BY t.first_seen_at, t.id`, from, to)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []ReconRow
+	for rows.Next() {
+		var r ReconRow
+		var tr Transfer
+		var amount string
+		var action, note, actor, rIntent, rAccount, refund *string
+		var rAmount *int64
+		var rAt *time.Time
+		var intentAmount, other string
+		err := rows.Scan(&tr.ID, &tr.Network, &tr.TxID, &tr.Index, &tr.Asset, &tr.Address, &tr.AddressKey, &amount,
+			&tr.IntentID, &tr.BlockHeight, &tr.BlockHash, &tr.FirstSeenAt, &tr.Status,
+			&tr.ConfirmationsRequired, &tr.ConfirmedAt, &tr.Classification, &tr.Credited, &tr.CreatedAt, &tr.UpdatedAt,
+			&action, &note, &actor, &rIntent, &rAccount, &rAmount, &refund, &rAt,
+			&r.Method, &intentAmount, &r.IntentRate, &r.IntentStatus, &r.PayableKind, &r.PayableRef, &r.Account,
+			&other, &r.NodeHeight)
+		if err != nil {
+			return nil, translate(err)
+		}
+		if tr.Amount, err = parseNum(amount); err != nil {
+			return nil, err
+		}
+		if r.IntentAmount, err = parseNum(intentAmount); err != nil {
+			return nil, err
+		}
+		if r.OtherSettled, err = parseNum(other); err != nil {
+			return nil, err
+		}
+		if action != nil {
+			tr.Resolution = &Resolution{Action: *action, Note: deref(note), Actor: deref(actor), IntentID: deref(rIntent),
+				Account: deref(rAccount), AmountCents: rAmount, RefundTxID: deref(refund), CreatedAt: *rAt}
+		}
+		r.Transfer = tr
+		out = append(out, r)
+	}
+	return out, translate(rows.Err())
+}
+
+// IntentIDsOfPayable returns the ids of a payable's intents.
+func (t *Tx) IntentIDsOfPayable(ctx context.Context, payableID int64) ([]string, error) {
+	rows, err := t.tx.Query(ctx, `SELECT id FROM intents WHERE payable_id = $1 ORDER BY id`, payableID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}

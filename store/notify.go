@@ -1,0 +1,178 @@
+package store
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Notifier shares one LISTEN connection on EventsChannel among every waiter
+// of the process (long-polling readers, webhook senders). The connection is
+// separate from the pool; it is opened by the first subscriber and closed
+// Linger after the last one leaves. While it reconnects after an error,
+// every subscriber is woken (a notification may have been missed), so a
+// subscriber that re-reads the events table on every wake never misses an
+// event.
+type Notifier struct {
+	store  *Store
+	linger time.Duration
+
+	mu      sync.Mutex
+	subs    map[*Subscription]struct{}
+	running bool
+	ready   chan struct{} // closed while LISTEN is active
+	stop    context.CancelFunc
+	idle    *time.Timer
+}
+
+// Subscription receives a value on C (buffered, coalesced) after every
+// NOTIFY on EventsChannel and after every reconnection.
+type Subscription struct {
+	C chan struct{}
+	n *Notifier
+}
+
+var (
+	notifiersMu sync.Mutex
+	notifiers   = map[*Store]*Notifier{}
+)
+
+// Notifier returns the process-wide notifier of this store.
+func (s *Store) Notifier() *Notifier {
+	notifiersMu.Lock()
+	defer notifiersMu.Unlock()
+	n := notifiers[s]
+	if n == nil {
+		n = &Notifier{store: s, linger: 30 * time.Second, subs: map[*Subscription]struct{}{}}
+		notifiers[s] = n
+	}
+	return n
+}
+
+// Subscribe registers a waiter and returns once LISTEN is active, so that
+// any event committed after Subscribe returns wakes it. It fails only when
+// ctx ends first.
+func (n *Notifier) Subscribe(ctx context.Context) (*Subscription, error) {
+	sub := &Subscription{C: make(chan struct{}, 1), n: n}
+	n.mu.Lock()
+	n.subs[sub] = struct{}{}
+	if n.idle != nil {
+		n.idle.Stop()
+		n.idle = nil
+	}
+	if !n.running {
+		n.start()
+	}
+	ready := n.ready
+	n.mu.Unlock()
+	select {
+	case <-ready:
+		return sub, nil
+	case <-ctx.Done():
+		sub.Close()
+		return nil, ctx.Err()
+	}
+}
+
+// Close unregisters the subscription.
+func (sub *Subscription) Close() {
+	n := sub.n
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if _, ok := n.subs[sub]; !ok {
+		return
+	}
+	delete(n.subs, sub)
+	if len(n.subs) == 0 && n.running && n.idle == nil {
+		n.idle = time.AfterFunc(n.linger, func() {
+			n.mu.Lock()
+			defer n.mu.Unlock()
+			n.idle = nil
+			if len(n.subs) == 0 && n.stop != nil {
+				n.stop()
+			}
+		})
+	}
+}
+
+// start runs the listener; n.mu is held.
+func (n *Notifier) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	n.running, n.stop, n.ready = true, cancel, make(chan struct{})
+	go n.run(ctx)
+}
+
+func (n *Notifier) broadcast() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for sub := range n.subs {
+		select {
+		case sub.C <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (n *Notifier) run(ctx context.Context) {
+	backoff := 50 * time.Millisecond
+	for ctx.Err() == nil {
+		err := n.listen(ctx)
+		if ctx.Err() != nil {
+			break
+		}
+		_ = err // the connection broke: wake everyone and reconnect
+		n.mu.Lock()
+		select {
+		case <-n.ready:
+			n.ready = make(chan struct{})
+		default:
+		}
+		empty := len(n.subs) == 0
+		n.mu.Unlock()
+		n.broadcast()
+		if empty {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+	n.mu.Lock()
+	n.running, n.stop = false, nil
+	if len(n.subs) > 0 {
+		n.start()
+	}
+	n.mu.Unlock()
+}
+
+// listen holds one connection until it fails or ctx ends.
+func (n *Notifier) listen(ctx context.Context) error {
+	conn, err := pgx.ConnectConfig(ctx, n.store.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, `LISTEN `+pgx.Identifier{EventsChannel}.Sanitize()); err != nil {
+		return err
+	}
+	n.mu.Lock()
+	select {
+	case <-n.ready:
+	default:
+		close(n.ready)
+	}
+	n.mu.Unlock()
+	// Anything committed while we were connecting is found by the readers'
+	// re-read on this wake.
+	n.broadcast()
+	for {
+		if _, err := conn.WaitForNotification(ctx); err != nil {
+			return err
+		}
+		n.broadcast()
+	}
+}
