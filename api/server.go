@@ -41,6 +41,7 @@ type Server struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 	metrics http.Handler
+	keys    keyCache
 	// Extra lets other packages mount routes (finance, events) on the mux.
 	now func() time.Time
 }
@@ -127,7 +128,7 @@ func (s *Server) auth(scope string, h func(http.ResponseWriter, *http.Request, s
 			writeError(w, http.StatusUnauthorized, "unauthorized", "missing API key: send Authorization: Bearer <key>")
 			return
 		}
-		key, err := s.store.APIKeyByPlain(r.Context(), strings.TrimSpace(plain))
+		key, err := s.keys.lookup(r.Context(), s.store, strings.TrimSpace(plain), s.now())
 		if errors.Is(err, store.ErrNotFound) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="paywatch"`)
 			writeError(w, http.StatusUnauthorized, "unauthorized", "unknown or revoked API key")

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"regexp"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/paywatch/paywatch/addresses"
@@ -44,8 +46,8 @@ type AddressSource struct {
 	// Source identifies the account key (its fingerprint), so each key has
 	// its own index counter.
 	Source string
-	// Gap is how many addresses past the last handed out are pre-derived and
-	// watched.
+	// Gap is how many free addresses are kept derived and watched ahead of
+	// the ones handed out.
 	Gap int
 }
 
@@ -63,6 +65,8 @@ type Options struct {
 
 // Service is the payment core.
 type Service struct {
+	mu    sync.Mutex
+	busy  map[payment.Network]*atomic.Bool
 	store *store.Store
 	cfg   *config.Config
 	opt   Options
@@ -79,7 +83,8 @@ func New(opt Options) *Service {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{store: opt.Store, cfg: opt.Config, opt: opt, now: opt.Now, log: opt.Log.With("component", "intents"), topup: map[payment.Cents]bool{}}
+	s := &Service{store: opt.Store, cfg: opt.Config, opt: opt, now: opt.Now, log: opt.Log.With("component", "intents"), topup: map[payment.Cents]bool{},
+		busy: map[payment.Network]*atomic.Bool{}}
 	for _, a := range opt.Config.TopupAmounts {
 		if c, err := payment.ParseUSD(a); err == nil {
 			s.topup[c] = true
@@ -282,10 +287,13 @@ func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, 
 	return view, nil
 }
 
-// allocate hands a fresh address to in: the next derivation index (and the
-// look-ahead address past it), or the oldest free pool key.
+// allocate hands a fresh address to in: the lowest free pre-derived address
+// of the network (concurrent creations skip each other's rows instead of
+// queueing on a counter), deriving one on the spot only when none is free;
+// or the oldest free pool key (Solana).
 func (s *Service) allocate(ctx context.Context, tx *store.Tx, in *store.Intent, now time.Time) ([][]byte, error) {
-	src, ok := s.opt.Addresses[payment.Network(in.Network)]
+	network := payment.Network(in.Network)
+	src, ok := s.opt.Addresses[network]
 	if !ok {
 		return nil, fail(ChainUnavailable, "no addresses are configured for %s", in.Network)
 	}
@@ -300,36 +308,116 @@ func (s *Service) allocate(ctx context.Context, tx *store.Tx, in *store.Intent, 
 		in.Address, in.AddressKey = a.Address, a.Key
 		return [][]byte{a.Key}, nil
 	}
-	idx, err := tx.NextIndex(ctx, in.Network, src.Source)
+	tx.AfterCommit(func() { s.replenishSoon(network) })
+	a, err := tx.TakeDerivedAddress(ctx, in.Network, src.Source, in.ID, now)
+	if err == nil {
+		in.Address, in.AddressKey = a.Address, a.Key
+		return [][]byte{a.Key}, nil
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	// Nothing pre-derived is free (a burst outran the replenisher).
+	rows, err := s.deriveRange(ctx, tx, network, src, 1, now)
 	if err != nil {
 		return nil, err
 	}
-	if idx >= 1<<31 {
-		return nil, fmt.Errorf("%s: derivation index space exhausted", in.Network)
+	if err := tx.AssignAddress(ctx, in.Network, rows[0].Key, in.ID, now); err != nil {
+		return nil, fmt.Errorf("assign %s index %d: %w", in.Network, rows[0].Index, err)
 	}
-	var rows []store.Address
-	var keys [][]byte
-	for _, i := range []int64{idx, idx + int64(src.Gap)} {
+	in.Address, in.AddressKey = rows[0].Address, rows[0].Key
+	return [][]byte{rows[0].Key}, nil
+}
+
+// deriveRange reserves n new indexes of the network's account key, derives
+// them and stores them as free watched addresses.
+func (s *Service) deriveRange(ctx context.Context, tx *store.Tx, network payment.Network, src AddressSource, n int64, now time.Time) ([]store.Address, error) {
+	first, err := tx.ReserveIndexes(ctx, string(network), src.Source, n)
+	if err != nil {
+		return nil, err
+	}
+	if first+n > 1<<31 {
+		return nil, fmt.Errorf("%s: derivation index space exhausted", network)
+	}
+	rows := make([]store.Address, 0, n)
+	for i := first; i < first+n; i++ {
 		a, err := src.Deriver.Derive(uint32(i))
 		if err != nil {
-			return nil, fmt.Errorf("derive %s index %d: %w", in.Network, i, err)
+			return nil, fmt.Errorf("derive %s index %d: %w", network, i, err)
 		}
-		rows = append(rows, store.Address{Network: in.Network, Key: a.Key, Address: a.String, Source: src.Source, Index: i, CreatedAt: now})
-		keys = append(keys, a.Key)
+		rows = append(rows, store.Address{Network: string(network), Key: a.Key, Address: a.String, Source: src.Source, Index: i, CreatedAt: now})
 	}
 	if _, err := tx.AddAddresses(ctx, rows); err != nil {
 		return nil, err
 	}
-	if err := tx.AssignAddress(ctx, in.Network, rows[0].Key, in.ID, now); err != nil {
-		return nil, fmt.Errorf("assign %s index %d: %w", in.Network, idx, err)
+	if err := tx.NotifyAddresses(ctx, string(network)); err != nil {
+		return nil, err
 	}
-	in.Address, in.AddressKey = rows[0].Address, rows[0].Key
-	return keys, nil
+	return rows, nil
 }
 
-// EnsureLookahead derives and watches addresses 0..next+gap of every derived
-// network, so payments to addresses not handed out yet are seen as
-// unknown_address rather than missed.
+// replenishSoon tops the network's free pre-derived addresses up in the
+// background, one replenisher per network at a time.
+func (s *Service) replenishSoon(network payment.Network) {
+	busy := s.replenishing(network)
+	if !busy.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer busy.Store(false)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := s.Replenish(ctx, network); err != nil {
+			s.log.Warn("replenishing pre-derived addresses failed", "network", string(network), "err", err)
+		}
+	}()
+}
+
+func (s *Service) replenishing(network payment.Network) *atomic.Bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, ok := s.busy[network]
+	if !ok {
+		b = new(atomic.Bool)
+		s.busy[network] = b
+	}
+	return b
+}
+
+// Replenish makes sure at least Gap addresses of the network are derived
+// and watched but not handed out: payments to them are recorded as
+// unknown_address rather than missed, and creations never wait to derive.
+func (s *Service) Replenish(ctx context.Context, network payment.Network) error {
+	src := s.opt.Addresses[network]
+	if src.Deriver == nil || src.Gap <= 0 {
+		return nil
+	}
+	free, err := s.store.FreeDerived(ctx, string(network), src.Source)
+	if err != nil || free >= int64(src.Gap) {
+		return err
+	}
+	// Top up to twice the gap so a burst does not refill one at a time.
+	need := 2*int64(src.Gap) - free
+	var rows []store.Address
+	err = s.store.InTx(ctx, func(tx *store.Tx) error {
+		rows, err = s.deriveRange(ctx, tx, network, src, need, s.now().UTC())
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if s.opt.Watcher != nil {
+		keys := make([][]byte, len(rows))
+		for i, r := range rows {
+			keys[i] = r.Key
+		}
+		s.opt.Watcher.Watch(network, keys...)
+	}
+	return nil
+}
+
+// EnsureLookahead replenishes every derived network's free addresses; serve
+// calls it at start.
 func (s *Service) EnsureLookahead(ctx context.Context) error {
 	nets := make([]string, 0, len(s.opt.Addresses))
 	for n := range s.opt.Addresses {
@@ -337,31 +425,7 @@ func (s *Service) EnsureLookahead(ctx context.Context) error {
 	}
 	sort.Strings(nets)
 	for _, n := range nets {
-		src := s.opt.Addresses[payment.Network(n)]
-		if src.Deriver == nil {
-			continue
-		}
-		next, err := s.store.PeekIndex(ctx, n, src.Source)
-		if err != nil {
-			return err
-		}
-		now := s.now().UTC()
-		var rows []store.Address
-		for i := int64(0); i < next+int64(src.Gap); i++ {
-			a, err := src.Deriver.Derive(uint32(i))
-			if err != nil {
-				return fmt.Errorf("derive %s index %d: %w", n, i, err)
-			}
-			rows = append(rows, store.Address{Network: n, Key: a.Key, Address: a.String, Source: src.Source, Index: i, CreatedAt: now})
-		}
-		err = s.store.InTx(ctx, func(tx *store.Tx) error {
-			added, err := tx.AddAddresses(ctx, rows)
-			if err != nil || added == 0 {
-				return err
-			}
-			return tx.NotifyAddresses(ctx, n)
-		})
-		if err != nil {
+		if err := s.Replenish(ctx, payment.Network(n)); err != nil {
 			return fmt.Errorf("%s look-ahead addresses: %w", n, err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/paywatch/paywatch/config"
@@ -45,7 +46,21 @@ type Networks struct {
 	// Sources gives the derivation source of each derived network.
 	Sources map[payment.Network]string
 	Now     func() time.Time
+	// CacheFor reuses an Available answer this long (wall clock; 0: never),
+	// so intent creation does not read the cursor on every request.
+	CacheFor time.Duration
+
+	mu    sync.Mutex
+	cache map[payment.Network]availability
 }
+
+// availability is a recent answer of Available, kept briefly so intent
+// creation does not read the cursor on every request.
+type availability struct {
+	err error
+	at  time.Time
+}
+
 
 var _ ChainStatus = (*Networks)(nil)
 
@@ -58,6 +73,29 @@ func (n *Networks) staleAfter(nc *config.Network) time.Duration {
 // Available returns nil when new intents on network can be accepted: its
 // scanner runs, is healthy, recently updated and within max_lag_blocks.
 func (n *Networks) Available(ctx context.Context, network payment.Network) error {
+	if n.CacheFor <= 0 {
+		return n.available(ctx, network)
+	}
+	now := time.Now()
+	n.mu.Lock()
+	if a, ok := n.cache[network]; ok && now.Sub(a.at) >= 0 && now.Sub(a.at) < n.CacheFor {
+		n.mu.Unlock()
+		return a.err
+	}
+	n.mu.Unlock()
+	err := n.available(ctx, network)
+	if ctx.Err() == nil {
+		n.mu.Lock()
+		if n.cache == nil {
+			n.cache = map[payment.Network]availability{}
+		}
+		n.cache[network] = availability{err: err, at: now}
+		n.mu.Unlock()
+	}
+	return err
+}
+
+func (n *Networks) available(ctx context.Context, network payment.Network) error {
 	nc := n.Config.Networks[string(network)]
 	if nc == nil || !nc.Enabled {
 		return errors.New("the network is not enabled")

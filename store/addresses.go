@@ -138,3 +138,37 @@ func (s *Store) CountAddresses(ctx context.Context, network string) (int64, erro
 	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM addresses WHERE network = $1`, network).Scan(&n)
 	return n, translate(err)
 }
+
+// TakeDerivedAddress hands the lowest free pre-derived address of (network,
+// source) to an intent. Concurrent creations skip each other's locked rows
+// instead of queueing. ErrNotFound means none is free.
+func (t *Tx) TakeDerivedAddress(ctx context.Context, network, source, intentID string, now time.Time) (Address, error) {
+	var a Address
+	err := t.tx.QueryRow(ctx, `UPDATE addresses SET intent_id = $3, assigned_at = $4
+		WHERE (network, key) = (SELECT network, key FROM addresses
+			WHERE network = $1 AND source = $2 AND intent_id IS NULL AND derivation_index IS NOT NULL
+			ORDER BY derivation_index LIMIT 1 FOR UPDATE SKIP LOCKED)
+		RETURNING network, key, address, source, derivation_index, created_at`, network, source, intentID, now).
+		Scan(&a.Network, &a.Key, &a.Address, &a.Source, &a.Index, &a.CreatedAt)
+	a.IntentID = intentID
+	return a, translate(err)
+}
+
+// FreeDerived counts the free pre-derived addresses of (network, source).
+func (s *Store) FreeDerived(ctx context.Context, network, source string) (int64, error) {
+	var n int64
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM addresses WHERE network = $1 AND source = $2
+		AND intent_id IS NULL AND derivation_index IS NOT NULL`, network, source).Scan(&n)
+	return n, translate(err)
+}
+
+// ReserveIndexes takes n consecutive derivation indexes of (network,
+// source) and returns the first. The counter row is locked only for this
+// statement's transaction.
+func (t *Tx) ReserveIndexes(ctx context.Context, network, source string, n int64) (int64, error) {
+	var first int64
+	err := t.tx.QueryRow(ctx, `INSERT INTO derivation_counters (network, source, next_index) VALUES ($1, $2, $3)
+		ON CONFLICT (network, source) DO UPDATE SET next_index = derivation_counters.next_index + $3
+		RETURNING next_index - $3`, network, source, n).Scan(&first)
+	return first, translate(err)
+}

@@ -17,10 +17,6 @@ const EventsChannel = "paywatch_events"
 // instances that addresses were added; the payload is the network.
 const AddressesChannel = "paywatch_addresses"
 
-// eventLockID serializes event writers just before commit, so that seq
-// order equals commit order.
-const eventLockID = 7_303_202
-
 // Event is one append-only state change.
 type Event struct {
 	Seq        int64
@@ -40,17 +36,10 @@ func (t *Tx) AppendEvent(ctx context.Context, typ, intentID, transferID, account
 	if err != nil {
 		return Event{}, fmt.Errorf("event %s: %w", typ, err)
 	}
-	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, eventLockID); err != nil {
-		return Event{}, translate(err)
-	}
 	ev := Event{ID: NewID("ev"), Type: typ, IntentID: intentID, TransferID: transferID, Account: account, Data: body, CreatedAt: now}
-	err = t.tx.QueryRow(ctx, `INSERT INTO events (id, type, intent_id, transfer_id, account, data, created_at)
-		VALUES ($1, $2, NULLIF($3, ''), NULLIF($4, ''), NULLIF($5, ''), $6, $7) RETURNING seq`,
+	err = t.tx.QueryRow(ctx, `SELECT paywatch_append_event($1, $2, $3, $4, $5, $6, $7)`,
 		ev.ID, typ, intentID, transferID, account, body, now).Scan(&ev.Seq)
 	if err != nil {
-		return Event{}, translate(err)
-	}
-	if _, err := t.tx.Exec(ctx, `SELECT pg_notify($1, $2)`, EventsChannel, fmt.Sprint(ev.Seq)); err != nil {
 		return Event{}, translate(err)
 	}
 	return ev, nil

@@ -71,13 +71,12 @@ func scanPayable(row pgx.Row) (Payable, error) {
 // returns the stored row locked for update. The caller compares amount and
 // account with what it asked for.
 func (t *Tx) EnsurePayable(ctx context.Context, p Payable) (Payable, error) {
-	_, err := t.tx.Exec(ctx, `INSERT INTO payables (kind, reference, account, amount_cents, created_at)
-		VALUES ($1, $2, NULLIF($3, ''), $4, $5) ON CONFLICT (kind, reference) DO NOTHING`,
-		p.Kind, p.Reference, p.Account, p.AmountCents, p.CreatedAt)
-	if err != nil {
-		return Payable{}, translate(err)
-	}
-	return scanPayable(t.tx.QueryRow(ctx, `SELECT `+payableColumns+` FROM payables WHERE kind = $1 AND reference = $2 FOR UPDATE`, p.Kind, p.Reference))
+	// DO UPDATE (a no-op) locks and returns an existing row in the same
+	// round trip as the insert.
+	return scanPayable(t.tx.QueryRow(ctx, `INSERT INTO payables (kind, reference, account, amount_cents, created_at)
+		VALUES ($1, $2, NULLIF($3, ''), $4, $5)
+		ON CONFLICT (kind, reference) DO UPDATE SET kind = payables.kind
+		RETURNING `+payableColumns, p.Kind, p.Reference, p.Account, p.AmountCents, p.CreatedAt))
 }
 
 // PayableForUpdate locks and returns a payable by id.

@@ -154,7 +154,7 @@ func (d *daemon) wire(ctx context.Context) error {
 			d.modes[n] = mode
 		}
 	}
-	d.nets = &intents.Networks{Store: d.store, Config: cfg, Sources: sourcesByNet, Modes: func(n payment.Network) string {
+	d.nets = &intents.Networks{Store: d.store, Config: cfg, Sources: sourcesByNet, CacheFor: time.Second, Modes: func(n payment.Network) string {
 		if f := d.modes[n]; f != nil {
 			return f()
 		}

@@ -192,6 +192,27 @@ CREATE TABLE events (
     created_at TIMESTAMPTZ NOT NULL
 );
 
+-- append_event serializes writers on a transaction-scoped advisory lock
+-- (held until commit, so seq order is commit order), inserts the event and
+-- notifies listeners at commit: one round trip.
+CREATE FUNCTION paywatch_append_event(p_id TEXT, p_type TEXT, p_intent TEXT, p_transfer TEXT, p_account TEXT,
+                                      p_data JSONB, p_at TIMESTAMPTZ) RETURNS BIGINT
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_seq BIGINT;
+BEGIN
+    PERFORM pg_advisory_xact_lock(7303202);
+    INSERT INTO events (id, type, intent_id, transfer_id, account, data, created_at)
+    VALUES (p_id, p_type, NULLIF(p_intent, ''), NULLIF(p_transfer, ''), NULLIF(p_account, ''), p_data, p_at)
+    RETURNING seq INTO v_seq;
+    PERFORM pg_notify('paywatch_events', v_seq::TEXT);
+    RETURN v_seq;
+END;
+$$;
+
+CREATE INDEX addresses_free_derived ON addresses (network, source, derivation_index)
+    WHERE intent_id IS NULL AND derivation_index IS NOT NULL;
+
 CREATE TABLE api_keys (
     id         TEXT PRIMARY KEY,
     name       TEXT NOT NULL UNIQUE CHECK (length(name) BETWEEN 1 AND 100),
