@@ -66,15 +66,15 @@ func (s *Service) reevaluateLocked(ctx context.Context, tx *store.Tx, p store.Pa
 	var unmatched []store.Transfer
 	for i, t := range trs {
 		c := string(d.Classes[i])
-		if c == t.Classification {
-			continue
+		if c != t.Classification {
+			if err := tx.SetClassification(ctx, t.ID, c, now); err != nil {
+				return err
+			}
 		}
-		if err := tx.SetClassification(ctx, t.ID, c, now); err != nil {
-			return err
-		}
-		wasReview := t.Classification != "" && matcher.Classification(t.Classification).NeedsReview()
-		if d.Classes[i].NeedsReview() && !wasReview && (t.Status != "orphaned" || d.Classes[i] == matcher.Reverted) {
-			t.Classification = c
+		if forFinance(d, d.Classes[i], t) && t.NotifiedClass != c {
+			if err := tx.SetNotified(ctx, t.ID, c); err != nil {
+				return err
+			}
 			unmatched = append(unmatched, t)
 		}
 	}
@@ -166,6 +166,26 @@ func (s *Service) reevaluateLocked(ctx context.Context, tx *store.Tx, p store.Pa
 	return nil
 }
 
+// forFinance reports whether a transfer's classification is a finance item
+// now: every class but settles, except that a partial payment is only one
+// once its intent stopped waiting for the rest, and a transfer that vanished
+// in a reorg only when it had paid the intent (reverted).
+func forFinance(d matcher.Decision, c matcher.Classification, t store.Transfer) bool {
+	if !c.NeedsReview() {
+		return false
+	}
+	if t.Status == "orphaned" {
+		return c == matcher.Reverted
+	}
+	if c == matcher.Partial {
+		switch d.Status {
+		case matcher.StatusAwaiting, matcher.StatusDetected:
+			return false
+		}
+	}
+	return true
+}
+
 // creditOnce credits a paid top-up unless it is already credited (net).
 func (s *Service) creditOnce(ctx context.Context, tx *store.Tx, in store.Intent, now time.Time) (*store.LedgerEntry, error) {
 	n, err := tx.NetIntentCredits(ctx, in.ID)
@@ -243,15 +263,16 @@ func (s *Service) recordTransfer(ctx context.Context, tx *store.Tx, network stri
 		}
 		in = &i
 	}
-	class := string(matcher.UnknownAddress)
+	class, notified := string(matcher.UnknownAddress), string(matcher.UnknownAddress)
 	if in != nil {
-		class = string(matcher.Partial)
+		// A placeholder until the matcher classifies it in this transaction.
+		class, notified = string(matcher.Partial), ""
 	}
 	rec := store.Transfer{
 		ID: store.NewID("tr"), Network: network, TxID: t.TxID, Index: t.Index, Asset: string(t.Asset),
 		Address: t.Address, AddressKey: t.Key, Amount: t.Amount, IntentID: a.IntentID, BlockHeight: height,
 		BlockHash: hash, FirstSeenAt: seen, Status: status, ConfirmationsRequired: s.requiredFor(network, t.Asset, in),
-		Classification: class, CreatedAt: now,
+		Classification: class, NotifiedClass: notified, CreatedAt: now,
 	}
 	if rec.Address == "" {
 		rec.Address = a.Address

@@ -27,6 +27,7 @@ type Transfer struct {
 	ConfirmedAt           *time.Time
 	Classification        string
 	Credited              bool
+	NotifiedClass         string
 	CreatedAt             time.Time
 	UpdatedAt             time.Time
 	// Resolution is set when finance decided on the transfer.
@@ -47,7 +48,7 @@ type Resolution struct {
 
 const transferColumns = `t.id, t.network, t.txid, t.idx, t.asset, t.address, t.address_key, t.amount::text,
 	coalesce(t.intent_id, ''), t.block_height, coalesce(t.block_hash, ''), t.first_seen_at, t.status,
-	t.confirmations_required, t.confirmed_at, t.classification, t.credited, t.created_at, t.updated_at,
+	t.confirmations_required, t.confirmed_at, t.classification, t.credited, coalesce(t.notified_class, ''), t.created_at, t.updated_at,
 	r.action, r.note, r.actor, r.intent_id, r.account, r.amount_cents, r.refund_txid, r.created_at`
 
 const transferFrom = ` FROM transfers t LEFT JOIN resolutions r ON r.transfer_id = t.id `
@@ -60,7 +61,7 @@ func scanTransfer(row pgx.Row) (Transfer, error) {
 	var rAt *time.Time
 	err := row.Scan(&tr.ID, &tr.Network, &tr.TxID, &tr.Index, &tr.Asset, &tr.Address, &tr.AddressKey, &amount,
 		&tr.IntentID, &tr.BlockHeight, &tr.BlockHash, &tr.FirstSeenAt, &tr.Status,
-		&tr.ConfirmationsRequired, &tr.ConfirmedAt, &tr.Classification, &tr.Credited, &tr.CreatedAt, &tr.UpdatedAt,
+		&tr.ConfirmationsRequired, &tr.ConfirmedAt, &tr.Classification, &tr.Credited, &tr.NotifiedClass, &tr.CreatedAt, &tr.UpdatedAt,
 		&action, &note, &actor, &rIntent, &rAccount, &rAmount, &refund, &rAt)
 	if err != nil {
 		return Transfer{}, translate(err)
@@ -103,8 +104,8 @@ func (t *Tx) UpsertTransfer(ctx context.Context, tr Transfer) (Transfer, bool, e
 	var id string
 	var inserted bool
 	err := t.tx.QueryRow(ctx, `INSERT INTO transfers (id, network, txid, idx, asset, address, address_key, amount,
-		intent_id, block_height, block_hash, first_seen_at, status, confirmations_required, classification, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8::numeric, NULLIF($9, ''), $10, NULLIF($11, ''), $12, $13, $14, $15, $16, $16)
+		intent_id, block_height, block_hash, first_seen_at, status, confirmations_required, classification, notified_class, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8::numeric, NULLIF($9, ''), $10, NULLIF($11, ''), $12, $13, $14, $15, NULLIF($17, ''), $16, $16)
 		ON CONFLICT (network, txid, idx) DO UPDATE SET
 			block_height = EXCLUDED.block_height, block_hash = EXCLUDED.block_hash,
 			status = EXCLUDED.status, updated_at = EXCLUDED.updated_at,
@@ -112,7 +113,7 @@ func (t *Tx) UpsertTransfer(ctx context.Context, tr Transfer) (Transfer, bool, e
 		RETURNING id, (xmax = 0)`,
 		tr.ID, tr.Network, tr.TxID, tr.Index, tr.Asset, tr.Address, tr.AddressKey, num(tr.Amount),
 		tr.IntentID, tr.BlockHeight, tr.BlockHash, tr.FirstSeenAt, tr.Status, tr.ConfirmationsRequired,
-		tr.Classification, tr.CreatedAt).Scan(&id, &inserted)
+		tr.Classification, tr.CreatedAt, tr.NotifiedClass).Scan(&id, &inserted)
 	if err != nil {
 		return Transfer{}, false, translate(err)
 	}
@@ -243,4 +244,11 @@ func (t *Tx) OrphanReplaced(ctx context.Context, network string, height int64, h
 		return nil, translate(err)
 	}
 	return t.refetch(ctx, rows)
+}
+
+// SetNotified records that a transfer.unmatched event was emitted for the
+// transfer's classification class.
+func (t *Tx) SetNotified(ctx context.Context, id, class string) error {
+	_, err := t.tx.Exec(ctx, `UPDATE transfers SET notified_class = $2 WHERE id = $1`, id, class)
+	return translate(err)
 }

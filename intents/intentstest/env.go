@@ -73,6 +73,7 @@ type Env struct {
 	Scanners map[payment.Network]*chains.Scanner
 	Watch    map[payment.Network]*chains.WatchSet
 	sources  map[payment.Network]chains.Source
+	prices   map[string]string
 }
 
 // Option adjusts an Env before it starts: its Config, or a real Source for
@@ -86,6 +87,12 @@ func WithConfig(f func(*config.Config)) Option { return func(e *Env) { f(e.Confi
 // scripted chain. e.Chains[n] is then nil.
 func WithSource(n payment.Network, src chains.Source) Option {
 	return func(e *Env) { e.sources[n] = src }
+}
+
+// WithQuotes replaces the static prices (symbol → USD) the Env quotes; a
+// symbol left out has no rate at all.
+func WithQuotes(prices map[string]string) Option {
+	return func(e *Env) { e.prices = prices }
 }
 
 // Only enables just the given networks (and their methods).
@@ -154,7 +161,11 @@ func New(t testing.TB, opts ...Option) *Env {
 		t.Fatalf("migrate: %v", err)
 	}
 	clock := &Clock{now: time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC)}
-	book := rates.NewBook(rates.BookConfig{MaxAge: 24 * 365 * time.Hour, Now: clock.Now}, []rates.Provider{rates.NewStatic(Prices)}, []string{"BTC", "LTC", "ETH", "USDT", "USDC", "TRX", "SOL"}, nil)
+	prices := Prices
+	if e.prices != nil {
+		prices = e.prices
+	}
+	book := rates.NewBook(rates.BookConfig{MaxAge: 24 * 365 * time.Hour, Now: clock.Now}, []rates.Provider{rates.NewStatic(prices)}, []string{"BTC", "LTC", "ETH", "USDT", "USDC", "TRX", "SOL"}, nil)
 	book.Refresh(ctx)
 	e.Store, e.Clock = st, clock
 	addrs := map[payment.Network]intents.AddressSource{}

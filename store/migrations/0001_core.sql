@@ -127,6 +127,9 @@ CREATE TABLE transfers (
     confirmed_at           TIMESTAMPTZ,
     classification         TEXT NOT NULL CHECK (classification IN ('settles', 'partial', 'overpaid', 'late', 'duplicate', 'wrong_asset', 'unknown_address', 'dust', 'reverted')),
     credited               BOOLEAN NOT NULL DEFAULT FALSE,
+    -- The classification a transfer.unmatched event was last emitted for, so
+    -- finance hears of each transfer once per classification.
+    notified_class         TEXT,
     created_at             TIMESTAMPTZ NOT NULL,
     updated_at             TIMESTAMPTZ NOT NULL,
     UNIQUE (network, txid, idx),
