@@ -1,0 +1,769 @@
+package main
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/btcsuite/btcd/btcutil/base58"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/jackc/pgx/v5"
+	solbase58 "github.com/mr-tron/base58"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/paywatch/paywatch/addresses"
+	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/chains/solana/solanafake"
+	"github.com/paywatch/paywatch/chains/tron/tronfake"
+	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/devnet"
+	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/store"
+)
+
+// Sandbox chain settings: small enough to see a payment confirm in seconds.
+const (
+	// sandboxBlockInterval is how often the simulated Tron and Solana nodes
+	// produce a block.
+	sandboxBlockInterval = time.Second
+	// sandboxTronSolidifiedLag replaces mainnet's 19 blocks.
+	sandboxTronSolidifiedLag = 3
+	// sandboxSolanaPoolSize is how many Solana pool keys the sandbox imports.
+	sandboxSolanaPoolSize = 200
+	// sandboxTokenSupply is minted (in base units, 6 decimals) to anvil's
+	// first dev account and to the sandbox payer: 1,000,000,000 tokens.
+	sandboxTokenSupply = 1_000_000_000_000_000
+)
+
+// sandboxEthPayer is anvil's dev account 9 (of the standard test mnemonic),
+// which `dev pay` pays ETH and tokens from. Account 0 (0xf39F…) is index 0
+// of the sandbox's own receiving key, so it is not used as the payer. Should
+// an intent ever get index 9, paying it is a self-transfer, which still
+// counts: paywatch looks at what arrives, not at who sends.
+var sandboxEthPayer = common.HexToAddress("0xa0Ee7A142d267C1f36714E4a8F75612F20a79720")
+
+// sandboxTronPayer is the simulated Tron sender (the fake keeps no balances).
+var sandboxTronPayer = func() string {
+	h := sha256.Sum256([]byte("paywatch sandbox tron payer"))
+	return base58.CheckEncode(h[:20], 0x41)
+}()
+
+// devOptions configures a sandbox.
+type devOptions struct {
+	// Dir holds everything (default .paywatch).
+	Dir string
+	// Listen is the API address; "" prefers 127.0.0.1:8080.
+	Listen string
+	// Out receives progress lines.
+	Out io.Writer
+}
+
+// devState is what the sandbox remembers between runs (state.json).
+type devState struct {
+	APIKey string         `json:"api_key"`
+	Ports  map[string]int `json:"ports"`
+	USDT   string         `json:"usdt_contract"`
+	USDC   string         `json:"usdc_contract"`
+	Listen string         `json:"listen"`
+}
+
+// sandbox is a running sandbox: nodes, fakes, database and config.
+type sandbox struct {
+	dir, relDir string
+	out         io.Writer
+	state       devState
+	env         sandboxEnv
+	cfg         *config.Config
+	cfgPath     string
+
+	pg    *devnet.Postgres
+	btcd  *devnet.Btcd
+	ltc   *devnet.Litecoind
+	anvil *devnet.Anvil
+	tron  *tronfake.Node
+	sol   *solanafake.Node
+
+	servers    []*http.Server
+	fakeCancel context.CancelFunc
+	fakeWG     sync.WaitGroup
+	stopOnce   sync.Once
+}
+
+// sandboxReady is passed to serve's callback once the API answers.
+type sandboxReady struct {
+	// URL is the API base URL.
+	URL string
+	// Unavailable lists networks that did not become available in time.
+	Unavailable []string
+}
+
+func (s *sandbox) say(format string, args ...any) {
+	if s.out != nil {
+		fmt.Fprintf(s.out, format+"\n", args...)
+	}
+}
+
+// startSandbox starts (or restarts on the same directory) every component
+// and prepares the database. Nothing is served yet: call serve.
+func startSandbox(ctx context.Context, o devOptions) (_ *sandbox, err error) {
+	if o.Dir == "" {
+		o.Dir = devDir
+	}
+	dir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &sandbox{dir: dir, relDir: o.Dir, out: o.Out}
+	for _, d := range []string{dir, filepath.Join(dir, "logs")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.loadState(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			s.stop()
+		}
+	}()
+	if err := s.install(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.startNodes(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.ensureTokens(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.startFakes(); err != nil {
+		return nil, err
+	}
+	if err := s.writeConfig(o.Listen); err != nil {
+		return nil, err
+	}
+	if err := s.prepareDatabase(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.saveState(); err != nil {
+		return nil, err
+	}
+	s.linkLogs()
+	return s, nil
+}
+
+func (s *sandbox) statePath() string { return filepath.Join(s.dir, "state.json") }
+
+func (s *sandbox) loadState() error {
+	s.state = devState{Ports: map[string]int{}}
+	b, err := os.ReadFile(s.statePath())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &s.state); err != nil {
+		return fmt.Errorf("%s: %w (delete it to start afresh)", s.statePath(), err)
+	}
+	if s.state.Ports == nil {
+		s.state.Ports = map[string]int{}
+	}
+	return nil
+}
+
+func (s *sandbox) saveState() error {
+	b, err := json.MarshalIndent(s.state, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(s.statePath(), append(b, '\n'), 0o600)
+}
+
+// port returns the remembered port of name when it is still free, else
+// preferred when free, else a free one; and remembers it.
+func (s *sandbox) port(name string, preferred int) (int, error) {
+	for _, p := range []int{s.state.Ports[name], preferred} {
+		if p > 0 && portFree(p) {
+			s.state.Ports[name] = p
+			return p, nil
+		}
+	}
+	p, err := devnet.FreePort()
+	if err != nil {
+		return 0, err
+	}
+	s.state.Ports[name] = p
+	return p, nil
+}
+
+func portFree(p int) bool {
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
+
+// install installs the missing peers: PostgreSQL and litecoind from Debian
+// (as root), btcd with go install, anvil from npm.
+func (s *sandbox) install(ctx context.Context) error {
+	if _, err := devnet.PostgresBinDir(); err != nil {
+		if os.Geteuid() != 0 {
+			return fmt.Errorf("%w; install it (as root: apt-get install -y postgresql) and run again", err)
+		}
+		s.say("installing PostgreSQL (apt-get install postgresql) …")
+		if err := aptInstall(ctx, "postgresql"); err != nil {
+			return err
+		}
+	}
+	if err := devnet.InstallBtcd(ctx); err != nil {
+		return err
+	}
+	if _, err := os.Stat(devnet.LitecoindPath); err != nil {
+		s.say("installing litecoind (apt-get install litecoind) …")
+	}
+	if err := devnet.InstallLitecoind(ctx); err != nil {
+		return err
+	}
+	if _, err := devnet.FindAnvil(); err != nil {
+		s.say("installing anvil from npm into %s …", devnet.AnvilCacheDir())
+		if _, err := devnet.InstallAnvil(ctx, devnet.AnvilCacheDir()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// aptInstall installs Debian packages, updating the package lists when the
+// first attempt fails (a fresh image has none).
+func aptInstall(ctx context.Context, pkgs ...string) error {
+	install := func() ([]byte, error) {
+		cmd := exec.CommandContext(ctx, "apt-get", append([]string{"install", "-y", "--no-install-recommends"}, pkgs...)...)
+		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+		return cmd.CombinedOutput()
+	}
+	if _, err := install(); err == nil {
+		return nil
+	}
+	if out, err := exec.CommandContext(ctx, "apt-get", "update").CombinedOutput(); err != nil {
+		return fmt.Errorf("apt-get update: %w\n%s", err, out)
+	}
+	if out, err := install(); err != nil {
+		return fmt.Errorf("apt-get install %s: %w\n%s", strings.Join(pkgs, " "), err, out)
+	}
+	return nil
+}
+
+// startNodes starts PostgreSQL, btcd, litecoind and anvil in parallel.
+func (s *sandbox) startNodes(ctx context.Context) error {
+	ports := map[string]int{}
+	for _, n := range []string{"postgres", "btcd", "litecoind", "anvil"} {
+		p, err := s.port(n, 0)
+		if err != nil {
+			return err
+		}
+		ports[n] = p
+	}
+	anvilBin, err := devnet.FindAnvil()
+	if err != nil {
+		return err
+	}
+	s.say("starting PostgreSQL, btcd (regtest), litecoind (regtest) and anvil under %s …", s.relDir)
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		pg, err := devnet.StartPostgres(gctx, filepath.Join(s.dir, "postgres"), ports["postgres"])
+		if err != nil {
+			return fmt.Errorf("PostgreSQL: %w", err)
+		}
+		mu.Lock()
+		s.pg = pg
+		mu.Unlock()
+		return pg.CreateDatabase(gctx, "paywatch")
+	})
+	g.Go(func() error {
+		b, err := devnet.StartBtcd(gctx, filepath.Join(s.dir, "btcd"), ports["btcd"])
+		if err != nil {
+			return fmt.Errorf("btcd: %w", err)
+		}
+		mu.Lock()
+		s.btcd = b
+		mu.Unlock()
+		return nil
+	})
+	g.Go(func() error {
+		l, err := devnet.StartLitecoind(gctx, filepath.Join(s.dir, "litecoind"), ports["litecoind"], false)
+		if err != nil {
+			return fmt.Errorf("litecoind: %w", err)
+		}
+		mu.Lock()
+		s.ltc = l
+		mu.Unlock()
+		return nil
+	})
+	g.Go(func() error {
+		adir := filepath.Join(s.dir, "anvil")
+		if err := os.MkdirAll(adir, 0o755); err != nil {
+			return err
+		}
+		a, err := devnet.StartAnvil(gctx, anvilBin, adir, ports["anvil"],
+			"--state", filepath.Join(adir, "state.json"), "--state-interval", "10", "--slots-in-an-epoch", "1")
+		if err != nil {
+			return fmt.Errorf("anvil: %w", err)
+		}
+		mu.Lock()
+		s.anvil = a
+		mu.Unlock()
+		return nil
+	})
+	return g.Wait()
+}
+
+// ensureTokens deploys the sandbox USDT and USDC once (anvil keeps them in
+// its state file) and mints them to anvil's first dev account and to the
+// sandbox payer. A state file that was lost means a fresh deployment.
+func (s *sandbox) ensureTokens(ctx context.Context) error {
+	deployed := func(addr string) bool {
+		if !common.IsHexAddress(addr) {
+			return false
+		}
+		code, err := s.anvil.Eth.CodeAt(ctx, common.HexToAddress(addr), nil)
+		return err == nil && len(code) > 0
+	}
+	for _, t := range []struct {
+		name, symbol string
+		addr         *string
+	}{{"Sandbox Tether USD", "USDT", &s.state.USDT}, {"Sandbox USD Coin", "USDC", &s.state.USDC}} {
+		if deployed(*t.addr) {
+			continue
+		}
+		addr, err := s.anvil.DeployToken(ctx, t.name, t.symbol)
+		if err != nil {
+			return fmt.Errorf("deploy the sandbox %s: %w", t.symbol, err)
+		}
+		for _, to := range []common.Address{devnet.AnvilDevAccount, sandboxEthPayer} {
+			if err := s.anvil.Mint(ctx, addr, to, big.NewInt(sandboxTokenSupply)); err != nil {
+				return fmt.Errorf("mint the sandbox %s: %w", t.symbol, err)
+			}
+		}
+		*t.addr = addr.Hex()
+		s.say("deployed the sandbox %s token at %s", t.symbol, addr.Hex())
+	}
+	return nil
+}
+
+// startFakes serves the simulated Tron and Solana nodes (in memory: a
+// restart begins a new chain) and their control handlers.
+func (s *sandbox) startFakes() error {
+	s.tron = tronfake.New()
+	s.tron.SetSolidifiedLag(sandboxTronSolidifiedLag)
+	s.sol = solanafake.New()
+	ctx, cancel := context.WithCancel(context.Background())
+	s.fakeCancel = cancel
+	for _, f := range []struct {
+		name    string
+		handler http.Handler
+	}{
+		{"tron", s.tron}, {"tron_control", s.tron.ControlHandler()},
+		{"solana", s.sol}, {"solana_control", s.sol.ControlHandler()},
+	} {
+		p, err := s.port(f.name, 0)
+		if err != nil {
+			return err
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		srv := &http.Server{Handler: f.handler, ReadHeaderTimeout: 10 * time.Second}
+		s.servers = append(s.servers, srv)
+		s.fakeWG.Add(1)
+		go func() {
+			defer s.fakeWG.Done()
+			_ = srv.Serve(ln)
+		}()
+	}
+	s.fakeWG.Add(2)
+	go func() { defer s.fakeWG.Done(); _ = s.tron.Produce(ctx, sandboxBlockInterval) }()
+	go func() { defer s.fakeWG.Done(); _ = s.sol.Produce(ctx, sandboxBlockInterval) }()
+	// A few blocks at once, so the solidified/finalized marks exist.
+	s.tron.Mine(sandboxTronSolidifiedLag + 1)
+	s.sol.Mine(1)
+	return nil
+}
+
+// writeConfig writes paywatch.yaml for this run and loads it back, so the
+// daemon runs exactly what the file says.
+func (s *sandbox) writeConfig(listen string) error {
+	if listen == "" {
+		if s.state.Listen != "" && addrFree(s.state.Listen) {
+			listen = s.state.Listen
+		} else if addrFree("127.0.0.1:8080") {
+			listen = "127.0.0.1:8080"
+		} else {
+			p, err := devnet.FreePort()
+			if err != nil {
+				return err
+			}
+			listen = fmt.Sprintf("127.0.0.1:%d", p)
+		}
+	}
+	s.state.Listen = listen
+	p := s.state.Ports
+	url := func(name string) string { return fmt.Sprintf("http://127.0.0.1:%d", p[name]) }
+	tronUSDT := config.Default().Methods[string(payment.USDTTRC20)].Contract
+	y := fmt.Sprintf(sandboxConfig, time.Now().UTC().Format(time.RFC3339), listen, s.pg.URL("paywatch"),
+		s.state.USDT, s.state.USDC, tronUSDT,
+		s.btcd.RPCURL, addresses.SandboxKeys[payment.Bitcoin],
+		s.ltc.RPCURL, addresses.SandboxKeys[payment.Litecoin],
+		s.anvil.RPCURL, addresses.SandboxKeys[payment.Ethereum],
+		url("tron"), addresses.SandboxKeys[payment.Tron],
+		url("solana"))
+	s.cfgPath = filepath.Join(s.dir, "paywatch.yaml")
+	if err := writeFileAtomic(s.cfgPath, []byte(y), 0o600); err != nil {
+		return err
+	}
+	// The file is the whole truth: no PAYWATCH_* environment override.
+	cfg, err := config.Parse(strings.NewReader(y), func(string) string { return "" })
+	if err != nil {
+		return fmt.Errorf("sandbox config %s: %w", s.cfgPath, err)
+	}
+	s.cfg = cfg
+	s.env = sandboxEnv{
+		envURL: "http://" + listen, envBitcoin: s.btcd.RPCURL, envLitecoin: s.ltc.RPCURL,
+		envEthereum: s.anvil.RPCURL, envUSDT: s.state.USDT, envUSDC: s.state.USDC,
+		envTron: url("tron"), envSolana: url("solana"), envTronUSDT: tronUSDT,
+		envTronControl: url("tron_control"), envSolanaContro: url("solana_control"),
+	}
+	return nil
+}
+
+func addrFree(addr string) bool {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
+
+// sandboxConfig is the sandbox's paywatch.yaml; see config/paywatch.example.yaml
+// for every setting.
+const sandboxConfig = `# paywatch SANDBOX config, written by ` + "`paywatch dev`" + ` at %s.
+# Sandbox only: static rates, the public test mnemonic's keys, throwaway chains.
+# Edits are overwritten on the next start; copy config/paywatch.example.yaml instead.
+listen: %q
+database_url: %q
+instance: sandbox
+deadline: 30m
+expiry_sweep: "@every 5s"
+log_level: info
+rates:
+  sources: [static]
+  refresh: "@every 30s"
+  max_age: 10m
+  min_sources: 1
+  static: {BTC: "60000", LTC: "80", ETH: "3000", USDT: "1", USDC: "1", TRX: "0.25", SOL: "150"}
+methods:
+  BTC:        {enabled: true, confirmations: 2}
+  LTC:        {enabled: true, confirmations: 2}
+  ETH:        {enabled: true, confirmations: 3}
+  USDT-ERC20: {enabled: true, confirmations: 3, contract: %q}
+  USDC-ERC20: {enabled: true, confirmations: 3, contract: %q}
+  TRX:        {enabled: true, confirmations: 0}   # 0 = solidified (3 blocks in the sandbox)
+  USDT-TRC20: {enabled: true, confirmations: 0, contract: %q}
+  SOL:        {enabled: true, confirmations: 0}   # 0 = finalized
+networks:
+  bitcoin:
+    enabled: true
+    chain: regtest
+    rpc_url: %q
+    account_key: %q
+    poll_interval: 1s
+    max_lag_blocks: 50
+  litecoin:
+    enabled: true
+    chain: regtest
+    rpc_url: %q
+    account_key: %q
+    poll_interval: 1s
+    max_lag_blocks: 50
+  ethereum:
+    enabled: true
+    rpc_url: %q
+    account_key: %q
+    poll_interval: 1s
+    max_lag_blocks: 50
+  tron:
+    enabled: true
+    rpc_url: %q
+    account_key: %q
+    poll_interval: 1s
+    max_lag_blocks: 50
+  solana:
+    enabled: true
+    rpc_url: %q
+    poll_interval: 1s
+    max_lag_blocks: 300
+    mode: block
+`
+
+// prepareDatabase migrates, resets the scanner state of chains that were
+// started afresh, imports the Solana pool and makes sure of the API key.
+func (s *sandbox) prepareDatabase(ctx context.Context) error {
+	st, err := store.Open(ctx, s.cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if _, err := st.Migrate(ctx); err != nil {
+		return err
+	}
+	if err := s.resetStaleCursors(ctx, st); err != nil {
+		return err
+	}
+	if _, err := importPool(ctx, st, strings.NewReader(strings.Join(sandboxSolanaPool(sandboxSolanaPoolSize), "\n"))); err != nil {
+		return fmt.Errorf("import the sandbox Solana pool: %w", err)
+	}
+	return s.ensureAPIKey(ctx, st)
+}
+
+// resetStaleCursors handles the chains a restart replaces: btcd wipes its
+// regtest chain on every start and the simulated Tron and Solana nodes live
+// in memory, so a stored cursor can point at a block that no longer exists.
+// For such a network (the block at the cursor's height is missing or has
+// another hash) the sandbox forgets the scanner state — its cursor and block
+// refs — and the scanner starts again at the new chain's tip.
+//
+// SANDBOX ONLY. Intents, transfers, payments and the ledger are kept: what
+// was paid stays paid, even though the old chain is gone. A production
+// paywatch never does this: a vanished chain there is a reorg deeper than
+// the safety depth, reported as critical.
+func (s *sandbox) resetStaleCursors(ctx context.Context, st *store.Store) error {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, n := range payment.Networks {
+		cur, err := st.GetCursor(ctx, string(n))
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		src, _, err := newSource(ctx, s.cfg, n, log)
+		if err != nil {
+			return fmt.Errorf("%s: %w", n, err)
+		}
+		b, err := src.Block(ctx, uint64(cur.Height), noneWatched{})
+		switch {
+		case err == nil && b.Hash == cur.Hash:
+			continue
+		case err == nil, errors.Is(err, chains.ErrBlockNotFound), errors.Is(err, chains.ErrSkipped):
+		default:
+			return fmt.Errorf("%s: check the stored cursor at height %d: %w", n, cur.Height, err)
+		}
+		err = pgx.BeginFunc(ctx, st.Pool(), func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `DELETE FROM blocks WHERE network = $1`, string(n)); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `DELETE FROM cursors WHERE network = $1`, string(n))
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("%s: reset the scanner: %w", n, err)
+		}
+		s.say("%s: the node started a new chain (block %d of the last run is gone); its scanner starts again at the new tip (sandbox only)", n, cur.Height)
+	}
+	return nil
+}
+
+// noneWatched watches nothing: only the block's identity is wanted.
+type noneWatched struct{}
+
+func (noneWatched) Contains([]byte) bool { return false }
+
+// sandboxSolanaPool returns the first n sandbox Solana pool keys: key i is
+// the public key of ed25519.NewKeyFromSeed(sha256("paywatch sandbox solana
+// " + i)), the recipe of addresses.SandboxSolanaPool (its first 20 keys).
+func sandboxSolanaPool(n int) []string {
+	out := make([]string, n)
+	for i := range n {
+		seed := sha256.Sum256([]byte("paywatch sandbox solana " + strconv.Itoa(i)))
+		pub := ed25519.NewKeyFromSeed(seed[:]).Public().(ed25519.PublicKey)
+		out[i] = solbase58.Encode(pub)
+	}
+	return out
+}
+
+// ensureAPIKey reuses the remembered key when the database still has it,
+// else creates one with every scope.
+func (s *sandbox) ensureAPIKey(ctx context.Context, st *store.Store) error {
+	if s.state.APIKey != "" {
+		k, err := st.APIKeyByPlain(ctx, s.state.APIKey)
+		if err == nil && k.HasScope("storefront") && k.HasScope("finance") && k.HasScope("operator") {
+			s.env[envAPIKey] = s.state.APIKey
+			return nil
+		}
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	scopes := []string{"storefront", "finance", "operator"}
+	now := time.Now().UTC()
+	plain, _, err := st.CreateAPIKey(ctx, "sandbox", scopes, now)
+	if errors.Is(err, store.ErrConflict) {
+		plain, _, err = st.CreateAPIKey(ctx, fmt.Sprintf("sandbox-%d", now.UnixNano()), scopes, now)
+	}
+	if err != nil {
+		return fmt.Errorf("create the sandbox API key: %w", err)
+	}
+	s.state.APIKey = plain
+	s.env[envAPIKey] = plain
+	s.say("created the sandbox API key (scopes storefront, finance, operator)")
+	return nil
+}
+
+// linkLogs gathers every log under logs/ (symbolic links to the nodes' own
+// log files).
+func (s *sandbox) linkLogs() {
+	for name, target := range map[string]string{
+		"postgres.log":  filepath.Join("..", "postgres", "server.log"),
+		"btcd.log":      filepath.Join("..", "btcd", "btcd.log"),
+		"litecoind.log": filepath.Join("..", "litecoind", "litecoind.log"),
+		"anvil.log":     filepath.Join("..", "anvil", "anvil.log"),
+	} {
+		link := filepath.Join(s.dir, "logs", name)
+		if cur, err := os.Readlink(link); err == nil && cur == target {
+			continue
+		}
+		_ = os.Remove(link)
+		_ = os.Symlink(target, link)
+	}
+}
+
+// serve writes sandbox.env, runs the daemon in this process until ctx ends,
+// and calls ready once the API listens and the networks are available (or
+// after a minute, naming those that are not).
+func (s *sandbox) serve(ctx context.Context, ready func(sandboxReady)) error {
+	if err := s.env.write(filepath.Join(s.dir, "sandbox.env")); err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(filepath.Join(s.dir, "logs", "paywatch.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	log := newLogger(logf, s.cfg.LogLevel)
+	d, err := newDaemon(ctx, s.cfg, log)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	return d.run(ctx, func(addr string) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			url := "http://" + addr
+			r := sandboxReady{URL: url, Unavailable: waitAvailable(ctx, url, s.env[envAPIKey], time.Minute)}
+			if ctx.Err() == nil && ready != nil {
+				ready(r)
+			}
+		}()
+	})
+}
+
+// waitAvailable polls GET /v1/status until every enabled network accepts
+// intents, and returns the reasons of those that still do not at timeout.
+func waitAvailable(ctx context.Context, url, key string, timeout time.Duration) []string {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last []string
+	for {
+		var st struct {
+			Networks []struct {
+				Network     string `json:"network"`
+				Enabled     bool   `json:"enabled"`
+				Unavailable string `json:"unavailable_reason"`
+			} `json:"networks"`
+		}
+		err := apiCall(ctx, url, key, http.MethodGet, "/v1/status", nil, &st)
+		last = last[:0]
+		if err != nil {
+			last = append(last, "API: "+err.Error())
+		}
+		for _, n := range st.Networks {
+			if n.Enabled && n.Unavailable != "" {
+				last = append(last, n.Network+": "+n.Unavailable)
+			}
+		}
+		if err == nil && len(last) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return last
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// stop stops the fakes, then the nodes, then PostgreSQL. Calling it twice is
+// harmless.
+func (s *sandbox) stop() {
+	s.stopOnce.Do(func() {
+		if s.fakeCancel != nil {
+			s.fakeCancel()
+		}
+		for _, srv := range s.servers {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = srv.Shutdown(sctx)
+			cancel()
+		}
+		s.fakeWG.Wait()
+		var wg sync.WaitGroup
+		for _, stop := range []func(){
+			func() {
+				if s.btcd != nil {
+					s.btcd.Stop()
+				}
+			},
+			func() {
+				if s.ltc != nil {
+					s.ltc.Stop()
+				}
+			},
+			func() {
+				if s.anvil != nil {
+					s.anvil.Stop()
+				}
+			},
+		} {
+			wg.Add(1)
+			go func() { defer wg.Done(); stop() }()
+		}
+		wg.Wait()
+		if s.pg != nil {
+			if err := s.pg.Stop(); err != nil {
+				s.say("PostgreSQL stop: %v", err)
+			}
+		}
+	})
+}
