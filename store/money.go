@@ -150,22 +150,10 @@ func (s *Store) ReconRows(ctx context.Context, from, to time.Time) ([]ReconRow, 
 	var out []ReconRow
 	for rows.Next() {
 		var r ReconRow
-		var tr Transfer
-		var amount string
-		var action, note, actor, rIntent, rAccount, refund *string
-		var rAmount *int64
-		var rAt *time.Time
 		var intentAmount, other string
-		err := rows.Scan(&tr.ID, &tr.Network, &tr.TxID, &tr.Index, &tr.Asset, &tr.Address, &tr.AddressKey, &amount,
-			&tr.IntentID, &tr.BlockHeight, &tr.BlockHash, &tr.FirstSeenAt, &tr.Status,
-			&tr.ConfirmationsRequired, &tr.ConfirmedAt, &tr.Classification, &tr.Credited, &tr.CreatedAt, &tr.UpdatedAt,
-			&action, &note, &actor, &rIntent, &rAccount, &rAmount, &refund, &rAt,
-			&r.Method, &intentAmount, &r.IntentRate, &r.IntentStatus, &r.PayableKind, &r.PayableRef, &r.Account,
-			&other, &r.NodeHeight)
+		tr, err := scanTransfer(extraRow{rows, []any{&r.Method, &intentAmount, &r.IntentRate, &r.IntentStatus,
+			&r.PayableKind, &r.PayableRef, &r.Account, &other, &r.NodeHeight}})
 		if err != nil {
-			return nil, translate(err)
-		}
-		if tr.Amount, err = parseNum(amount); err != nil {
 			return nil, err
 		}
 		if r.IntentAmount, err = parseNum(intentAmount); err != nil {
@@ -173,10 +161,6 @@ func (s *Store) ReconRows(ctx context.Context, from, to time.Time) ([]ReconRow, 
 		}
 		if r.OtherSettled, err = parseNum(other); err != nil {
 			return nil, err
-		}
-		if action != nil {
-			tr.Resolution = &Resolution{Action: *action, Note: deref(note), Actor: deref(actor), IntentID: deref(rIntent),
-				Account: deref(rAccount), AmountCents: rAmount, RefundTxID: deref(refund), CreatedAt: *rAt}
 		}
 		r.Transfer = tr
 		out = append(out, r)
@@ -192,3 +176,12 @@ func (t *Tx) IntentIDsOfPayable(ctx context.Context, payableID int64) ([]string,
 	}
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
+
+// extraRow scans a transfer's columns followed by extra columns.
+type extraRow struct {
+	pgx.Row
+	extra []any
+}
+
+// Scan scans the transfer's destinations, then the extra ones.
+func (r extraRow) Scan(dest ...any) error { return r.Row.Scan(append(dest, r.extra...)...) }

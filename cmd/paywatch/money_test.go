@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"math/big"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/payment"
+)
+
+// cli runs a paywatch command and returns its stdout.
+func cli(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), args, &out, &errb)
+	return out.String(), err
+}
+
+func TestFinanceAndWebhookCommands(t *testing.T) {
+	e := intentstest.New(t)
+	t.Setenv("PAYWATCH_DATABASE_URL", e.Config.DatabaseURL)
+	t.Setenv("PAYWATCH_CONFIG", filepath.Join(t.TempDir(), "absent.yaml"))
+	v := e.CreateIntent("order", "ORD-CLI", "", "100.00", "BTC")
+	e.Pay(v, payment.Native, big.NewInt(0), "dust")
+	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "pay")
+	e.Chains[payment.Bitcoin].Mine(1)
+	e.Sync(payment.Bitcoin)
+	got := e.Intent(v.ID)
+	if got.Status != "paid" || len(got.Transfers) != 2 {
+		t.Fatalf("intent: %+v", got)
+	}
+	dust := got.Transfers[0]
+	if dust.Classification != "dust" {
+		t.Fatalf("first transfer: %+v", dust)
+	}
+
+	out, err := cli(t, "transfers", "list", "--status", "unresolved")
+	if err != nil || !strings.Contains(out, dust.ID) || strings.Contains(out, got.Transfers[1].ID) {
+		t.Fatalf("transfers list: %v\n%s", err, out)
+	}
+	if _, err := cli(t, "transfers", "resolve", dust.ID, "--action", "ignore"); err == nil || !strings.Contains(err.Error(), "note") {
+		t.Fatalf("resolve without note: %v", err)
+	}
+	out, err = cli(t, "transfers", "resolve", dust.ID, "--action", "ignore", "--note", "address poisoning")
+	if err != nil || !strings.Contains(out, `"actor":"cli:`) {
+		t.Fatalf("resolve: %v\n%s", err, out)
+	}
+	if _, err := cli(t, "transfers", "resolve", dust.ID, "--action", "ignore", "--note", "again"); err == nil || !strings.Contains(err.Error(), "already resolved") {
+		t.Fatalf("second resolve: %v", err)
+	}
+	var actor string
+	if err := e.Store.Pool().QueryRow(context.Background(), `SELECT actor FROM resolutions WHERE transfer_id = $1`, dust.ID).Scan(&actor); err != nil || !strings.HasPrefix(actor, "cli:") {
+		t.Fatalf("stored actor %q: %v", actor, err)
+	}
+	out, err = cli(t, "transfers", "list", "--status", "resolved", "--network", "bitcoin", "--classification", "dust")
+	if err != nil || !strings.Contains(out, dust.ID) {
+		t.Fatalf("resolved list: %v\n%s", err, out)
+	}
+
+	out, err = cli(t, "report", "reconcile", "--from", "2026-11-01", "--to", "2026-12-01", "--format", "csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "transfer_id,") {
+		t.Fatalf("csv report:\n%s", out)
+	}
+	if out, err = cli(t, "report", "reconcile", "--from", "2026-11-01", "--to", "2026-12-01", "--format", "json"); err != nil || !strings.Contains(out, `"totals"`) {
+		t.Fatalf("json report: %v\n%s", err, out)
+	}
+
+	// Redelivery moves an endpoint's cursor back and is logged.
+	ctx := context.Background()
+	if err := e.Store.EnsureWebhookEndpoint(ctx, "shop", "http://127.0.0.1:1/hook", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Store.Pool().Exec(ctx, `UPDATE webhook_endpoints SET last_seq = (SELECT max(seq) FROM events) WHERE name = 'shop'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli(t, "webhooks", "redeliver", "--endpoint", "shop", "--from-seq", "2"); err != nil {
+		t.Fatal(err)
+	}
+	var last int64
+	if err := e.Store.Pool().QueryRow(ctx, `SELECT last_seq FROM webhook_endpoints WHERE name = 'shop'`).Scan(&last); err != nil || last != 1 {
+		t.Fatalf("cursor after redeliver: %d %v", last, err)
+	}
+	if _, err := cli(t, "webhooks", "redeliver", "--endpoint", "nope", "--from-seq", "1"); err == nil {
+		t.Fatal("redeliver to an unknown endpoint succeeded")
+	}
+	out, err = cli(t, "webhooks", "log", "--endpoint", "shop")
+	if err != nil || !strings.Contains(out, "redeliver") {
+		t.Fatalf("webhooks log: %v\n%s", err, out)
+	}
+}
