@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/paywatch/paywatch/addresses"
+	"github.com/paywatch/paywatch/devnet/devnettest"
+	"github.com/paywatch/paywatch/store"
+)
+
+func runCLI(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), args, &out, &errOut)
+	return out.String(), errOut.String(), err
+}
+
+func TestAPIKeyCreatePrintsOnlyTheKey(t *testing.T) {
+	t.Setenv("PAYWATCH_DATABASE_URL", devnettest.Database(t))
+	t.Setenv("PAYWATCH_CONFIG", filepath.Join(t.TempDir(), "absent.yaml"))
+	out, _, err := runCLI(t, "apikey", "create", "--scope", "storefront,finance", "--name", "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^pw_[a-z2-7]{32}\n$`).MatchString(out) {
+		t.Fatalf("stdout %q is not just the key", out)
+	}
+	st, err := store.Open(context.Background(), os.Getenv("PAYWATCH_DATABASE_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	k, err := st.APIKeyByPlain(context.Background(), strings.TrimSpace(out))
+	if err != nil || k.Name != "shop" || !k.HasScope("finance") || k.HasScope("operator") {
+		t.Fatalf("stored key: %+v %v", k, err)
+	}
+	if _, _, err := runCLI(t, "apikey", "create", "--scope", "admin", "--name", "x"); err == nil || !strings.Contains(err.Error(), "admin") {
+		t.Fatalf("unknown scope: %v", err)
+	}
+	if _, _, err := runCLI(t, "apikey", "create", "--scope", "finance", "--name", "shop"); err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Fatalf("duplicate name: %v", err)
+	}
+	out, _, err = runCLI(t, "apikey", "list")
+	if err != nil || !strings.Contains(out, "shop") || strings.Contains(out, "pw_") {
+		t.Fatalf("list: %q %v", out, err)
+	}
+}
+
+func TestPoolImportValidatesTheWholeFileFirst(t *testing.T) {
+	t.Setenv("PAYWATCH_DATABASE_URL", devnettest.Database(t))
+	t.Setenv("PAYWATCH_CONFIG", filepath.Join(t.TempDir(), "absent.yaml"))
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.txt")
+	content := addresses.SandboxSolanaPool[0] + "\n" + addresses.SandboxSolanaPool[1] + "\nnot-a-key\n"
+	if err := os.WriteFile(bad, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCLI(t, "pool", "import", "--network", "solana", bad); err == nil || !strings.Contains(err.Error(), "line 3") {
+		t.Fatalf("bad line: %v", err)
+	}
+	out, _, err := runCLI(t, "pool", "count", "--network", "solana")
+	if err != nil || !strings.Contains(out, "0 solana pool addresses free") {
+		t.Fatalf("a bad file imported something: %q %v", out, err)
+	}
+	good := filepath.Join(dir, "good.txt")
+	if err := os.WriteFile(good, []byte(strings.Join(addresses.SandboxSolanaPool[:5], "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ { // importing twice adds nothing the second time
+		if out, _, err = runCLI(t, "pool", "import", "--network", "solana", good); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !strings.Contains(out, "0 keys imported") || !strings.Contains(out, "5 solana pool addresses free") {
+		t.Fatalf("second import: %q", out)
+	}
+	if _, _, err := runCLI(t, "pool", "import", "--network", "bitcoin", good); err == nil {
+		t.Fatal("bitcoin has no pool; the import must be refused")
+	}
+}
+
+func TestEveryCommandExplainsItsFlags(t *testing.T) {
+	out, _, err := runCLI(t, "--help")
+	if err != nil || !strings.Contains(out, "serve") || !strings.Contains(out, "apikey") {
+		t.Fatalf("help: %q %v", out, err)
+	}
+	for _, c := range [][]string{{"serve"}, {"migrate"}, {"status"}, {"rescan"}, {"apikey", "create"}, {"pool", "import"}} {
+		_, errOut, err := runCLI(t, append(c, "--help")...)
+		if err == nil || !strings.Contains(errOut, "Usage: paywatch "+c[0]) || !strings.Contains(errOut, "-config") {
+			t.Errorf("%v --help: %q %v", c, errOut, err)
+		}
+	}
+	if _, _, err := runCLI(t, "frobnicate"); err == nil {
+		t.Fatal("unknown command accepted")
+	}
+}
