@@ -213,18 +213,26 @@ func (s *Service) reverseOnce(ctx context.Context, tx *store.Tx, in store.Intent
 }
 
 // Sweep enforces deadlines: every open intent past its deadline is
-// re-evaluated (expired or underpaid). It returns how many it looked at.
+// re-evaluated (expired or underpaid), in batches until none is left. It
+// returns how many it looked at.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
-	ids, err := s.store.DueIntents(ctx, s.now().UTC(), 500)
-	if err != nil {
-		return 0, err
-	}
-	for _, id := range ids {
-		if err := s.Reevaluate(ctx, id); err != nil {
-			return 0, fmt.Errorf("sweep intent %s: %w", id, err)
+	const batch = 500
+	total := 0
+	for {
+		ids, err := s.store.DueIntents(ctx, s.now().UTC(), batch)
+		if err != nil {
+			return total, err
+		}
+		for _, id := range ids {
+			if err := s.Reevaluate(ctx, id); err != nil {
+				return total, fmt.Errorf("sweep intent %s: %w", id, err)
+			}
+		}
+		total += len(ids)
+		if len(ids) < batch {
+			return total, nil
 		}
 	}
-	return len(ids), nil
 }
 
 // requiredFor returns the confirmations a transfer needs: its intent's, or

@@ -1,8 +1,11 @@
 package intents_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/paywatch/paywatch/config"
 
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
@@ -44,5 +47,24 @@ func TestDeadlineExpiresUnpaidIntent(t *testing.T) {
 	}
 	if got := e.Intent(v.ID); got.Status != "expired" {
 		t.Fatalf("status %s, want expired", got.Status)
+	}
+}
+
+func TestSweepDrainsEveryDueIntent(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Tron), intentstest.WithConfig(func(c *config.Config) {
+		c.Networks["tron"].Gap = 600
+	}))
+	const n = 520 // more than one sweep batch
+	for i := 0; i < n; i++ {
+		e.CreateIntent("order", fmt.Sprintf("ORD-SW-%d", i), "", "1.00", "TRX")
+	}
+	e.Clock.Advance(31 * time.Minute)
+	got, err := e.Service.Sweep(t.Context())
+	if err != nil || got != n {
+		t.Fatalf("swept %d (%v), want %d", got, err, n)
+	}
+	var open int
+	if err := e.Store.Pool().QueryRow(t.Context(), "SELECT count(*) FROM intents WHERE status <> 'expired'").Scan(&open); err != nil || open != 0 {
+		t.Fatalf("%d intents not expired (%v)", open, err)
 	}
 }
