@@ -289,6 +289,9 @@ func (s *Service) recordTransfer(ctx context.Context, tx *store.Tx, network stri
 	if err != nil {
 		return "", fmt.Errorf("record transfer %s:%d: %w", t.TxID, t.Index, err)
 	}
+	if inserted && s.opt.Counter != nil {
+		tx.AfterCommit(func() { s.opt.Counter.TransferRecorded(network, string(t.Asset)) })
+	}
 	if inserted && in == nil {
 		tip, err := tx.NodeHeight(ctx, network)
 		if err != nil {

@@ -19,6 +19,7 @@ type scanMetrics struct {
 	nets   *intents.Networks
 	errors *prometheus.CounterVec
 	steps  *prometheus.CounterVec
+	trs    *prometheus.CounterVec
 	height *prometheus.Desc
 	node   *prometheus.Desc
 	lag    *prometheus.Desc
@@ -33,14 +34,21 @@ func newScanMetrics(reg *prometheus.Registry, nets *intents.Networks) *scanMetri
 			Help: "Scanner steps that failed, by network and kind (timeout, network, invalid_response, deep_reorg, other)."}, []string{"network", "kind"}),
 		steps: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "paywatch_scan_steps_total",
 			Help: "Scanner steps, by network."}, []string{"network"}),
+		trs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "paywatch_transfers_recorded_total",
+			Help: "Transfers to our addresses recorded by this instance, by network and asset."}, []string{"network", "asset"}),
 		height: prometheus.NewDesc("paywatch_scanned_height", "Height of the last scanned block.", []string{"network"}, nil),
 		node:   prometheus.NewDesc("paywatch_node_height", "Height of the node's best block.", []string{"network"}, nil),
 		lag:    prometheus.NewDesc("paywatch_lag_blocks", "Blocks between the node and the scanner.", []string{"network"}, nil),
 		health: prometheus.NewDesc("paywatch_healthy", "1 when the network's scanner is healthy.", []string{"network"}, nil),
 		watch:  prometheus.NewDesc("paywatch_addresses_watched", "Addresses watched on the network.", []string{"network"}, nil),
 	}
-	reg.MustRegister(m.errors, m.steps, m)
+	reg.MustRegister(m.errors, m.steps, m.trs, m)
 	return m
+}
+
+// TransferRecorded implements intents.Counter.
+func (m *scanMetrics) TransferRecorded(network, asset string) {
+	m.trs.WithLabelValues(network, asset).Inc()
 }
 
 // observe returns the scanner's step callback for network n.

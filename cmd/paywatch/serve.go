@@ -160,13 +160,13 @@ func (d *daemon) wire(ctx context.Context) error {
 		}
 		return ""
 	}}
+	d.reg = prometheus.NewRegistry()
+	d.metrics = newScanMetrics(d.reg, d.nets)
 	d.svc = intents.New(intents.Options{Store: d.store, Config: cfg, Quotes: d.book, Addresses: addrs, Chains: d.nets,
-		Watcher: watchSets(d.watch), Log: d.log})
+		Watcher: watchSets(d.watch), Counter: d.metrics, Log: d.log})
 	if err := d.svc.EnsureLookahead(ctx); err != nil {
 		return err
 	}
-	d.reg = prometheus.NewRegistry()
-	d.metrics = newScanMetrics(d.reg, d.nets)
 	d.api = api.New(api.Options{Service: d.svc, Config: cfg, Status: d.nets, Log: d.log,
 		Metrics: promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{})})
 	return nil

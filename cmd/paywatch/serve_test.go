@@ -152,7 +152,8 @@ networks:
 	}
 	metrics, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !strings.Contains(string(metrics), `paywatch_scanned_height{network="tron"}`) || !strings.Contains(string(metrics), `paywatch_scan_steps_total{network="solana"}`) {
+	if !strings.Contains(string(metrics), `paywatch_scanned_height{network="tron"}`) || !strings.Contains(string(metrics), `paywatch_scan_steps_total{network="solana"}`) ||
+		!strings.Contains(string(metrics), `paywatch_transfers_recorded_total{asset="native",network="tron"} 1`) {
 		t.Fatalf("metrics lack scanner gauges:\n%.2000s", metrics)
 	}
 	cancel()
