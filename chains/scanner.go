@@ -294,11 +294,55 @@ type fetched struct {
 // catchUp fetches up to Parallel blocks above the cursor at once and applies
 // them in order; it stops at the first error or reorg.
 func (s *Scanner) catchUp(ctx context.Context, cur Cursor, tips Tips) error {
-	from := uint64(cur.Height + 1)
-	to := uint64(tips.Node)
-	if to-from+1 > uint64(s.cfg.Parallel) {
-		to = from + uint64(s.cfg.Parallel) - 1
+	if sp, ok := s.src.(SparseSource); ok && sp.Sparse(s.watched) {
+		return s.catchUpSparse(ctx, sp, cur, tips)
 	}
+	height, hash := cur.Height, cur.Hash
+	for from := uint64(cur.Height + 1); ; {
+		to := min(uint64(tips.Node), from+uint64(s.cfg.Parallel)-1)
+		results := s.fetch(ctx, from, to)
+		applied := false
+		for i, r := range results {
+			h := from + uint64(i)
+			if errors.Is(r.err, ErrSkipped) {
+				continue
+			}
+			if errors.Is(r.err, ErrBlockNotFound) {
+				return nil // the tip moved back under us; the next step sees it
+			}
+			if r.err != nil {
+				return fmt.Errorf("block %d: %w", h, r.err)
+			}
+			if r.b.Height != h {
+				return fmt.Errorf("block %d: node returned height %d: %w", h, r.b.Height, ErrInvalidResponse)
+			}
+			if r.b.Parent != hash {
+				// Walk back from the last block applied: after a slot reported
+				// skipped, h-1 is not a stored block.
+				return s.checkReorg(ctx, Cursor{Height: height, Hash: hash}, tips)
+			}
+			if err := s.sink.ApplyBlock(ctx, s.cfg.Network, r.b, tips); err != nil {
+				return fmt.Errorf("apply block %d: %w", h, err)
+			}
+			height, hash = int64(h), r.b.Hash
+			applied = true
+		}
+		// A batch of skipped slots only leaves the cursor where it is (it
+		// moves with blocks), so the step reads on rather than reading the
+		// same slots again next time.
+		if applied || to >= uint64(tips.Node) {
+			break
+		}
+		from = to + 1
+	}
+	s.mu.Lock()
+	s.lastTips = tips
+	s.mu.Unlock()
+	return nil
+}
+
+// fetch reads the heights from..to at once.
+func (s *Scanner) fetch(ctx context.Context, from, to uint64) []fetched {
 	results := make([]fetched, to-from+1)
 	var wg sync.WaitGroup
 	fctx, cancel := context.WithCancel(ctx)
@@ -312,33 +356,7 @@ func (s *Scanner) catchUp(ctx context.Context, cur Cursor, tips Tips) error {
 		}(i)
 	}
 	wg.Wait()
-	hash := cur.Hash
-	for i, r := range results {
-		h := from + uint64(i)
-		if errors.Is(r.err, ErrSkipped) {
-			continue
-		}
-		if errors.Is(r.err, ErrBlockNotFound) {
-			return nil // the tip moved back under us; the next step sees it
-		}
-		if r.err != nil {
-			return fmt.Errorf("block %d: %w", h, r.err)
-		}
-		if r.b.Height != h {
-			return fmt.Errorf("block %d: node returned height %d: %w", h, r.b.Height, ErrInvalidResponse)
-		}
-		if r.b.Parent != hash {
-			return s.checkReorg(ctx, Cursor{Height: int64(h) - 1, Hash: hash}, tips)
-		}
-		if err := s.sink.ApplyBlock(ctx, s.cfg.Network, r.b, tips); err != nil {
-			return fmt.Errorf("apply block %d: %w", h, err)
-		}
-		hash = r.b.Hash
-	}
-	s.mu.Lock()
-	s.lastTips = tips
-	s.mu.Unlock()
-	return nil
+	return results
 }
 
 // checkReorg walks back from the cursor until the stored hash equals the
@@ -352,16 +370,16 @@ func (s *Scanner) checkReorg(ctx context.Context, cur Cursor, tips Tips) error {
 		if cur.Height-h > s.cfg.SafetyDepth {
 			return fmt.Errorf("%w: no common ancestor within %d blocks below height %d", ErrDeepReorg, s.cfg.SafetyDepth, cur.Height)
 		}
-		stored, err := s.sink.BlockHash(ctx, s.cfg.Network, h)
-		if err != nil {
-			return fmt.Errorf("%w: no stored block at %d below cursor %d: %v", ErrDeepReorg, h, cur.Height, err)
-		}
 		b, err := s.src.Block(ctx, uint64(h), s.watched)
 		if errors.Is(err, ErrSkipped) {
-			continue
+			continue // a skipped slot has no stored block either
 		}
 		if err != nil {
 			return fmt.Errorf("reorg walk-back at %d: %w", h, err)
+		}
+		stored, err := s.sink.BlockHash(ctx, s.cfg.Network, h)
+		if err != nil {
+			return fmt.Errorf("%w: no stored block at %d below cursor %d: %v", ErrDeepReorg, h, cur.Height, err)
 		}
 		if b.Hash == stored {
 			if h == cur.Height {

@@ -58,11 +58,15 @@ func newSourceMore(ctx context.Context, cfg *config.Config, n payment.Network, l
 		}
 		return c, c.TraceMode, nil
 	case payment.Solana:
-		c, err := solana.New(solana.Config{URL: nc.RPCURL, Mode: solana.ModeBlock, Log: log})
+		// networks.solana.mode: block, address, or auto (address mode below
+		// solana.DefaultAddressModeMax watched keys); the status shows the
+		// mode of the last catch-up.
+		c, err := solana.New(solana.Config{URL: nc.RPCURL, Mode: nc.Mode, Log: log})
 		if err != nil {
 			return nil, nil, err
 		}
-		return c, func() string { return solana.ModeBlock }, nil
+		src := solana.NewModeSource(c)
+		return src, src.InUse, nil
 	}
 	return nil, nil, fmt.Errorf("%s scanning is not available in this build", n)
 }
