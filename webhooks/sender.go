@@ -26,6 +26,9 @@ import (
 // "t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>".
 const SignatureHeader = "Paywatch-Signature"
 
+// maxBatchTime bounds how long one transaction keeps delivering a batch.
+const maxBatchTime = 2 * time.Second
+
 // DefaultGiveUpAfter is how long an event is retried before it is marked
 // failed and the endpoint moves on (at least 3 days, API.md).
 const DefaultGiveUpAfter = 72 * time.Hour
@@ -196,7 +199,10 @@ func (s *Sender) Step(ctx context.Context) (time.Duration, error) {
 			wait = s.opt.Poll
 			return nil
 		}
-		for _, ev := range evs {
+		for i, ev := range evs {
+			if i > 0 && s.opt.Now().Sub(now) > maxBatchTime {
+				break // keep the transaction (and the row lock) short
+			}
 			ok, err := s.deliverOne(ctx, tx, &ep, ev)
 			if err != nil {
 				return err

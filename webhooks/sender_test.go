@@ -145,6 +145,17 @@ func eventSeqs(t testing.TB, st *store.Store) map[string]int64 {
 	return out
 }
 
+// waitCursor waits until an endpoint's cursor is at the last event.
+func waitCursor(t testing.TB, st *store.Store, name string) {
+	t.Helper()
+	waitFor(t, name+"'s cursor at the last event", 30*time.Second, func() bool {
+		var behind bool
+		err := st.Pool().QueryRow(context.Background(), `SELECT (SELECT last_seq FROM webhook_endpoints WHERE name = $1) <
+			(SELECT max(seq) FROM events)`, name).Scan(&behind)
+		return err == nil && !behind
+	})
+}
+
 func TestDeliveryRetriesRestartsAndOrder(t *testing.T) {
 	e := intentstest.New(t)
 	recv := newReceiver("s3cret")
@@ -176,12 +187,7 @@ func TestDeliveryRetriesRestartsAndOrder(t *testing.T) {
 	}
 	waitFor(t, "every event", 30*time.Second, func() bool { return recv.unique() == len(want) })
 	// The receiver may have the last event before its delivery commits.
-	waitFor(t, "the cursor at the last event", 30*time.Second, func() bool {
-		var behind bool
-		err := e.Store.Pool().QueryRow(context.Background(), `SELECT (SELECT last_seq FROM webhook_endpoints WHERE name = 'shop') <
-			(SELECT max(seq) FROM events)`).Scan(&behind)
-		return err == nil && !behind
-	})
+	waitCursor(t, e.Store, "shop")
 	b.stop(t)
 	c.stop(t)
 
@@ -272,6 +278,7 @@ func TestGiveUpMarksFailedAndRedeliverSendsAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the redelivered event", 20*time.Second, func() bool { return recv.unique() == 3 })
+	waitCursor(t, e.Store, "flaky")
 	s.stop(t)
 	recv.mu.Lock()
 	defer recv.mu.Unlock()
