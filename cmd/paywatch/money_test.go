@@ -3,14 +3,21 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
+	"log/slog"
 	"math/big"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/webhooks"
 )
 
 // cli runs a paywatch command and returns its stdout.
@@ -95,5 +102,50 @@ func TestFinanceAndWebhookCommands(t *testing.T) {
 	out, err = cli(t, "webhooks", "log", "--endpoint", "shop")
 	if err != nil || !strings.Contains(out, "redeliver") {
 		t.Fatalf("webhooks log: %v\n%s", err, out)
+	}
+}
+
+func TestDaemonRunsOneSenderPerWebhook(t *testing.T) {
+	e := intentstest.New(t)
+	e.CreateIntent("order", "ORD-HOOK", "", "10.00", "ETH")
+	got := make(chan string, 16)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if err := webhooks.Verify([]byte("hook-secret"), r.Header.Get(webhooks.SignatureHeader), body, time.Now(), 5*time.Minute); err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		got <- string(body)
+	}))
+	defer srv.Close()
+	cfg := *e.Config
+	cfg.Webhooks = []config.Webhook{{Name: "shop", URL: srv.URL, SecretEnv: "PAYWATCH_TEST_HOOK_SECRET"}}
+	d := &daemon{cfg: &cfg, store: e.Store, log: slog.New(slog.DiscardHandler)}
+
+	t.Setenv("PAYWATCH_TEST_HOOK_SECRET", "")
+	svcs := d.extraServices()
+	if len(svcs) != 1 {
+		t.Fatalf("%d services without a secret", len(svcs))
+	}
+	if err := svcs[0](context.Background()); !errors.Is(err, webhooks.ErrNoSecret) {
+		t.Fatalf("missing secret: %v", err)
+	}
+
+	t.Setenv("PAYWATCH_TEST_HOOK_SECRET", "hook-secret")
+	svcs = d.extraServices()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- svcs[0](ctx) }()
+	select {
+	case body := <-got:
+		if !strings.Contains(body, `"type":"intent.created"`) || !strings.Contains(body, "ORD-HOOK") {
+			t.Fatalf("delivered %s", body)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no delivery within 20s")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
