@@ -96,6 +96,8 @@ type Scanner struct {
 
 	mu       sync.Mutex
 	lastTips Tips
+	// checkedTips are the tips of the last successful balance check.
+	checkedTips Tips
 }
 
 // NewScanner returns a scanner for one network.
@@ -229,6 +231,9 @@ func (s *Scanner) Step(ctx context.Context) (bool, error) {
 			return false, fmt.Errorf("apply tips: %w", err)
 		}
 	}
+	if err := s.checkBalances(ctx, tips); err != nil {
+		return true, fmt.Errorf("balance check: %w", err)
+	}
 	if ps, ok := s.src.(PendingSource); ok {
 		pending, err := ps.Pending(ctx, s.watched)
 		if err != nil {
@@ -239,6 +244,34 @@ func (s *Scanner) Step(ctx context.Context) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// checkBalances runs the Sink's balance check once per new tips, when the
+// source can miss native payments (BalanceChecker) and the scanner is caught
+// up, so every block up to the checked heights is recorded. A failure is
+// retried at the next step.
+func (s *Scanner) checkBalances(ctx context.Context, tips Tips) error {
+	bc, ok := s.src.(BalanceChecker)
+	if !ok || !bc.NeedsBalanceCheck() {
+		return nil
+	}
+	bs, ok := s.sink.(BalanceSink)
+	if !ok {
+		return nil
+	}
+	s.mu.Lock()
+	done := s.checkedTips == tips
+	s.mu.Unlock()
+	if done {
+		return nil
+	}
+	if err := bs.CheckBalances(ctx, s.cfg.Network, tips, bc); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.checkedTips = tips
+	s.mu.Unlock()
+	return nil
 }
 
 // init creates the cursor just below the first height to scan.

@@ -49,6 +49,7 @@ func (s *Service) reevaluateLocked(ctx context.Context, tx *store.Tx, p store.Pa
 	if err != nil {
 		return err
 	}
+	trs = matchable(trs) // balance-check items count only once credited (balance.go)
 	mtrs := make([]matcher.Transfer, len(trs))
 	for i, t := range trs {
 		mtrs[i] = matcher.Transfer{
