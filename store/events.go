@@ -57,7 +57,7 @@ func (t *Tx) NotifyAddresses(ctx context.Context, network string) error {
 func (s *Store) EventsAfter(ctx context.Context, after int64, types []string, limit int) ([]Event, error) {
 	rows, err := s.pool.Query(ctx, `SELECT seq, id, type, coalesce(intent_id, ''), coalesce(transfer_id, ''),
 		coalesce(account, ''), data, created_at FROM events
-		WHERE seq > $1 AND (cardinality($2::text[]) = 0 OR type = ANY($2)) ORDER BY seq LIMIT $3`, after, types, limit)
+		WHERE seq > $1 AND (coalesce(cardinality($2::text[]), 0) = 0 OR type = ANY($2)) ORDER BY seq LIMIT $3`, after, types, limit)
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -280,3 +280,23 @@ func TestAPIKeysAreHashedAndScoped(t *testing.T) {
 		t.Fatalf("revoked key still works: %v", err)
 	}
 }
+
+func TestEventsAfterWithoutTypeFilter(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	err := s.InTx(ctx, func(tx *store.Tx) error {
+		_, err := tx.AppendEvent(ctx, "intent.created", "", "", "", map[string]string{"k": "v"}, now)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := s.EventsAfter(ctx, 0, nil, 10)
+	if err != nil || len(evs) == 0 {
+		t.Fatalf("EventsAfter with nil types: %d events, %v", len(evs), err)
+	}
+	evs, err = s.EventsAfter(ctx, 0, []string{"no.such.type"}, 10)
+	if err != nil || len(evs) != 0 {
+		t.Fatalf("EventsAfter with a type filter: %d events, %v", len(evs), err)
+	}
+}
