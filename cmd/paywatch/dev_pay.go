@@ -70,9 +70,42 @@ func runDevPay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if res.Mined > 0 {
 		fmt.Fprintf(stdout, "  mined %d block(s) to confirm it\n", res.Mined)
 	}
-	fmt.Fprintf(stdout, "\nWatch the intent go awaiting_payment -> detected -> paid:\n  curl -s -H 'Authorization: Bearer %s' %s/v1/intents/%s\n",
+	fmt.Fprintf(stdout, "\nThe intent goes awaiting_payment -> detected -> paid; see it with\n  curl -s -H 'Authorization: Bearer %s' %s/v1/intents/%s\n\n",
 		env[envAPIKey], env[envURL], id)
+	followIntent(ctx, env, id, res.Seen, followWait, stdout)
 	return nil
+}
+
+// followWait bounds how long `dev pay` reports the intent's progress.
+const followWait = 30 * time.Second
+
+// followIntent prints the intent's status as it changes, starting with
+// seen (the status when the payment was seen), until it settles (anything
+// but awaiting_payment and detected) or timeout.
+func followIntent(ctx context.Context, env sandboxEnv, id, seen string, timeout time.Duration, w io.Writer) {
+	start := time.Now()
+	if seen != "" {
+		fmt.Fprintf(w, "  status %-17s (payment seen)\n", seen)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	last := seen
+	for {
+		var in devIntent
+		if err := apiCall(ctx, env[envURL], env[envAPIKey], http.MethodGet, "/v1/intents/"+id, nil, &in); err == nil && in.Status != last {
+			last = in.Status
+			fmt.Fprintf(w, "  status %-17s (+%s)\n", in.Status, time.Since(start).Round(100*time.Millisecond))
+		}
+		if last != "" && last != "awaiting_payment" && last != "detected" {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			fmt.Fprintf(w, "  still %s after %s (an underpayment stays detected until the rest arrives or the deadline)\n", last, timeout)
+			return
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // devIntent is the part of an intent `dev pay` needs.
@@ -133,16 +166,15 @@ func payIntent(ctx context.Context, env sandboxEnv, dir, id, amount string, prog
 	}
 	var (
 		txid string
-		mine func(ctx context.Context, n int) error
 		err  error
 	)
 	switch info.Network {
 	case payment.Bitcoin:
-		txid, mine, err = payBitcoin(ctx, env, dir, in.Address, units)
+		txid, err = payBitcoin(ctx, env, dir, in.Address, units)
 	case payment.Litecoin:
-		txid, mine, err = payLitecoin(ctx, env, in.Address, units)
+		txid, err = payLitecoin(ctx, env, in.Address, units)
 	case payment.Ethereum:
-		txid, mine, err = payEthereum(ctx, env, info, in.Address, units)
+		txid, err = payEthereum(ctx, env, info, in.Address, units)
 	case payment.Tron:
 		txid, err = payTron(ctx, env, info, in.Address, units)
 	case payment.Solana:
@@ -155,13 +187,54 @@ func payIntent(ctx context.Context, env sandboxEnv, dir, id, amount string, prog
 	}
 	res.TxID = txid
 	res.Seen = waitSeen(ctx, env, id, detectWait)
-	if mine != nil && in.ConfirmationsRequired > 0 {
-		if err := mine(ctx, in.ConfirmationsRequired); err != nil {
+	if mined(info.Network) && in.ConfirmationsRequired > 0 {
+		if err := mineBlocks(ctx, env, dir, info.Network, in.ConfirmationsRequired); err != nil {
 			return res, fmt.Errorf("mine %d blocks after %s: %w", in.ConfirmationsRequired, txid, err)
 		}
 		res.Mined = in.ConfirmationsRequired
 	}
 	return res, nil
+}
+
+// mined reports whether the sandbox mines network's blocks on demand (the
+// simulated Tron and Solana nodes produce blocks on a timer).
+func mined(n payment.Network) bool {
+	return n == payment.Bitcoin || n == payment.Litecoin || n == payment.Ethereum
+}
+
+// mineBlocks mines n blocks on a sandbox node of network.
+func mineBlocks(ctx context.Context, env sandboxEnv, dir string, network payment.Network, n int) error {
+	switch network {
+	case payment.Bitcoin:
+		b, err := devnet.AttachBtcd(ctx, env[envBitcoin], filepath.Join(dir, "btcd"))
+		if err != nil {
+			return err
+		}
+		_, err = b.Generate(ctx, n)
+		return err
+	case payment.Litecoin:
+		// Only RPC calls are used: the node belongs to the `dev` process.
+		_, err := (&devnet.Litecoind{RPCURL: env[envLitecoin]}).Generate(ctx, n)
+		return err
+	case payment.Ethereum:
+		a, err := dialAnvil(ctx, env)
+		if err != nil {
+			return err
+		}
+		defer a.RPC.Close()
+		return a.Mine(ctx, n)
+	}
+	return fmt.Errorf("%s produces its blocks by itself in the sandbox", network)
+}
+
+// dialAnvil connects to the sandbox's anvil. Only RPC calls are used: the
+// node belongs to the `dev` process.
+func dialAnvil(ctx context.Context, env sandboxEnv) (*devnet.Anvil, error) {
+	c, err := rpc.DialContext(ctx, env[envEthereum])
+	if err != nil {
+		return nil, err
+	}
+	return &devnet.Anvil{RPCURL: env[envEthereum], RPC: c, Eth: ethclient.NewClient(c)}, nil
 }
 
 // waitSeen polls the intent until its status leaves awaiting_payment, or
@@ -186,53 +259,44 @@ func waitSeen(ctx context.Context, env sandboxEnv, id string, timeout time.Durat
 	}
 }
 
-func payBitcoin(ctx context.Context, env sandboxEnv, dir, address string, sats *big.Int) (string, func(context.Context, int) error, error) {
+func payBitcoin(ctx context.Context, env sandboxEnv, dir, address string, sats *big.Int) (string, error) {
 	if !sats.IsInt64() {
-		return "", nil, fmt.Errorf("amount %s sat is too large", sats)
+		return "", fmt.Errorf("amount %s sat is too large", sats)
 	}
 	addr, err := btcutil.DecodeAddress(address, &chaincfg.RegressionNetParams)
 	if err != nil {
-		return "", nil, fmt.Errorf("address %s: %w", address, err)
+		return "", fmt.Errorf("address %s: %w", address, err)
 	}
 	script, err := txscript.PayToAddrScript(addr)
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
 	b, err := devnet.AttachBtcd(ctx, env[envBitcoin], filepath.Join(dir, "btcd"))
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
-	txid, err := b.Pay(ctx, script, sats.Int64())
-	if err != nil {
-		return "", nil, err
-	}
-	return txid, func(ctx context.Context, n int) error { _, err := b.Generate(ctx, n); return err }, nil
+	return b.Pay(ctx, script, sats.Int64())
 }
 
-func payLitecoin(ctx context.Context, env sandboxEnv, address string, litoshis *big.Int) (string, func(context.Context, int) error, error) {
+func payLitecoin(ctx context.Context, env sandboxEnv, address string, litoshis *big.Int) (string, error) {
 	if !litoshis.IsInt64() {
-		return "", nil, fmt.Errorf("amount %s litoshi is too large", litoshis)
+		return "", fmt.Errorf("amount %s litoshi is too large", litoshis)
 	}
 	// Only RPC calls are used: the node belongs to the `dev` process.
-	l := &devnet.Litecoind{RPCURL: env[envLitecoin]}
-	txid, err := l.SendToAddress(ctx, address, litoshis.Int64())
+	txid, err := (&devnet.Litecoind{RPCURL: env[envLitecoin]}).SendToAddress(ctx, address, litoshis.Int64())
 	if err != nil {
-		return "", nil, fmt.Errorf("litecoind sendtoaddress: %w", err)
+		return "", fmt.Errorf("litecoind sendtoaddress: %w", err)
 	}
-	return txid, func(ctx context.Context, n int) error { _, err := l.Generate(ctx, n); return err }, nil
+	return txid, nil
 }
 
-func payEthereum(ctx context.Context, env sandboxEnv, info payment.MethodInfo, address string, units *big.Int) (string, func(context.Context, int) error, error) {
+// payEthereum pays ETH or a sandbox token from sandboxEthPayer; anvil mines
+// the transaction at once (one confirmation).
+func payEthereum(ctx context.Context, env sandboxEnv, info payment.MethodInfo, address string, units *big.Int) (string, error) {
 	if !common.IsHexAddress(address) {
-		return "", nil, fmt.Errorf("address %s is not an Ethereum address", address)
+		return "", fmt.Errorf("address %s is not an Ethereum address", address)
 	}
 	to := common.HexToAddress(address)
-	c, err := rpc.DialContext(ctx, env[envEthereum])
-	if err != nil {
-		return "", nil, err
-	}
-	// Only RPC calls are used: the node belongs to the `dev` process.
-	a := &devnet.Anvil{RPCURL: env[envEthereum], RPC: c, Eth: ethclient.NewClient(c)}
 	req := devnet.TxRequest{From: sandboxEthPayer, To: &to, Value: units}
 	if info.Asset != payment.Native {
 		contract := env[envUSDT]
@@ -242,24 +306,23 @@ func payEthereum(ctx context.Context, env sandboxEnv, info payment.MethodInfo, a
 		token := common.HexToAddress(contract)
 		data, err := contracts.TestToken.Call("transfer", to, units)
 		if err != nil {
-			c.Close()
-			return "", nil, err
+			return "", err
 		}
 		req = devnet.TxRequest{From: sandboxEthPayer, To: &token, Data: data}
 	}
+	a, err := dialAnvil(ctx, env)
+	if err != nil {
+		return "", err
+	}
+	defer a.RPC.Close()
 	r, err := a.Send(ctx, req)
 	if err != nil {
-		c.Close()
-		return "", nil, err
+		return "", err
 	}
 	if r.Status != types.ReceiptStatusSuccessful {
-		c.Close()
-		return "", nil, fmt.Errorf("transaction %s reverted", r.TxHash.Hex())
+		return "", fmt.Errorf("transaction %s reverted", r.TxHash.Hex())
 	}
-	return r.TxHash.Hex(), func(ctx context.Context, n int) error {
-		defer c.Close()
-		return a.Mine(ctx, n)
-	}, nil
+	return r.TxHash.Hex(), nil
 }
 
 func payTron(ctx context.Context, env sandboxEnv, info payment.MethodInfo, address string, units *big.Int) (string, error) {

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/btcsuite/btcd/btcutil/base58"
@@ -145,6 +146,7 @@ func startSandbox(ctx context.Context, o devOptions) (_ *sandbox, err error) {
 	if err := s.install(ctx); err != nil {
 		return nil, err
 	}
+	s.stopStale()
 	if err := s.startNodes(ctx); err != nil {
 		return nil, err
 	}
@@ -251,6 +253,51 @@ func (s *sandbox) install(ctx context.Context) error {
 	return nil
 }
 
+// stopStale ends nodes left running by an earlier run of this sandbox that
+// was killed before it could stop them (its nodes run in their own process
+// groups, so a SIGKILL or a closed terminal can orphan them). Only btcd,
+// litecoind and anvil processes whose command line names a path inside this
+// sandbox's directory are stopped: SIGTERM, then SIGKILL after 15 s.
+// PostgreSQL needs nothing: StartPostgres stops a stale server itself.
+func (s *sandbox) stopStale() {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		switch filepath.Base(args[0]) {
+		case "btcd", "litecoind", "anvil":
+		default:
+			continue
+		}
+		ours := false
+		for _, a := range args[1:] {
+			if i := strings.Index(a, s.dir+string(filepath.Separator)); i >= 0 {
+				ours = true
+				break
+			}
+		}
+		if !ours {
+			continue
+		}
+		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		s.say("stopping %s (pid %d) left running by an earlier sandbox run", filepath.Base(args[0]), pid)
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+		deadline := time.Now().Add(15 * time.Second)
+		for syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if syscall.Kill(pid, 0) == nil {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
 // aptInstall installs Debian packages, updating the package lists when the
 // first attempt fails (a fresh image has none).
 func aptInstall(ctx context.Context, pkgs ...string) error {
@@ -324,7 +371,8 @@ func (s *sandbox) startNodes(ctx context.Context) error {
 			return err
 		}
 		a, err := devnet.StartAnvil(gctx, anvilBin, adir, ports["anvil"],
-			"--state", filepath.Join(adir, "state.json"), "--state-interval", "10", "--slots-in-an-epoch", "1")
+			"--state", filepath.Join(adir, "state.json"), "--state-interval", "10", "--preserve-historical-states",
+			"--slots-in-an-epoch", "1")
 		if err != nil {
 			return fmt.Errorf("anvil: %w", err)
 		}
@@ -558,6 +606,17 @@ func (s *sandbox) prepareDatabase(ctx context.Context) error {
 // the safety depth, reported as critical.
 func (s *sandbox) resetStaleCursors(ctx context.Context, st *store.Store) error {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// Only the block's identity is wanted: no call tracing (anvil cannot
+	// trace blocks whose state it did not keep across a restart).
+	check := *s.cfg
+	check.Networks = map[string]*config.Network{}
+	for k, v := range s.cfg.Networks {
+		nc := *v
+		if k == string(payment.Ethereum) {
+			nc.Trace = "off"
+		}
+		check.Networks[k] = &nc
+	}
 	for _, n := range payment.Networks {
 		cur, err := st.GetCursor(ctx, string(n))
 		if errors.Is(err, store.ErrNotFound) {
@@ -566,7 +625,7 @@ func (s *sandbox) resetStaleCursors(ctx context.Context, st *store.Store) error 
 		if err != nil {
 			return err
 		}
-		src, _, err := newSource(ctx, s.cfg, n, log)
+		src, _, err := newSource(ctx, &check, n, log)
 		if err != nil {
 			return fmt.Errorf("%s: %w", n, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/big"
 	"net/http"
 	"os"
 	"os/exec"
@@ -238,6 +239,26 @@ func TestSandboxEndToEnd(t *testing.T) {
 		}
 		paid[m] = got
 	}
+	// Payments in flight across the restart, on the chains that persist:
+	// seen (mined once on anvil, in litecoind's mempool) but not confirmed.
+	inflight := map[payment.Method]intentState{}
+	for _, m := range []payment.Method{payment.ETH, payment.LTC} {
+		in := createIntent(t, ctx, env, m, "4.56")
+		units, _ := new(big.Int).SetString(in.AmountBaseUnits, 10)
+		var txid string
+		if m == payment.ETH {
+			txid, err = payEthereum(ctx, env, payment.MustMethod(m), in.Address, units)
+		} else {
+			txid, err = payLitecoin(ctx, env, in.Address, units)
+		}
+		if err != nil {
+			t.Fatalf("pay %s: %v", m, err)
+		}
+		if seen := waitSeen(ctx, env, in.ID, time.Minute); seen != "detected" {
+			t.Fatalf("%s payment %s: status %q, want detected", m, txid, seen)
+		}
+		inflight[m] = in
+	}
 	key, usdt := env[envAPIKey], env[envUSDT]
 	dev.stop()
 
@@ -256,6 +277,13 @@ func TestSandboxEndToEnd(t *testing.T) {
 		if got.Status != "paid" || len(got.Transfers) != 1 || got.Transfers[0].TxID != before.Transfers[0].TxID {
 			t.Errorf("%s after the restart: %+v, want paid by %s", m, got, before.Transfers[0].TxID)
 		}
+	}
+	for m, in := range inflight {
+		info := payment.MustMethod(m)
+		if err := mineBlocks(ctx, env, dir, info.Network, info.DefaultConfirmations); err != nil {
+			t.Fatalf("mine %s: %v", info.Network, err)
+		}
+		waitPaid(t, ctx, env, in.ID, 2*time.Minute)
 	}
 	// btcd and the simulated nodes started new chains: their scanners must
 	// follow them, and a new payment on each must be seen.
