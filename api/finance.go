@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -48,13 +47,8 @@ func (s *Server) getTransfer(w http.ResponseWriter, r *http.Request, _ store.API
 // resolveTransfer records a finance decision; the actor is the API key's name.
 func (s *Server) resolveTransfer(w http.ResponseWriter, r *http.Request, key store.APIKey) {
 	var req intents.ResolveRequest
-	if _, ok := s.decode(w, r, &req, false); !ok {
-		return
-	}
-	canon, _ := json.Marshal(req)
-	claim, err := idem(r, key, canon)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
+	claim, ok := s.decodeClaim(w, r, key, &req)
+	if !ok {
 		return
 	}
 	status, body, err := s.svc.Resolve(r.Context(), r.PathValue("id"), req, key.Name, claim)

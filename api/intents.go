@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 
@@ -64,13 +63,8 @@ func (s *Server) methods(w http.ResponseWriter, r *http.Request, _ store.APIKey)
 
 func (s *Server) createIntent(w http.ResponseWriter, r *http.Request, key store.APIKey) {
 	var req intents.CreateRequest
-	if _, ok := s.decode(w, r, &req, false); !ok {
-		return
-	}
-	canon, _ := json.Marshal(req)
-	claim, err := idem(r, key, canon)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
+	claim, ok := s.decodeClaim(w, r, key, &req)
+	if !ok {
 		return
 	}
 	status, body, err := s.svc.Create(r.Context(), req, claim)

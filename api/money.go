@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"net/http"
 	"strconv"
 
@@ -63,13 +62,8 @@ func (s *Server) getLedger(w http.ResponseWriter, r *http.Request, _ store.APIKe
 
 func (s *Server) postDebit(w http.ResponseWriter, r *http.Request, key store.APIKey) {
 	var req intents.DebitRequest
-	if _, ok := s.decode(w, r, &req, false); !ok {
-		return
-	}
-	canon, _ := json.Marshal(req)
-	claim, err := idem(r, key, canon)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
+	claim, ok := s.decodeClaim(w, r, key, &req)
+	if !ok {
 		return
 	}
 	status, body, err := s.svc.Debit(r.Context(), r.PathValue("account"), req, claim)

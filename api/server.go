@@ -264,6 +264,27 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, allowEmpt
 	return body, true
 }
 
+// decodeClaim decodes a POST body strictly into v and returns its
+// Idempotency-Key claim (nil without the header). The claim hashes the
+// decoded request re-encoded, so whitespace and field order do not make two
+// requests different. false means an error was written.
+func (s *Server) decodeClaim(w http.ResponseWriter, r *http.Request, key store.APIKey, v any) (*intents.Idem, bool) {
+	if _, ok := s.decode(w, r, v, false); !ok {
+		return nil, false
+	}
+	canon, err := json.Marshal(v)
+	if err != nil {
+		s.internal(w, r, err)
+		return nil, false
+	}
+	claim, err := idem(r, key, canon)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
+		return nil, false
+	}
+	return claim, true
+}
+
 // idem returns the request's Idempotency-Key claim, or nil.
 func idem(r *http.Request, key store.APIKey, body []byte) (*intents.Idem, error) {
 	k := r.Header.Get("Idempotency-Key")
