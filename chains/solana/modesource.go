@@ -23,6 +23,7 @@ type keyLister interface {
 // that reads every finalized block in ModeBlock and, in ModeAddress (or
 // ModeAuto below the threshold), a chains.SparseSource that finds the blocks
 // holding credits to watched keys with Poll and reads only their headers.
+// Its tip (the finalized slot) never moves back.
 //
 // Address mode keeps, in memory, the newest signature seen per address and
 // the credits found but not yet below the scanner's cursor; both are only an
@@ -33,6 +34,9 @@ type keyLister interface {
 // block by block.
 type ModeSource struct {
 	*Client
+
+	hmu     sync.Mutex
+	highest uint64 // highest finalized slot seen
 
 	mu    sync.Mutex
 	since map[string]string         // address → newest signature polled
@@ -48,6 +52,30 @@ var (
 // NewModeSource returns c as a scanner source.
 func NewModeSource(c *Client) *ModeSource {
 	return &ModeSource{Client: c, since: map[string]string{}, found: map[uint64][]SlotTransfer{}}
+}
+
+// Tip returns the highest finalized slot (the scanner never reads below
+// finalized, so it is the tip), never lower than one already seen: a
+// finalized slot cannot go back, so a lower answer comes from a lagging node
+// behind a load balancer and must not look like a reorg to the scanner.
+func (m *ModeSource) Tip(ctx context.Context) (uint64, error) { return m.finalized(ctx) }
+
+// FinalizedHeight is Tip: the highest finalized slot seen.
+func (m *ModeSource) FinalizedHeight(ctx context.Context) (uint64, error) { return m.finalized(ctx) }
+
+func (m *ModeSource) finalized(ctx context.Context) (uint64, error) {
+	slot, err := m.Client.FinalizedHeight(ctx)
+	if err != nil {
+		return 0, err
+	}
+	m.hmu.Lock()
+	defer m.hmu.Unlock()
+	if slot < m.highest {
+		m.log.Debug("solana node behind the finalized slot already seen", "slot", slot, "highest", m.highest)
+		return m.highest, nil
+	}
+	m.highest = slot
+	return slot, nil
 }
 
 // InUse returns the mode of the last catch-up (ModeBlock or ModeAddress),

@@ -45,6 +45,9 @@ type faultyCluster struct {
 	code   int
 	hits   int
 	calls  map[string]int
+	// lagging serves getSlot from failer (a node at slot 0): a node behind
+	// a load balancer that has not caught up.
+	lagging bool
 }
 
 func (f *faultyCluster) arm(method string, slot int64, code int) {
@@ -79,6 +82,7 @@ func (f *faultyCluster) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = json.Unmarshal(req.Params[0], &slot)
 	}
 	f.mu.Lock()
+	lagging := f.lagging && req.Method == "getSlot"
 	if f.calls == nil {
 		f.calls = map[string]int{}
 	}
@@ -90,6 +94,10 @@ func (f *faultyCluster) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.hits++
 	}
 	f.mu.Unlock()
+	if lagging {
+		f.failer.ServeHTTP(w, r)
+		return
+	}
 	if !hit {
 		f.node.ServeHTTP(w, r)
 		return
@@ -597,6 +605,44 @@ func BenchmarkScanSolanaApply(b *testing.B) {
 				b.Fatalf("%d transfers recorded, want %d", n, b.N)
 			}
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/slot")
+		})
+	}
+}
+
+// A node behind a load balancer answers a finalized slot below the cursor:
+// the tip never moves back, so the scanner neither rewinds nor reports a
+// deep reorg (Solana's safety depth is 0); it carries on when the node does.
+func TestScanSolanaLaggingNode(t *testing.T) {
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			s := newSolScan(t, mode)
+			v := s.CreateIntent("order", "SOL-LAG", "", "10.00", "SOL")
+			s.pay(v, lamports(v))
+			s.mine(1)
+			s.sync()
+			before := s.cursor()
+			s.cluster.mu.Lock()
+			s.cluster.lagging = true
+			s.cluster.mu.Unlock()
+			for range 3 {
+				if err := s.step(); err != nil {
+					t.Fatalf("step with a lagging node: %v", err)
+				}
+			}
+			if c := s.cursor(); c != before {
+				t.Fatalf("cursor moved from %+v to %+v", before, c)
+			}
+			s.cluster.mu.Lock()
+			s.cluster.lagging = false
+			s.cluster.mu.Unlock()
+			s.mine(2)
+			s.sync()
+			if got := s.Intent(v.ID); got.Status != "paid" || len(got.Transfers) != 1 || got.Transfers[0].Status != "confirmed" {
+				t.Fatalf("after the lag: %s %+v", got.Status, got.Transfers)
+			}
+			if st := s.status(); !st.Healthy || st.Critical != "" || uint64(st.ScannedHeight) != s.node.Tip() {
+				t.Fatalf("status %+v", st)
+			}
 		})
 	}
 }
