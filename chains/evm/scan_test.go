@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"net/http"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 
+	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/evm"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/contracts"
@@ -677,5 +679,77 @@ func TestScanAnvilBalanceCheck(t *testing.T) {
 	}
 	if got := s.Intent(a.ID); got.Status != "paid" || got.Transfers[0].Classification != "settles" {
 		t.Fatalf("after credit_intent: %+v", got)
+	}
+}
+
+// TestScanRPCCallsPerBlock counts the JSON-RPC calls (batch elements) the
+// whole scanner makes per block — tips, finality, blocks and, without
+// tracing, the balance check — over ten blocks of one transaction each, with
+// 10 and with 100,000 watched addresses: the same number.
+func TestScanRPCCallsPerBlock(t *testing.T) {
+	ctx := context.Background()
+	for _, trace := range []string{evm.TraceAuto, evm.TraceOff} {
+		t.Run("trace="+trace, func(t *testing.T) {
+			// A node of its own: the same key on the same chain would give
+			// this intent an address that already holds the other's ETH.
+			n := startScanNode(t)
+			s := newScan(t, n, trace, nil)
+			v := s.intent(payment.ETH, "25.00") // open: the balance check reads its address
+			calls := map[int]int64{}
+			for _, size := range []int{10, 100_000} {
+				rt := &countingTransport{base: http.DefaultTransport}
+				src := newClient(t, n.RPCURL, trace, n.tokens, rt)
+				w := chains.NewWatchSet(size)
+				w.Add(addrOf(v).Bytes())
+				for w.Len() < size {
+					w.Add(newAddress(t).Bytes())
+				}
+				cur, err := s.Service.Cursor(ctx, payment.Ethereum)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sc := chains.NewScanner(chains.ScannerConfig{Network: payment.Ethereum, Parallel: 4, SafetyDepth: 64},
+					src, s.Service, nil, w, nil)
+				before := s.Counts()["transfers"]
+				for i := range 10 {
+					to := newAddress(t)
+					if i == 3 {
+						to = addrOf(v)
+					}
+					if _, err := n.SendETH(ctx, to, big.NewInt(1e9)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				tip, err := src.Tip(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tip-uint64(cur.Height) != 10 {
+					t.Fatalf("%d new blocks, want 10", tip-uint64(cur.Height))
+				}
+				c0 := rt.calls.Load()
+				for steps := 0; ; steps++ {
+					caughtUp, err := sc.Step(ctx)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if caughtUp {
+						break
+					}
+					if steps > 100 {
+						t.Fatal("not caught up")
+					}
+				}
+				calls[size] = rt.calls.Load() - c0
+				if got := s.Counts()["transfers"] - before; got != 1 {
+					t.Fatalf("%d watched: %d transfers recorded, want 1", size, got)
+				}
+			}
+			t.Logf("trace=%s (%s): JSON-RPC calls for 10 blocks through the scanner: %d with 10 watched, %d with 100000 watched (%.1f per block)",
+				trace, s.src.TraceMode(), calls[10], calls[100_000], float64(calls[10])/10)
+			if calls[10] != calls[100_000] || calls[10] == 0 {
+				t.Fatalf("calls %d (10 watched) vs %d (100000 watched)", calls[10], calls[100_000])
+			}
+		})
 	}
 }
