@@ -334,36 +334,46 @@ func (s *Scanner) catchUp(ctx context.Context, cur Cursor, tips Tips) error {
 	for from := uint64(cur.Height + 1); ; {
 		to := min(uint64(tips.Node), from+uint64(s.cfg.Parallel)-1)
 		results := s.fetch(ctx, from, to)
-		applied := false
+		// The blocks that extend the cursor are applied together (in one
+		// transaction by a BatchSink) before any stop.
+		var ready []Block
 		for i, r := range results {
 			h := from + uint64(i)
 			if errors.Is(r.err, ErrSkipped) {
 				continue
 			}
-			if errors.Is(r.err, ErrBlockNotFound) {
-				return nil // the tip moved back under us; the next step sees it
-			}
-			if r.err != nil {
-				return fmt.Errorf("block %d: %w", h, r.err)
-			}
-			if r.b.Height != h {
-				return fmt.Errorf("block %d: node returned height %d: %w", h, r.b.Height, ErrInvalidResponse)
-			}
-			if r.b.Parent != hash {
+			var stop error
+			switch {
+			case errors.Is(r.err, ErrBlockNotFound):
+				// The tip moved back under us; the next step sees it.
+			case r.err != nil:
+				stop = fmt.Errorf("block %d: %w", h, r.err)
+			case r.b.Height != h:
+				stop = fmt.Errorf("block %d: node returned height %d: %w", h, r.b.Height, ErrInvalidResponse)
+			case r.b.Parent != hash:
+				if err := s.apply(ctx, ready, tips); err != nil {
+					return err
+				}
 				// Walk back from the last block applied: after a slot reported
 				// skipped, h-1 is not a stored block.
 				return s.checkReorg(ctx, Cursor{Height: height, Hash: hash}, tips)
+			default:
+				ready = append(ready, r.b)
+				height, hash = int64(h), r.b.Hash
+				continue
 			}
-			if err := s.sink.ApplyBlock(ctx, s.cfg.Network, r.b, tips); err != nil {
-				return fmt.Errorf("apply block %d: %w", h, err)
+			if err := s.apply(ctx, ready, tips); err != nil {
+				return err
 			}
-			height, hash = int64(h), r.b.Hash
-			applied = true
+			return stop
+		}
+		if err := s.apply(ctx, ready, tips); err != nil {
+			return err
 		}
 		// A batch of skipped slots only leaves the cursor where it is (it
 		// moves with blocks), so the step reads on rather than reading the
 		// same slots again next time.
-		if applied || to >= uint64(tips.Node) {
+		if len(ready) > 0 || to >= uint64(tips.Node) {
 			break
 		}
 		from = to + 1
