@@ -99,6 +99,7 @@ type sandbox struct {
 	tron  *tronfake.Node
 	sol   *solanafake.Node
 
+	lock       *os.File
 	servers    []*http.Server
 	fakeCancel context.CancelFunc
 	fakeWG     sync.WaitGroup
@@ -135,7 +136,7 @@ func startSandbox(ctx context.Context, o devOptions) (_ *sandbox, err error) {
 			return nil, err
 		}
 	}
-	if err := s.loadState(); err != nil {
+	if err := s.lockDir(); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -143,6 +144,9 @@ func startSandbox(ctx context.Context, o devOptions) (_ *sandbox, err error) {
 			s.stop()
 		}
 	}()
+	if err := s.loadState(); err != nil {
+		return nil, err
+	}
 	if err := s.install(ctx); err != nil {
 		return nil, err
 	}
@@ -167,6 +171,30 @@ func startSandbox(ctx context.Context, o devOptions) (_ *sandbox, err error) {
 	}
 	s.linkLogs()
 	return s, nil
+}
+
+// lockDir takes an exclusive lock on the sandbox directory for the life of
+// this process (released by stop or by the process's end), so that a second
+// `paywatch dev` on the same directory refuses to start instead of taking
+// over its nodes.
+func (s *sandbox) lockDir() error {
+	f, err := os.OpenFile(filepath.Join(s.dir, "dev.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		pid, _ := os.ReadFile(f.Name())
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return fmt.Errorf("the sandbox in %s is already running (pid %s): use it, or stop it with Ctrl-C first",
+				s.relDir, strings.TrimSpace(string(pid)))
+		}
+		return fmt.Errorf("lock %s: %w", f.Name(), err)
+	}
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	s.lock = f
+	return nil
 }
 
 func (s *sandbox) statePath() string { return filepath.Join(s.dir, "state.json") }
@@ -823,6 +851,9 @@ func (s *sandbox) stop() {
 			if err := s.pg.Stop(); err != nil {
 				s.say("PostgreSQL stop: %v", err)
 			}
+		}
+		if s.lock != nil {
+			s.lock.Close() // releases the flock
 		}
 	})
 }

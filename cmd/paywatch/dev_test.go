@@ -211,7 +211,15 @@ func TestSandboxEndToEnd(t *testing.T) {
 	if env[envUSDT] == env[envUSDC] {
 		t.Fatalf("USDT and USDC share the contract %s", env[envUSDT])
 	}
-	// A key without scope for this check would be 403; a wrong key 401.
+	// A second sandbox on the same directory refuses to start, and leaves
+	// the running one alone.
+	if sb, err := startSandbox(ctx, devOptions{Dir: dir, Listen: listen}); err == nil || !strings.Contains(err.Error(), "already running") {
+		if sb != nil {
+			sb.stop()
+		}
+		t.Fatalf("second sandbox on %s: %v, want already running", dir, err)
+	}
+	// A wrong key is 401.
 	if err := apiCall(ctx, env[envURL], "pw_wrong", http.MethodGet, "/v1/status", nil, nil); !isStatus(err, 401) {
 		t.Fatalf("wrong key: %v, want 401", err)
 	}
