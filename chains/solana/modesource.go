@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 
+	sol "github.com/gagliardetto/solana-go"
 	"github.com/gagliardetto/solana-go/rpc"
 
 	"github.com/paywatch/paywatch/chains"
@@ -27,9 +28,10 @@ type keyLister interface {
 //
 // Address mode keeps, in memory, the newest signature seen per address and
 // the credits found but not yet below the scanner's cursor; both are only an
-// optimization: after a restart every address's history is listed again and
-// credits below the cursor are dropped, so nothing is lost or applied twice
-// (the cursor in the database is the only truth). The mode needs a watched
+// optimization: after a restart each address's signatures are listed again
+// down to the cursor's slot (older ones are neither paged nor read), so
+// nothing is lost or applied twice (the cursor in the database is the only
+// truth). The mode needs a watched
 // set that can list its keys (chains.WatchSet); any other set is scanned
 // block by block.
 type ModeSource struct {
@@ -115,7 +117,7 @@ func (m *ModeSource) SparseBlocks(ctx context.Context, from, to uint64, parent s
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	found, since, err := m.Poll(ctx, l.Keys(), m.since)
+	found, since, err := m.pollFrom(ctx, l.Keys(), m.since, from)
 	if err != nil {
 		return nil, err
 	}
@@ -219,4 +221,87 @@ func (m *ModeSource) header(ctx context.Context, slot uint64) (chains.Block, err
 		return chains.Block{}, fmt.Errorf("header: %w", classify(err, "getBlock", slot))
 	}
 	return b, nil
+}
+
+// pollFrom is Poll limited to slots at or above from: an address's
+// signatures are paged only down to from, and transactions below it are not
+// read (they lie below the scanner's cursor). since is updated as in Poll.
+func (m *ModeSource) pollFrom(ctx context.Context, addresses [][]byte, since map[string]string, from uint64) ([]SlotTransfer, map[string]string, error) {
+	watch := make(keySet, len(addresses))
+	for _, a := range addresses {
+		if len(a) != sol.PublicKeyLength {
+			return nil, nil, fmt.Errorf("solana: poll: address of %d bytes, want %d", len(a), sol.PublicKeyLength)
+		}
+		watch[string(a)] = struct{}{}
+	}
+	next := make(map[string]string, len(since)+len(addresses))
+	for k, v := range since {
+		next[k] = v
+	}
+	seen := make(map[string]bool)
+	var out []SlotTransfer
+	for _, a := range addresses {
+		addr := sol.PublicKeyFromBytes(a)
+		sigs, err := m.signaturesFrom(ctx, addr, since[addr.String()], from)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(sigs) > 0 {
+			next[addr.String()] = sigs[0].Signature.String()
+		}
+		for i := len(sigs) - 1; i >= 0; i-- {
+			s := sigs[i]
+			sig := s.Signature.String()
+			if s.Err != nil || s.Slot < from || seen[sig] {
+				continue
+			}
+			seen[sig] = true
+			found, err := m.transaction(ctx, sig, s.Slot, watch)
+			if err != nil {
+				return nil, nil, err
+			}
+			out = append(out, found...)
+		}
+	}
+	return out, next, nil
+}
+
+// signaturesFrom lists addr's finalized signatures newer than until (newest
+// first), paging with "before" until a page ends below slot from.
+func (m *ModeSource) signaturesFrom(ctx context.Context, addr sol.PublicKey, until string, from uint64) ([]*rpc.TransactionSignature, error) {
+	var all []*rpc.TransactionSignature
+	before := ""
+	where := fmt.Sprintf("getSignaturesForAddress %s", addr)
+	for {
+		opts := rpc.M{"limit": signaturesLimit, "commitment": rpc.CommitmentFinalized}
+		if until != "" {
+			opts["until"] = until
+		}
+		if before != "" {
+			opts["before"] = before
+		}
+		var page []*rpc.TransactionSignature
+		err := m.call(ctx, "getSignaturesForAddress", []any{addr.String(), opts}, func(body []byte) error {
+			found, err := decodeEnvelope("getSignaturesForAddress", body, &page, func(err error) error {
+				return fmt.Errorf("solana: %s: %w: %w", where, chains.ErrInvalidResponse, err)
+			})
+			if err == nil && !found {
+				return fmt.Errorf("solana: %s: %w: null result", where, chains.ErrInvalidResponse)
+			}
+			return err
+		})
+		if err != nil {
+			return nil, classify(err, where, 0)
+		}
+		for _, s := range page {
+			if s == nil || s.Signature.IsZero() {
+				return nil, fmt.Errorf("solana: %s: %w: empty signature entry", where, chains.ErrInvalidResponse)
+			}
+		}
+		all = append(all, page...)
+		if len(page) < signaturesLimit || page[len(page)-1].Slot < from {
+			return all, nil
+		}
+		before = page[len(page)-1].Signature.String()
+	}
 }

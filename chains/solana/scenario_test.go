@@ -427,7 +427,11 @@ func TestScanSolanaRestartMidScan(t *testing.T) {
 			}
 			s.src = s.newSource()
 			s.Scanners[payment.Solana] = s.NewScanner(payment.Solana, s.src)
+			reads := s.cluster.count("getTransaction")
 			s.sync()
+			if d := s.cluster.count("getTransaction") - reads; mode == solana.ModeAddress && d != 3 {
+				t.Fatalf("%d transactions read after the restart, want the 3 above the cursor", d)
+			}
 			for _, v := range vs {
 				if got := s.Intent(v.ID); got.Status != "paid" || len(got.Transfers) != 1 {
 					t.Fatalf("%s: %s %+v, want paid once", v.Reference, got.Status, got.Transfers)
@@ -644,5 +648,63 @@ func TestScanSolanaLaggingNode(t *testing.T) {
 				t.Fatalf("status %+v", st)
 			}
 		})
+	}
+}
+
+// SparseBlocks pages an address's signatures (1,000 per page) only down to
+// from, reads only the transactions at or above it, and returns each credit
+// once, in slot order, linked from the parent it is given.
+func TestSparseBlocksPagesDownToFrom(t *testing.T) {
+	node := solanafake.New()
+	cluster := &faultyCluster{node: node, failer: solanafake.New()}
+	srv := httptest.NewServer(cluster)
+	t.Cleanup(srv.Close)
+	c, err := solana.New(solana.Config{URL: srv.URL, Mode: solana.ModeAddress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := solana.NewModeSource(c)
+	to := [32]byte{9, 9, 9}
+	w := chains.NewWatchSet(1)
+	w.Add(to[:])
+	for range 3 { // 3 slots of 500 payments each
+		for i := range 500 {
+			node.PaySOL([32]byte{1, byte(i >> 8), byte(i)}, to, 1_000_000, false, false)
+		}
+		node.Mine(1)
+	}
+	node.Mine(1)
+	from, tip := uint64(2), node.Tip() // slot 1 lies below the cursor
+	if !src.Sparse(w) {
+		t.Fatal("address mode not chosen")
+	}
+	blocks, err := src.SparseBlocks(context.Background(), from, tip, "cursor-hash", w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(blocks) != 3 || blocks[0].Height != 2 || blocks[1].Height != 3 || blocks[2].Height != tip {
+		t.Fatalf("%d blocks, want slots 2, 3 and the tip %d", len(blocks), tip)
+	}
+	if blocks[0].Parent != "cursor-hash" || blocks[1].Parent != blocks[0].Hash || blocks[2].Parent != blocks[1].Hash {
+		t.Fatal("blocks are not linked from the cursor")
+	}
+	if len(blocks[0].Transfers) != 500 || len(blocks[1].Transfers) != 500 || len(blocks[2].Transfers) != 0 {
+		t.Fatalf("transfers per block %d %d %d, want 500 500 0", len(blocks[0].Transfers), len(blocks[1].Transfers), len(blocks[2].Transfers))
+	}
+	if n := cluster.count("getSignaturesForAddress"); n != 2 {
+		t.Fatalf("%d signature pages, want 2 (1,000 then the page reaching below slot %d)", n, from)
+	}
+	if n := cluster.count("getTransaction"); n != 1000 {
+		t.Fatalf("%d transactions read, want the 1,000 at or above slot %d", n, from)
+	}
+	// The next call (cursor at the old tip, one new empty slot) lists only
+	// signatures newer than the last seen and reads no transaction.
+	node.Mine(1)
+	blocks, err = src.SparseBlocks(context.Background(), tip+1, tip+1, blocks[2].Hash, w)
+	if err != nil || len(blocks) != 1 || blocks[0].Height != tip+1 || len(blocks[0].Transfers) != 0 {
+		t.Fatalf("one new empty slot: %+v, %v", blocks, err)
+	}
+	if n, m := cluster.count("getSignaturesForAddress"), cluster.count("getTransaction"); n != 3 || m != 1000 {
+		t.Fatalf("%d signature pages and %d transactions in all, want 3 and 1000", n, m)
 	}
 }
