@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/big"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -643,6 +644,10 @@ func TestScanAnvilBalanceCheck(t *testing.T) {
 	}
 	if in, ok := s.inbox()[tr.ID]; !ok || in.Classification != intents.Unexplained {
 		t.Fatalf("finance inbox: %+v (listed %v)", in, ok)
+	}
+	if st, body := s.Do("GET", "/v1/transfers?classification=unexplained", "finance", nil); st != 200 ||
+		!json.Valid(body) || !strings.Contains(string(body), tr.ID) || strings.Count(string(body), `"classification":"unexplained"`) != 1 {
+		t.Fatalf("inbox filtered on unexplained: %d %s", st, body)
 	}
 	if s.events("transfer.unmatched", a.ID) != 1 {
 		t.Fatalf("transfer.unmatched events: %d", s.events("transfer.unmatched", a.ID))
