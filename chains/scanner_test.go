@@ -2,8 +2,8 @@ package chains_test
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"math/big"
 	"testing"
 

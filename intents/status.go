@@ -61,7 +61,6 @@ type availability struct {
 	at  time.Time
 }
 
-
 var _ ChainStatus = (*Networks)(nil)
 
 // staleAfter is how long a cursor may go without an update before its

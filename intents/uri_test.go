@@ -18,7 +18,9 @@ func TestPaymentURIs(t *testing.T) {
 	}{
 		{"BTC", "249.00", func(u, a, _ string) bool { return u == "bitcoin:"+a+"?amount=0.00498" }},
 		{"LTC", "249.00", func(u, a, _ string) bool { return u == "litecoin:"+a+"?amount=2.49" }},
-		{"ETH", "250.00", func(u, a, units string) bool { return u == "ethereum:"+a+"?value="+units && units == "100000000000000000" }},
+		{"ETH", "250.00", func(u, a, units string) bool {
+			return u == "ethereum:"+a+"?value="+units && units == "100000000000000000"
+		}},
 		{"USDT-ERC20", "249.00", func(u, a, units string) bool {
 			return u == "ethereum:0xdAC17F958D2ee523a2206206994597C13D831ec7/transfer?address="+a+"&uint256=249000000" && units == "249000000"
 		}},
