@@ -28,7 +28,8 @@ type SparseSource interface {
 }
 
 // catchUpSparse applies what a SparseSource found above the cursor, in
-// order, checking that the list is ascending, within the tip and linked.
+// order (in one transaction with a BatchSink), after checking that the list
+// is ascending, within the tip and linked.
 func (s *Scanner) catchUpSparse(ctx context.Context, src SparseSource, cur Cursor, tips Tips) error {
 	from, to := uint64(cur.Height+1), uint64(tips.Node)
 	blocks, err := src.SparseBlocks(ctx, from, to, cur.Hash, s.watched)
@@ -44,10 +45,10 @@ func (s *Scanner) catchUpSparse(ctx context.Context, src SparseSource, cur Curso
 			return fmt.Errorf("blocks %d-%d: block %d (parent %s) does not follow %d (%s): %w",
 				from, to, b.Height, b.Parent, height, hash, ErrInvalidResponse)
 		}
-		if err := s.sink.ApplyBlock(ctx, s.cfg.Network, b, tips); err != nil {
-			return fmt.Errorf("apply block %d: %w", b.Height, err)
-		}
 		height, hash = int64(b.Height), b.Hash
+	}
+	if err := s.apply(ctx, blocks, tips); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	s.lastTips = tips
