@@ -137,6 +137,10 @@ type payResult struct {
 func payIntent(ctx context.Context, env sandboxEnv, dir, id, amount string, progress io.Writer) (payResult, error) {
 	var in devIntent
 	if err := apiCall(ctx, env[envURL], env[envAPIKey], http.MethodGet, "/v1/intents/"+id, nil, &in); err != nil {
+		var ae *apiError
+		if !errors.As(err, &ae) {
+			return payResult{}, fmt.Errorf("cannot reach paywatch at %s (is the sandbox running? `make run`): %w", env[envURL], err)
+		}
 		return payResult{}, fmt.Errorf("intent %s: %w", id, err)
 	}
 	info, ok := payment.LookupMethod(payment.Method(in.Method))
