@@ -35,3 +35,64 @@ func (s *Scanner) apply(ctx context.Context, blocks []Block, tips Tips) error {
 	}
 	return nil
 }
+
+// prefetch is a catch-up window being fetched ahead of its step.
+type prefetch struct {
+	from, to uint64
+	watched  int // the watch set's size when the fetch started
+	done     chan []fetched
+	cancel   context.CancelFunc
+}
+
+func (s *Scanner) watchedLen() int {
+	if s.watched == nil {
+		return 0
+	}
+	return s.watched.Len()
+}
+
+// prefetch starts fetching the window from..to in the background, so that
+// the next step finds it ready while this one applies its blocks.
+func (s *Scanner) prefetch(ctx context.Context, from, to uint64) {
+	s.dropAhead()
+	ctx, cancel := context.WithCancel(ctx)
+	p := &prefetch{from: from, to: to, watched: s.watchedLen(), done: make(chan []fetched, 1), cancel: cancel}
+	go func() {
+		defer cancel()
+		p.done <- s.fetch(ctx, from, to)
+	}()
+	s.ahead = p
+}
+
+func (s *Scanner) dropAhead() {
+	if s.ahead != nil {
+		s.ahead.cancel()
+		s.ahead = nil
+	}
+}
+
+// fetchAhead returns the window from..to: the prefetched one when it is
+// that window, complete, and matched against the current watch set (keys
+// added since could have been missed), else fetched now. A prefetched block
+// is checked like any other: a stale one fails the parent-hash check.
+func (s *Scanner) fetchAhead(ctx context.Context, from, to uint64) []fetched {
+	p := s.ahead
+	s.ahead = nil
+	if p != nil {
+		if p.from == from && p.to == to && p.watched == s.watchedLen() {
+			select {
+			case results := <-p.done:
+				ok := true
+				for _, r := range results {
+					ok = ok && r.err == nil
+				}
+				if ok {
+					return results
+				}
+			case <-ctx.Done():
+			}
+		}
+		p.cancel()
+	}
+	return s.fetch(ctx, from, to)
+}

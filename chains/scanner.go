@@ -96,6 +96,9 @@ type Scanner struct {
 
 	mu       sync.Mutex
 	lastTips Tips
+	// ahead is the next catch-up window, fetched while the last one was
+	// applied.
+	ahead *prefetch
 	// checkedTips are the tips of the last successful balance check.
 	checkedTips Tips
 }
@@ -325,7 +328,8 @@ type fetched struct {
 }
 
 // catchUp fetches up to Parallel blocks above the cursor at once and applies
-// them in order; it stops at the first error or reorg.
+// them in order; it stops at the first error or reorg. While it applies a
+// window it fetches the next one (prefetch), which the next step uses.
 func (s *Scanner) catchUp(ctx context.Context, cur Cursor, tips Tips) error {
 	if sp, ok := s.src.(SparseSource); ok && sp.Sparse(s.watched) {
 		return s.catchUpSparse(ctx, sp, cur, tips)
@@ -333,7 +337,7 @@ func (s *Scanner) catchUp(ctx context.Context, cur Cursor, tips Tips) error {
 	height, hash := cur.Height, cur.Hash
 	for from := uint64(cur.Height + 1); ; {
 		to := min(uint64(tips.Node), from+uint64(s.cfg.Parallel)-1)
-		results := s.fetch(ctx, from, to)
+		results := s.fetchAhead(ctx, from, to)
 		// The blocks that extend the cursor are applied together (in one
 		// transaction by a BatchSink) before any stop.
 		var ready []Block
@@ -366,6 +370,9 @@ func (s *Scanner) catchUp(ctx context.Context, cur Cursor, tips Tips) error {
 				return err
 			}
 			return stop
+		}
+		if len(ready) > 0 && to < uint64(tips.Node) {
+			s.prefetch(ctx, to+1, min(uint64(tips.Node), to+uint64(s.cfg.Parallel)))
 		}
 		if err := s.apply(ctx, ready, tips); err != nil {
 			return err
