@@ -84,22 +84,22 @@ func createCurl(url, key, reference, usd, method string) string {
 
 // The lines of sandbox.env. Tools read them; `dev pay` reads them too.
 const (
-	envURL          = "PAYWATCH_URL"
-	envAPIKey       = "PAYWATCH_API_KEY"
-	envBitcoin      = "BITCOIN_RPC_URL"
-	envLitecoin     = "LITECOIN_RPC_URL"
-	envEthereum     = "ETHEREUM_RPC_URL"
-	envUSDT         = "USDT_CONTRACT"
-	envUSDC         = "USDC_CONTRACT"
-	envTron         = "TRON_URL"
-	envSolana       = "SOLANA_URL"
-	envTronUSDT     = "TRON_USDT_CONTRACT"
-	envTronControl  = "TRON_CONTROL_URL"
-	envSolanaContro = "SOLANA_CONTROL_URL"
+	envURL           = "PAYWATCH_URL"
+	envAPIKey        = "PAYWATCH_API_KEY"
+	envBitcoin       = "BITCOIN_RPC_URL"
+	envLitecoin      = "LITECOIN_RPC_URL"
+	envEthereum      = "ETHEREUM_RPC_URL"
+	envUSDT          = "USDT_CONTRACT"
+	envUSDC          = "USDC_CONTRACT"
+	envTron          = "TRON_URL"
+	envSolana        = "SOLANA_URL"
+	envTronUSDT      = "TRON_USDT_CONTRACT"
+	envTronControl   = "TRON_CONTROL_URL"
+	envSolanaControl = "SOLANA_CONTROL_URL"
 )
 
 var envOrder = []string{envURL, envAPIKey, envBitcoin, envLitecoin, envEthereum, envUSDT, envUSDC, envTron, envSolana,
-	envTronUSDT, envTronControl, envSolanaContro}
+	envTronUSDT, envTronControl, envSolanaControl}
 
 // sandboxEnv is the content of sandbox.env.
 type sandboxEnv map[string]string

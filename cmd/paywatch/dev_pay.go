@@ -359,7 +359,7 @@ func paySolana(ctx context.Context, env sandboxEnv, address string, lamports *bi
 	var out struct {
 		Signature string `json:"signature"`
 	}
-	err := controlCall(ctx, env[envSolanaContro]+"/pay/sol",
+	err := controlCall(ctx, env[envSolanaControl]+"/pay/sol",
 		map[string]any{"from": solbase58.Encode(payer[:]), "to": address, "lamports": lamports.String()}, &out)
 	if err != nil {
 		return "", fmt.Errorf("simulated Solana node: %w", err)

@@ -526,7 +526,7 @@ func (s *sandbox) writeConfig(listen string) error {
 		envURL: "http://" + listen, envBitcoin: s.btcd.RPCURL, envLitecoin: s.ltc.RPCURL,
 		envEthereum: s.anvil.RPCURL, envUSDT: s.state.USDT, envUSDC: s.state.USDC,
 		envTron: url("tron"), envSolana: url("solana"), envTronUSDT: tronUSDT,
-		envTronControl: url("tron_control"), envSolanaContro: url("solana_control"),
+		envTronControl: url("tron_control"), envSolanaControl: url("solana_control"),
 	}
 	return nil
 }
