@@ -664,6 +664,7 @@ func TestScanLitecoin(t *testing.T) {
 	if t.Failed() {
 		return
 	}
+	t.Run("MempoolReplaced", func(t *testing.T) { mempoolReplaced(s.in(t), node) })
 	t.Run("NodeRestarted", func(t *testing.T) {
 		s := s.in(t)
 		nodeDown(s, node.Stop, func() { node.Start(t) })
