@@ -221,9 +221,7 @@ func (s *Scanner) Step(ctx context.Context) (bool, error) {
 		return false, s.catchUp(ctx, cur, tips)
 	}
 	if cur.Height > tips.Node {
-		// The node is behind our cursor (a reorg to a shorter chain, or a
-		// node resynced): check that our tip block is still on its chain.
-		return false, s.checkReorg(ctx, cur, tips)
+		return false, s.behind(ctx, cur, tips)
 	}
 	s.mu.Lock()
 	changed := s.lastTips != tips
@@ -407,6 +405,33 @@ func (s *Scanner) fetch(ctx context.Context, from, to uint64) []fetched {
 	}
 	wg.Wait()
 	return results
+}
+
+// behind handles a node whose best height is below the cursor. Only proof
+// that our blocks left its chain makes it a reorg (rewind): the node says our
+// cursor block is off its best chain, or its block at its own tip is not the
+// one we stored there. Otherwise the node is lagging (a provider behind a
+// load balancer, a resync): wait, rewind nothing.
+func (s *Scanner) behind(ctx context.Context, cur Cursor, tips Tips) error {
+	if m, ok := s.src.(ChainMembership); ok {
+		known, best, err := m.InBestChain(ctx, cur.Hash)
+		if err != nil {
+			return fmt.Errorf("is block %d on the node's chain: %w", cur.Height, err)
+		}
+		if known && !best {
+			return s.checkReorg(ctx, cur, tips)
+		}
+	}
+	if stored, err := s.sink.BlockHash(ctx, s.cfg.Network, tips.Node); err == nil {
+		b, err := s.src.Block(ctx, uint64(tips.Node), s.watched)
+		if err == nil && b.Hash != stored {
+			return s.checkReorg(ctx, cur, tips)
+		}
+		if err != nil && !errors.Is(err, ErrSkipped) {
+			return fmt.Errorf("block %d: %w", tips.Node, err)
+		}
+	}
+	return fmt.Errorf("%w: node at %d, cursor at %d; waiting for it to catch up", ErrNodeBehind, tips.Node, cur.Height)
 }
 
 // checkReorg walks back from the cursor until the stored hash equals the

@@ -313,3 +313,57 @@ func TestManyPaymentsAcrossParallelCatchUp(t *testing.T) {
 		t.Fatalf("transfers sum %s, want %s", sum, total)
 	}
 }
+
+// lagging serves a chain as a node that is lag blocks behind would: a
+// provider behind a load balancer answering from a stale replica.
+type lagging struct {
+	*chainstest.Fake
+	lag uint64
+}
+
+func (l *lagging) Tip(ctx context.Context) (uint64, error) {
+	tip, err := l.Fake.Tip(ctx)
+	return tip - l.lag, err
+}
+
+func (l *lagging) Block(ctx context.Context, h uint64, w chains.Watched) (chains.Block, error) {
+	tip, _ := l.Tip(ctx)
+	if h > tip {
+		return chains.Block{}, chains.ErrBlockNotFound
+	}
+	return l.Fake.Block(ctx, h, w)
+}
+
+func TestLaggingNodeIsWaitedForNotRewound(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Tron)) // safety depth 19
+	f := e.Chains[payment.Tron]
+	v := e.CreateIntent("order", "ORD-LAG", "", "3.00", "TRX")
+	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "lag")
+	f.Mine(30)
+	e.Sync(payment.Tron)
+	if got := e.Intent(v.ID); got.Status != "paid" {
+		t.Fatalf("status %s, want paid", got.Status)
+	}
+	before := cursorHeight(t, e, payment.Tron)
+	stale := e.NewScanner(payment.Tron, &lagging{Fake: f, lag: 25})
+	for i := 0; i < 3; i++ {
+		if _, err := stale.Step(context.Background()); !errors.Is(err, chains.ErrNodeBehind) {
+			t.Fatalf("step against a lagging node: %v, want ErrNodeBehind", err)
+		}
+	}
+	if got := cursorHeight(t, e, payment.Tron); got != before {
+		t.Fatalf("cursor moved from %d to %d", before, got)
+	}
+	if got := e.Intent(v.ID); got.Status != "paid" || got.Transfers[0].Status != "confirmed" {
+		t.Fatalf("a lagging node reverted a payment: %s %+v", got.Status, got.Transfers)
+	}
+	if n := count(t, e, "SELECT count(*) FROM cursors WHERE critical <> ''"); n != 0 {
+		t.Fatal("a lagging node raised a critical alert")
+	}
+	// The node catches up: scanning resumes where it was.
+	f.Mine(2)
+	e.Sync(payment.Tron)
+	if got := cursorHeight(t, e, payment.Tron); got != int64(f.TipHeight()) {
+		t.Fatalf("cursor %d, tip %d", got, f.TipHeight())
+	}
+}
