@@ -114,6 +114,14 @@ type sandboxReady struct {
 	Unavailable []string
 }
 
+// terminal is where progress and daemon warnings are shown.
+func (s *sandbox) terminal() io.Writer {
+	if s.out == nil {
+		return io.Discard
+	}
+	return s.out
+}
+
 func (s *sandbox) say(format string, args ...any) {
 	if s.out != nil {
 		fmt.Fprintf(s.out, format+"\n", args...)
@@ -273,6 +281,12 @@ func (s *sandbox) install(ctx context.Context) error {
 		return err
 	}
 	if _, err := devnet.FindAnvil(); err != nil {
+		if _, err := exec.LookPath("npm"); err != nil && os.Geteuid() == 0 {
+			s.say("installing npm (apt-get install npm) to install anvil …")
+			if err := aptInstall(ctx, "npm"); err != nil {
+				return err
+			}
+		}
 		s.say("installing anvil from npm into %s …", devnet.AnvilCacheDir())
 		if _, err := devnet.InstallAnvil(ctx, devnet.AnvilCacheDir()); err != nil {
 			return err
@@ -451,6 +465,8 @@ func (s *sandbox) startFakes() error {
 	s.tron = tronfake.New()
 	s.tron.SetSolidifiedLag(sandboxTronSolidifiedLag)
 	s.sol = solanafake.New()
+	// New signatures must never repeat those recorded from an earlier run.
+	s.sol.Reseed(uint64(time.Now().UnixNano()))
 	ctx, cancel := context.WithCancel(context.Background())
 	s.fakeCancel = cancel
 	for _, f := range []struct {
@@ -625,8 +641,15 @@ func (s *sandbox) prepareDatabase(ctx context.Context) error {
 // regtest chain on every start and the simulated Tron and Solana nodes live
 // in memory, so a stored cursor can point at a block that no longer exists.
 // For such a network (the block at the cursor's height is missing or has
-// another hash) the sandbox forgets the scanner state — its cursor and block
-// refs — and the scanner starts again at the new chain's tip.
+// another hash) the sandbox
+//
+//  1. extends the new chain past every height the database knows for the
+//     network (its cursor and its recorded transfers), so that no block of
+//     the new chain ever replaces a height holding an old transfer — the
+//     scanner would rightly orphan that transfer as a reorg and revert what
+//     it paid;
+//  2. forgets the scanner state — its cursor and block refs — so that the
+//     scanner starts again at the new chain's tip.
 //
 // SANDBOX ONLY. Intents, transfers, payments and the ledger are kept: what
 // was paid stays paid, even though the old chain is gone. A production
@@ -665,6 +688,24 @@ func (s *sandbox) resetStaleCursors(ctx context.Context, st *store.Store) error 
 		default:
 			return fmt.Errorf("%s: check the stored cursor at height %d: %w", n, cur.Height, err)
 		}
+		top := cur.Height
+		var maxTransfer *int64
+		if err := st.Pool().QueryRow(ctx, `SELECT max(block_height) FROM transfers WHERE network = $1`, string(n)).Scan(&maxTransfer); err != nil {
+			return fmt.Errorf("%s: %w", n, err)
+		}
+		if maxTransfer != nil && *maxTransfer > top {
+			top = *maxTransfer
+		}
+		tip, err := src.Tip(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: node tip: %w", n, err)
+		}
+		if int64(tip) <= top {
+			s.say("%s: the node started a new chain; extending it past height %d, where the last run stopped …", n, top)
+			if err := s.extend(ctx, n, int(top-int64(tip)+1)); err != nil {
+				return fmt.Errorf("%s: extend the new chain to height %d: %w", n, top+1, err)
+			}
+		}
 		err = pgx.BeginFunc(ctx, st.Pool(), func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, `DELETE FROM blocks WHERE network = $1`, string(n)); err != nil {
 				return err
@@ -675,7 +716,36 @@ func (s *sandbox) resetStaleCursors(ctx context.Context, st *store.Store) error 
 		if err != nil {
 			return fmt.Errorf("%s: reset the scanner: %w", n, err)
 		}
-		s.say("%s: the node started a new chain (block %d of the last run is gone); its scanner starts again at the new tip (sandbox only)", n, cur.Height)
+		s.say("%s: new chain (block %d of the last run is gone); its scanner starts at the new tip, above every earlier height (sandbox only)", n, cur.Height)
+	}
+	return nil
+}
+
+// extend adds k blocks to the sandbox chain of network n.
+func (s *sandbox) extend(ctx context.Context, n payment.Network, k int) error {
+	const batch = 1000
+	for k > 0 {
+		m := min(k, batch)
+		var err error
+		switch n {
+		case payment.Bitcoin:
+			_, err = s.btcd.Generate(ctx, m)
+		case payment.Litecoin:
+			_, err = s.ltc.Generate(ctx, m)
+		case payment.Ethereum:
+			err = s.anvil.Mine(ctx, m)
+		case payment.Tron:
+			s.tron.Mine(m)
+		case payment.Solana:
+			// Skipped slots cost nothing; the last two slots have blocks,
+			// so the scanner starts right below the tip, not below the gap.
+			s.sol.Skip(m - 1)
+			s.sol.Mine(2)
+		}
+		if err != nil {
+			return err
+		}
+		k -= m
 	}
 	return nil
 }
@@ -756,7 +826,10 @@ func (s *sandbox) serve(ctx context.Context, ready func(sandboxReady)) error {
 		return err
 	}
 	defer logf.Close()
-	log := newLogger(logf, s.cfg.LogLevel)
+	// Everything goes to logs/paywatch.log (JSON); warnings and errors are
+	// also shown on the terminal, so a newcomer sees what goes wrong.
+	log := slog.New(slog.NewMultiHandler(newLogger(logf, s.cfg.LogLevel).Handler(),
+		slog.NewTextHandler(s.terminal(), &slog.HandlerOptions{Level: slog.LevelWarn})))
 	d, err := newDaemon(ctx, s.cfg, log)
 	if err != nil {
 		return err

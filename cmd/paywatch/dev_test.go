@@ -302,6 +302,18 @@ func TestSandboxEndToEnd(t *testing.T) {
 		}
 		waitPaid(t, ctx, env, in.ID, 2*time.Minute)
 	}
+	// The new chains grew past the heights of the first run's payments
+	// (mined blocks, blocks produced meanwhile): nothing of the first run
+	// was orphaned or reverted.
+	for m, before := range paid {
+		got, err := getIntent(ctx, env, before.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != "paid" || got.Transfers[0].Status != "confirmed" {
+			t.Errorf("%s at the end: status %s, transfers %+v, want paid and confirmed", m, got.Status, got.Transfers)
+		}
+	}
 }
 
 func isStatus(err error, status int) bool {

@@ -129,3 +129,14 @@ func publicKey(field, s string) ([32]byte, error) {
 	copy(k[:], b)
 	return k, nil
 }
+
+// Reseed sets the counter the node derives block hashes and signatures
+// from. Two nodes reseeded with values far apart (such as start times in
+// nanoseconds) never derive the same signature, so a sandbox that restarts
+// its in-memory cluster cannot repeat a signature that a database recorded
+// from an earlier run.
+func (n *Node) Reseed(seed uint64) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.seq = seed
+}
