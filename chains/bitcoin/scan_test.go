@@ -209,6 +209,7 @@ var scenarios = []struct {
 	{"OneTransactionTwoIntents", oneTxTwoIntents},
 	{"ReorgBeforeConfirmed", reorgBeforeConfirmed},
 	{"ReorgAfterPaid", reorgAfterPaid},
+	{"ReorgToLongerChain", reorgToLongerChain},
 	{"KilledMidCatchUp", killedMidCatchUp},
 	{"RescanReplaysWithoutDoubleCounting", rescan},
 	{"Status", statusLag},
@@ -447,6 +448,47 @@ func reorgAfterPaid(s *scan) {
 	}
 	if ev := s.events(v.ID); countOf(ev, "intent.paid") != 2 || countOf(ev, "ledger.credited") != 2 {
 		s.t.Fatalf("events %v", ev)
+	}
+}
+
+// reorgToLongerChain: the block holding a payment is replaced while the
+// scanner is away, by a longer chain that mines the payment again at the
+// same height in another block. The scanner finds the new chain's parent
+// hash does not match, walks back, orphans the payment, and records it
+// again in its new block: one transfer row, the new block.
+func reorgToLongerChain(s *scan) {
+	if s.conf < 3 {
+		s.t.Skip("needs at least 3 confirmations")
+	}
+	v := s.order("28.00")
+	txid := s.pay(v.Address, units(s.t, v))
+	s.mine(1)
+	got := s.want(v, "detected", 1)
+	height, old := *got.Transfers[0].BlockHeight, *got.Transfers[0].BlockHash
+	s.node.Invalidate(s.t, old)
+	s.node.Mine(s.t, 2) // the payment is back in the mempool: mined at height again
+	replacement := s.node.BlockHash(s.t, height)
+	if replacement == old {
+		s.t.Fatalf("block %d was not replaced", height)
+	}
+	s.sync()
+	got = s.want(v, "detected", 1)
+	tr := got.Transfers[0]
+	if tr.TxID != txid || tr.Status != "confirming" || *tr.BlockHeight != height || *tr.BlockHash != replacement || tr.Confirmations != 2 {
+		s.t.Fatalf("after the reorg: %+v (new block %s)", tr, replacement)
+	}
+	if h, hash := s.cursor(); h != height+1 || hash != s.node.BlockHash(s.t, height+1) {
+		s.t.Fatalf("cursor %d %s", h, hash)
+	}
+	if ev := s.events(v.ID); countOf(ev, "intent.awaiting_payment") != 1 {
+		s.t.Fatalf("events %v: the walk-back orphaned nothing", ev)
+	}
+	s.mine(s.conf - 2)
+	if got = s.want(v, "paid", 1); *got.Transfers[0].BlockHash != replacement {
+		s.t.Fatalf("paid in %s, want %s", *got.Transfers[0].BlockHash, replacement)
+	}
+	if n := s.count(`SELECT count(*) FROM transfers WHERE txid = $1`, txid); n != 1 {
+		s.t.Fatalf("%d transfer rows for %s", n, txid)
 	}
 }
 
