@@ -701,7 +701,6 @@ func (s *sandbox) resetStaleCursors(ctx context.Context, st *store.Store) error 
 			return fmt.Errorf("%s: node tip: %w", n, err)
 		}
 		if int64(tip) <= top {
-			s.say("%s: the node started a new chain; extending it past height %d, where the last run stopped …", n, top)
 			if err := s.extend(ctx, n, int(top-int64(tip)+1)); err != nil {
 				return fmt.Errorf("%s: extend the new chain to height %d: %w", n, top+1, err)
 			}
@@ -716,7 +715,8 @@ func (s *sandbox) resetStaleCursors(ctx context.Context, st *store.Store) error 
 		if err != nil {
 			return fmt.Errorf("%s: reset the scanner: %w", n, err)
 		}
-		s.say("%s: new chain (block %d of the last run is gone); its scanner starts at the new tip, above every earlier height (sandbox only)", n, cur.Height)
+		s.say("%s: a new chain after the restart (block %d is gone); extended past height %d, scanning resumes at its tip (sandbox only)",
+			n, cur.Height, top)
 	}
 	return nil
 }
