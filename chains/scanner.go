@@ -223,6 +223,12 @@ func (s *Scanner) Step(ctx context.Context) (bool, error) {
 	if cur.Height > tips.Node {
 		return false, s.behind(ctx, cur, tips)
 	}
+	if replaced, err := s.tipReplaced(ctx, cur); err != nil || replaced {
+		if err != nil {
+			return false, err
+		}
+		return false, s.checkReorg(ctx, cur, tips)
+	}
 	s.mu.Lock()
 	changed := s.lastTips != tips
 	s.lastTips = tips
