@@ -210,6 +210,7 @@ var scenarios = []struct {
 	{"ReorgBeforeConfirmed", reorgBeforeConfirmed},
 	{"ReorgAfterPaid", reorgAfterPaid},
 	{"ReorgToLongerChain", reorgToLongerChain},
+	{"ReorgAtTheSameHeight", reorgSameHeight},
 	{"KilledMidCatchUp", killedMidCatchUp},
 	{"RescanReplaysWithoutDoubleCounting", rescan},
 	{"Status", statusLag},
@@ -707,6 +708,7 @@ func TestScanLitecoin(t *testing.T) {
 		return
 	}
 	t.Run("MempoolReplaced", func(t *testing.T) { mempoolReplaced(s.in(t), node) })
+	t.Run("ReplacedByEmptyBlock", func(t *testing.T) { replacedByEmptyBlock(s.in(t), node) })
 	t.Run("NodeRestarted", func(t *testing.T) {
 		s := s.in(t)
 		nodeDown(s, node.Stop, func() { node.Start(t) })
