@@ -90,9 +90,8 @@ func (s *Service) CheckBalances(ctx context.Context, network payment.Network, ti
 
 // checkAt checks the addresses of group in the stored block at height h.
 func (s *Service) checkAt(ctx context.Context, n string, h int64, group []openAddress, tips chains.Tips, src chains.BalanceChecker) error {
-	var hash string
-	var at *time.Time
-	err := s.store.Pool().QueryRow(ctx, `SELECT hash, time FROM blocks WHERE network = $1 AND height = $2`, n, h).Scan(&hash, &at)
+	ref, at, err := s.store.BlockWithTime(ctx, n, h)
+	hash := ref.Hash
 	if err != nil {
 		// Below the first scanned block (or pruned): nothing to compare with.
 		s.log.Debug("balance check: no stored block", "network", n, "height", h, "err", err)
@@ -138,50 +137,25 @@ func (s *Service) checkAt(ctx context.Context, n string, h int64, group []openAd
 
 // openAddresses returns the addresses of the network's open intents.
 func (s *Service) openAddresses(ctx context.Context, n string) ([]openAddress, error) {
-	rows, err := s.store.Pool().Query(ctx, `SELECT id, address, address_key, confirmations_required FROM intents
-		WHERE network = $1 AND status IN ('awaiting_payment', 'detected') ORDER BY id`, n)
+	rows, err := s.store.OpenAddresses(ctx, n)
 	if err != nil {
 		return nil, fmt.Errorf("balance check: open intents: %w", err)
 	}
-	defer rows.Close()
-	var out []openAddress
-	for rows.Next() {
-		var a openAddress
-		if err := rows.Scan(&a.intentID, &a.address, &a.key, &a.required); err != nil {
-			return nil, fmt.Errorf("balance check: open intents: %w", err)
-		}
-		out = append(out, a)
+	out := make([]openAddress, len(rows))
+	for i, r := range rows {
+		out[i] = openAddress{intentID: r.IntentID, address: r.Address, key: r.Key, required: r.ConfirmationsRequired}
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // recordedNative sums the recorded, non-orphaned native transfers to keys in
 // blocks up to height h, by key.
 func (s *Service) recordedNative(ctx context.Context, n string, keys [][]byte, h int64) (map[string]*big.Int, error) {
-	rows, err := s.store.Pool().Query(ctx, `SELECT address_key, sum(amount)::text FROM transfers
-		WHERE network = $1 AND asset = $2 AND status <> 'orphaned' AND block_height <= $3 AND address_key = ANY($4)
-		GROUP BY address_key`, n, string(payment.Native), h, keys)
+	sums, err := s.store.RecordedSums(ctx, n, string(payment.Native), keys, h)
 	if err != nil {
 		return nil, fmt.Errorf("balance check: recorded transfers: %w", err)
 	}
-	defer rows.Close()
-	out := make(map[string]*big.Int, len(keys))
-	for _, k := range keys {
-		out[string(k)] = new(big.Int)
-	}
-	for rows.Next() {
-		var key []byte
-		var sum string
-		if err := rows.Scan(&key, &sum); err != nil {
-			return nil, fmt.Errorf("balance check: recorded transfers: %w", err)
-		}
-		v, ok := new(big.Int).SetString(sum, 10)
-		if !ok {
-			return nil, fmt.Errorf("balance check: recorded sum %q is not an integer", sum)
-		}
-		out[string(key)] = v
-	}
-	return out, rows.Err()
+	return sums, nil
 }
 
 // recordUnexplained stores one balance-check item and its event in one
