@@ -25,35 +25,28 @@ func (s *Service) ApplyBlocks(ctx context.Context, network payment.Network, bs [
 	n := string(network)
 	return s.store.InTx(ctx, func(tx *store.Tx) error {
 		now := s.now().UTC()
-		cur, err := tx.CursorForUpdate(ctx, n)
-		if err != nil {
-			return err
-		}
 		refs := make([]store.BlockRef, len(bs))
 		times := make([]time.Time, len(bs))
-		heights := make([]int64, len(bs))
-		hashes := make([]string, len(bs))
-		height, hash := cur.Height, cur.Hash
 		for i, b := range bs {
-			if int64(b.Height) <= height || b.Parent != hash {
-				return fmt.Errorf("%w: block %d parent %s, cursor %d %s", ErrCursorMoved, b.Height, b.Parent, height, hash)
-			}
-			height, hash = int64(b.Height), b.Hash
-			refs[i] = store.BlockRef{Height: height, Hash: b.Hash, Parent: b.Parent}
-			times[i], heights[i], hashes[i] = b.Time, height, b.Hash
+			refs[i] = store.BlockRef{Height: int64(b.Height), Hash: b.Hash, Parent: b.Parent}
+			times[i] = b.Time
 		}
 		top := bs[len(bs)-1]
-		if err := tx.SetTips(ctx, n, max(tips.Node, height), tips.Final, now); err != nil {
-			return err
-		}
-		if err := tx.PutBlocks(ctx, n, refs, times); err != nil {
-			return err
-		}
-		affected := map[string]bool{}
-		replaced, err := tx.OrphanReplacedBlocks(ctx, n, heights, hashes, now)
+		height := int64(top.Height)
+		// One round trip: lock the cursor, record tips and block refs, orphan
+		// what a replaced block held (a rescan across a reorg).
+		cur, replaced, err := tx.StartBlocks(ctx, n, max(tips.Node, height), tips.Final, refs, times, now)
 		if err != nil {
 			return err
 		}
+		at, hash := cur.Height, cur.Hash
+		for _, b := range bs {
+			if int64(b.Height) <= at || b.Parent != hash {
+				return fmt.Errorf("%w: block %d parent %s, cursor %d %s", ErrCursorMoved, b.Height, b.Parent, at, hash)
+			}
+			at, hash = int64(b.Height), b.Hash
+		}
+		affected := map[string]bool{}
 		for _, t := range replaced {
 			if t.IntentID != "" {
 				affected[t.IntentID] = true
@@ -84,9 +77,6 @@ func (s *Service) ApplyBlocks(ctx context.Context, network payment.Network, bs [
 			return err
 		}
 		blockAt := top.Time
-		if err := tx.SetCursor(ctx, n, height, top.Hash, &blockAt, now); err != nil {
-			return err
-		}
-		return tx.PruneBlocks(ctx, n, height-2000)
+		return tx.FinishBlocks(ctx, n, height, top.Hash, &blockAt, height-2000, now)
 	})
 }
