@@ -281,9 +281,8 @@ func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, 
 	if err := tx.InsertIntent(ctx, in); err != nil {
 		return IntentView{}, err
 	}
-	if err := tx.NotifyAddresses(ctx, in.Network); err != nil {
-		return IntentView{}, err
-	}
+	// No NOTIFY for the address: pre-derived and pool keys were announced to
+	// the scanners when they were added.
 	view := IntentViewOf(in, nil, 0, s.PaymentURI(in))
 	if _, err := tx.AppendEvent(ctx, "intent.created", in.ID, "", in.Account, view, now); err != nil {
 		return IntentView{}, err
