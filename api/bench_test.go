@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -22,8 +23,12 @@ import (
 //
 //	go test -tags gofuzz -run '^$' -bench CreateIntent -benchtime 3000x ./api/
 func BenchmarkCreateIntent(b *testing.B) {
-	for _, method := range []string{"BTC", "USDT-TRC20"} {
-		b.Run(method, func(b *testing.B) {
+	for _, c := range []struct {
+		method string
+		par    int
+	}{{"BTC", 8}, {"USDT-TRC20", 8}, {"BTC", 2}} {
+		method := c.method
+		b.Run(fmt.Sprintf("%s/callers=%d", method, c.par*runtime.GOMAXPROCS(0)), func(b *testing.B) {
 			// A production-sized gap: creations take pre-derived addresses.
 			e := intentstest.New(b, intentstest.WithConfig(func(c *config.Config) {
 				for _, n := range c.Networks {
@@ -35,7 +40,7 @@ func BenchmarkCreateIntent(b *testing.B) {
 			var seq atomic.Int64
 			var mu sync.Mutex
 			lat := make([]time.Duration, 0, b.N)
-			b.SetParallelism(8) // 8 × GOMAXPROCS concurrent callers
+			b.SetParallelism(c.par) // par × GOMAXPROCS concurrent callers
 			b.ResetTimer()
 			start := time.Now()
 			b.RunParallel(func(pb *testing.PB) {

@@ -221,8 +221,10 @@ func defaultNetwork(n payment.Network) *Network {
 	case payment.Bitcoin:
 		nw.PollInterval = Duration{10 * time.Second}
 		nw.MaxLagBlocks = 2
+		nw.Parallel = 8 // catch-up is round-trip bound: fetch 8 raw blocks at once
 	case payment.Litecoin:
 		nw.MaxLagBlocks = 4
+		nw.Parallel = 8
 	case payment.Ethereum:
 		nw.PollInterval = Duration{4 * time.Second}
 		nw.MaxLagBlocks = 10

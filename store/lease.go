@@ -77,5 +77,8 @@ func (l *Lease) Release() {
 	<-l.done
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	// Unlock explicitly: the server frees a closed session's locks only when
+	// it notices the disconnect, so a standby could find it still held.
+	_, _ = l.conn.Exec(ctx, `SELECT pg_advisory_unlock_all()`)
 	_ = l.conn.Close(ctx)
 }
