@@ -540,14 +540,17 @@ func killedMidCatchUp(s *scan) {
 		s.pay(v.Address, units(s.t, v))
 		s.node.Mine(s.t, 2)
 	}
-	s.node.Mine(s.t, s.conf)
+	nc := s.e.Config.Networks[string(s.n)]
+	// Enough blocks for at least three catch-up windows, and the kill inside
+	// the second: whether its transaction commits or rolls back, the cursor
+	// ends strictly between the start and the tip.
+	s.node.Mine(s.t, s.conf+2*nc.Parallel)
 	tip := s.node.Tip(s.t)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	nc := s.e.Config.Networks[string(s.n)]
 	sc := chains.NewScanner(chains.ScannerConfig{Network: s.n, Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth},
-		s.src, &killSink{Sink: s.e.Service, kill: 7, cancel: cancel}, &intents.Keys{Store: s.e.Store}, s.e.Watch[s.n], nil)
+		s.src, &killSink{Sink: s.e.Service, kill: nc.Parallel + 2, cancel: cancel}, &intents.Keys{Store: s.e.Store}, s.e.Watch[s.n], nil)
 	var err error
 	for err == nil {
 		_, err = sc.Step(ctx)
