@@ -28,6 +28,8 @@
 //     chains.ErrBlockNotFound.
 //
 // Without tracing (TraceMode "balance_check"), ETH sent to a watched address
-// by a contract is not in the block's transactions; Balances lets the caller
-// reconcile such payments from eth_getBalance.
+// by a contract is not in the block's transactions; the client is then a
+// chains.BalanceChecker, and NativeBalances (eth_getBalance pinned to the
+// stored block hash) lets the scanner turn any unexplained difference on an
+// open intent's address into a finance item.
 package evm
