@@ -80,6 +80,9 @@ type Network struct {
 	// RPCURL is the node URL, credentials included;
 	// PAYWATCH_<NETWORK>_RPC_URL overrides it.
 	RPCURL string `yaml:"rpc_url"`
+	// CookieFile is the node's RPC cookie file (Bitcoin Core, Litecoin
+	// Core), used when rpc_url carries no user:password.
+	CookieFile string `yaml:"cookie_file"`
 	// APIKeyEnv names the environment variable holding a node API key
 	// (Tron: TRON-PRO-API-KEY).
 	APIKeyEnv string `yaml:"api_key_env"`
@@ -484,6 +487,9 @@ func (c *Config) validateNetwork(name payment.Network) error {
 	}
 	if u, err := url.Parse(n.RPCURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return invalid(f+".rpc_url", "must be an http(s) URL of the node (or PAYWATCH_%s_RPC_URL)", strings.ToUpper(string(name)))
+	}
+	if n.CookieFile != "" && name != payment.Bitcoin && name != payment.Litecoin {
+		return invalid(f+".cookie_file", "only Bitcoin and Litecoin nodes use an RPC cookie")
 	}
 	if name == payment.Solana {
 		switch n.Mode {

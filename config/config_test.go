@@ -223,3 +223,15 @@ func TestDockerComposeReferencesExist(t *testing.T) {
 		}
 	}
 }
+
+func TestCookieFileOnlyForUTXONodes(t *testing.T) {
+	y := strings.Replace(valid, `account_key: "xpubX"}`, `account_key: "xpubX", cookie_file: /var/lib/bitcoind/.cookie}`, 1)
+	c, err := config.Parse(strings.NewReader(y), env(nil))
+	if err != nil || c.Networks["bitcoin"].CookieFile != "/var/lib/bitcoind/.cookie" {
+		t.Fatalf("bitcoin cookie_file: %v", err)
+	}
+	bad := strings.Replace(valid, "networks:\n", "networks:\n  tron: {cookie_file: /x}\n", 1)
+	if _, err := config.Parse(strings.NewReader(bad), env(nil)); err == nil || !strings.Contains(err.Error(), "networks.tron.cookie_file") {
+		t.Fatalf("tron cookie_file: %v", err)
+	}
+}

@@ -23,7 +23,7 @@ func newSource(ctx context.Context, cfg *config.Config, n payment.Network, log *
 	nc := cfg.Networks[string(n)]
 	switch n {
 	case payment.Bitcoin, payment.Litecoin:
-		c, err := bitcoin.New(bitcoin.Config{Network: n, Chain: nc.Chain, URL: nc.RPCURL, Log: log})
+		c, err := bitcoin.New(bitcoin.Config{Network: n, Chain: nc.Chain, URL: nc.RPCURL, CookieFile: nc.CookieFile, Log: log})
 		return c, nil, err
 	case payment.Tron:
 		key := ""
