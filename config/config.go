@@ -482,14 +482,14 @@ func (c *Config) validateNetwork(name payment.Network) error {
 	if n.StartHeight != nil && *n.StartHeight < 0 {
 		return invalid(f+".start_height", "must not be negative")
 	}
+	if n.CookieFile != "" && name != payment.Bitcoin && name != payment.Litecoin {
+		return invalid(f+".cookie_file", "only Bitcoin and Litecoin nodes use an RPC cookie")
+	}
 	if !n.Enabled {
 		return nil
 	}
 	if u, err := url.Parse(n.RPCURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return invalid(f+".rpc_url", "must be an http(s) URL of the node (or PAYWATCH_%s_RPC_URL)", strings.ToUpper(string(name)))
-	}
-	if n.CookieFile != "" && name != payment.Bitcoin && name != payment.Litecoin {
-		return invalid(f+".cookie_file", "only Bitcoin and Litecoin nodes use an RPC cookie")
 	}
 	if name == payment.Solana {
 		switch n.Mode {
