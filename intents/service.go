@@ -183,8 +183,20 @@ func (s *Service) Create(ctx context.Context, req CreateRequest, idem *Idem) (in
 		return 0, nil, err
 	}
 	return s.idempotent(ctx, idem, func(tx *store.Tx, now time.Time) (int, any, error) {
-		p, err := tx.EnsurePayable(ctx, store.Payable{Kind: req.Kind, Reference: req.Reference, Account: req.Account,
-			AmountCents: int64(usd), CreatedAt: now})
+		want := store.Payable{Kind: req.Kind, Reference: req.Reference, Account: req.Account, AmountCents: int64(usd), CreatedAt: now}
+		var p store.Payable
+		var err error
+		var taken *takenAddress
+		if src, ok := s.opt.Addresses[info.Network]; ok && src.Deriver != nil {
+			// One round trip: the address taken is freed by the rollback
+			// when the payable is refused below.
+			id := store.NewID("pi")
+			var a *store.Address
+			p, a, err = tx.EnsurePayableTakeDerived(ctx, want, string(info.Network), src.Source, id, now)
+			taken = &takenAddress{id: id, addr: a}
+		} else {
+			p, err = tx.EnsurePayable(ctx, want)
+		}
 		if err != nil {
 			return 0, nil, err
 		}
@@ -195,12 +207,19 @@ func (s *Service) Create(ctx context.Context, req CreateRequest, idem *Idem) (in
 		if p.PaidAt != nil {
 			return 0, nil, fail(AlreadyPaid, "%s %s is already paid", p.Kind, p.Reference)
 		}
-		view, err := s.newIntent(ctx, tx, p, info, "", now)
+		view, err := s.newIntent(ctx, tx, p, info, "", now, taken)
 		if err != nil {
 			return 0, nil, err
 		}
 		return 201, view, nil
 	})
+}
+
+// takenAddress is a pre-derived address already taken for intent id (addr
+// nil when none was free).
+type takenAddress struct {
+	id   string
+	addr *store.Address
 }
 
 // checkChain refuses new intents on a network that is down or lagging.
@@ -243,7 +262,7 @@ func (s *Service) idempotent(ctx context.Context, idem *Idem, fn func(*store.Tx,
 		}
 		status, body = st, b
 		if idem != nil {
-			return tx.SaveIdempotentResponse(ctx, idem.KeyID, idem.Key, status, body)
+			tx.QueueSaveIdempotentResponse(idem.KeyID, idem.Key, status, body)
 		}
 		return nil
 	})
@@ -253,7 +272,10 @@ func (s *Service) idempotent(ctx context.Context, idem *Idem, fn func(*store.Tx,
 // newIntent quotes, allocates an address and stores an intent for p.
 // The caller checks the chain (checkChain) before its transaction: the check
 // reads the database, and a transaction must not wait for a second connection.
-func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, info payment.MethodInfo, renewedFrom string, now time.Time) (IntentView, error) {
+// With taken, the intent gets taken's id and address (see allocate).
+// The intent and its event are queued, so they reach the database with the
+// transaction's next statement or its commit.
+func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, info payment.MethodInfo, renewedFrom string, now time.Time, taken *takenAddress) (IntentView, error) {
 	q, err := s.opt.Quotes.Quote(info.Symbol, now)
 	if err != nil {
 		return IntentView{}, fail(RateUnavailable, "%v", err)
@@ -274,17 +296,18 @@ func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, 
 		RenewedFrom:           renewedFrom, CreatedAt: now, UpdatedAt: now,
 		Received: new(big.Int), ConfirmedSum: new(big.Int),
 	}
-	keys, err := s.allocate(ctx, tx, &in, now)
+	if taken != nil {
+		in.ID = taken.id
+	}
+	keys, err := s.allocate(ctx, tx, &in, now, taken)
 	if err != nil {
 		return IntentView{}, err
 	}
-	if err := tx.InsertIntent(ctx, in); err != nil {
-		return IntentView{}, err
-	}
+	tx.QueueInsertIntent(in)
 	// No NOTIFY for the address: pre-derived and pool keys were announced to
 	// the scanners when they were added.
 	view := IntentViewOf(in, nil, 0, s.PaymentURI(in))
-	if _, err := tx.AppendEvent(ctx, "intent.created", in.ID, "", in.Account, view, now); err != nil {
+	if err := tx.QueueAppendEvent("intent.created", in.ID, "", in.Account, view, now); err != nil {
 		return IntentView{}, err
 	}
 	if s.opt.Watcher != nil {
@@ -296,8 +319,9 @@ func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, 
 // allocate hands a fresh address to in: the lowest free pre-derived address
 // of the network (concurrent creations skip each other's rows instead of
 // queueing on a counter), deriving one on the spot only when none is free;
-// or the oldest free pool key (Solana).
-func (s *Service) allocate(ctx context.Context, tx *store.Tx, in *store.Intent, now time.Time) ([][]byte, error) {
+// or the oldest free pool key (Solana). With taken (from
+// EnsurePayableTakeDerived), the pre-derived address was already taken.
+func (s *Service) allocate(ctx context.Context, tx *store.Tx, in *store.Intent, now time.Time, taken *takenAddress) ([][]byte, error) {
 	network := payment.Network(in.Network)
 	src, ok := s.opt.Addresses[network]
 	if !ok {
@@ -315,7 +339,16 @@ func (s *Service) allocate(ctx context.Context, tx *store.Tx, in *store.Intent, 
 		return [][]byte{a.Key}, nil
 	}
 	tx.AfterCommit(func() { s.replenishSoon(network) })
-	a, err := tx.TakeDerivedAddress(ctx, in.Network, src.Source, in.ID, now)
+	var a store.Address
+	var err error
+	switch {
+	case taken == nil:
+		a, err = tx.TakeDerivedAddress(ctx, in.Network, src.Source, in.ID, now)
+	case taken.addr == nil:
+		err = store.ErrNotFound
+	default:
+		a = *taken.addr
+	}
 	if err == nil {
 		in.Address, in.AddressKey = a.Address, a.Key
 		return [][]byte{a.Key}, nil
@@ -588,7 +621,7 @@ func (s *Service) Renew(ctx context.Context, id string, idem *Idem) (int, []byte
 		if err != nil {
 			return 0, nil, err
 		}
-		view, err := s.newIntent(ctx, tx, p, info, old.ID, now)
+		view, err := s.newIntent(ctx, tx, p, info, old.ID, now, nil)
 		if err != nil {
 			return 0, nil, err
 		}

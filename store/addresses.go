@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -41,22 +42,35 @@ func (s *Store) PeekIndex(ctx context.Context, network, source string) (int64, e
 }
 
 // AddAddresses inserts watched addresses; existing ones are left as they
-// are. It returns how many were new.
+// are. It returns how many were new. All rows go in one statement (one
+// round trip, however many rows).
 func (t *Tx) AddAddresses(ctx context.Context, as []Address) (int, error) {
-	n := 0
-	for _, a := range as {
-		var idx *int64
-		if a.Index >= 0 {
-			idx = &a.Index
-		}
-		tag, err := t.tx.Exec(ctx, `INSERT INTO addresses (network, key, address, source, derivation_index, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`, a.Network, a.Key, a.Address, a.Source, idx, a.CreatedAt)
-		if err != nil {
-			return n, translate(err)
-		}
-		n += int(tag.RowsAffected())
+	if len(as) == 0 {
+		return 0, nil
 	}
-	return n, nil
+	networks := make([]string, len(as))
+	keys := make([][]byte, len(as))
+	addrs := make([]string, len(as))
+	sources := make([]string, len(as))
+	idxs := make([]*int64, len(as))
+	ats := make([]time.Time, len(as))
+	for i := range as {
+		a := &as[i]
+		networks[i], keys[i], addrs[i], sources[i], ats[i] = a.Network, a.Key, a.Address, a.Source, a.CreatedAt
+		if a.Index >= 0 {
+			idxs[i] = &a.Index
+		}
+	}
+	tag, err := t.tx.Exec(ctx, `INSERT INTO addresses (network, key, address, source, derivation_index, created_at)
+		SELECT network, key, address, source, derivation_index, created_at
+		FROM unnest($1::text[], $2::bytea[], $3::text[], $4::text[], $5::bigint[], $6::timestamptz[])
+			WITH ORDINALITY AS r (network, key, address, source, derivation_index, created_at, n)
+		ORDER BY n
+		ON CONFLICT DO NOTHING`, networks, keys, addrs, sources, idxs, ats)
+	if err != nil {
+		return 0, translate(err)
+	}
+	return int(tag.RowsAffected()), nil
 }
 
 // AssignAddress hands a watched address to an intent. It fails with
@@ -139,17 +153,46 @@ func (s *Store) CountAddresses(ctx context.Context, network string) (int64, erro
 	return n, translate(err)
 }
 
+// EnsurePayableTakeDerived is EnsurePayable and TakeDerivedAddress in one
+// round trip: it returns the stored payable and the address handed to
+// intentID, nil when none is free. The caller checks the payable; when it
+// refuses it, rolling back frees the address again.
+func (t *Tx) EnsurePayableTakeDerived(ctx context.Context, p Payable, network, source, intentID string, now time.Time) (Payable, *Address, error) {
+	b := &pgx.Batch{}
+	b.Queue(ensurePayableSQL, p.Kind, p.Reference, p.Account, p.AmountCents, p.CreatedAt)
+	b.Queue(takeDerivedSQL, network, source, intentID, now)
+	br := t.tx.SendBatch(ctx, b)
+	defer br.Close()
+	stored, err := scanPayable(br.QueryRow())
+	if err != nil {
+		return Payable{}, nil, err
+	}
+	a, err := scanTakenDerived(br.QueryRow(), intentID)
+	if errors.Is(err, ErrNotFound) {
+		return stored, nil, translate(br.Close())
+	}
+	if err != nil {
+		return Payable{}, nil, err
+	}
+	return stored, &a, translate(br.Close())
+}
+
 // TakeDerivedAddress hands the lowest free pre-derived address of (network,
 // source) to an intent. Concurrent creations skip each other's locked rows
 // instead of queueing. ErrNotFound means none is free.
 func (t *Tx) TakeDerivedAddress(ctx context.Context, network, source, intentID string, now time.Time) (Address, error) {
-	var a Address
-	err := t.tx.QueryRow(ctx, `UPDATE addresses SET intent_id = $3, assigned_at = $4
+	return scanTakenDerived(t.tx.QueryRow(ctx, takeDerivedSQL, network, source, intentID, now), intentID)
+}
+
+const takeDerivedSQL = `UPDATE addresses SET intent_id = $3, assigned_at = $4
 		WHERE (network, key) = (SELECT network, key FROM addresses
 			WHERE network = $1 AND source = $2 AND intent_id IS NULL AND derivation_index IS NOT NULL
 			ORDER BY derivation_index LIMIT 1 FOR UPDATE SKIP LOCKED)
-		RETURNING network, key, address, source, derivation_index, created_at`, network, source, intentID, now).
-		Scan(&a.Network, &a.Key, &a.Address, &a.Source, &a.Index, &a.CreatedAt)
+		RETURNING network, key, address, source, derivation_index, created_at`
+
+func scanTakenDerived(row pgx.Row, intentID string) (Address, error) {
+	var a Address
+	err := row.Scan(&a.Network, &a.Key, &a.Address, &a.Source, &a.Index, &a.CreatedAt)
 	a.IntentID = intentID
 	return a, translate(err)
 }

@@ -117,7 +117,15 @@ func (t *Tx) ClaimIdempotencyKey(ctx context.Context, apiKeyID, key string, reqH
 
 // SaveIdempotentResponse stores the response of a claimed key.
 func (t *Tx) SaveIdempotentResponse(ctx context.Context, apiKeyID, key string, status int, body []byte) error {
-	_, err := t.tx.Exec(ctx, `UPDATE idempotency_keys SET status = $3, response = $4 WHERE api_key_id = $1 AND key = $2`,
-		apiKeyID, key, status, body)
+	_, err := t.tx.Exec(ctx, saveIdempotentSQL, apiKeyID, key, status, body)
 	return translate(err)
 }
+
+// QueueSaveIdempotentResponse is SaveIdempotentResponse sent in one round
+// trip with the transaction's next statement or its commit, whichever comes
+// first; that call reports its failure.
+func (t *Tx) QueueSaveIdempotentResponse(apiKeyID, key string, status int, body []byte) {
+	t.tx.queue(saveIdempotentSQL, apiKeyID, key, status, body)
+}
+
+const saveIdempotentSQL = `UPDATE idempotency_keys SET status = $3, response = $4 WHERE api_key_id = $1 AND key = $2`

@@ -16,4 +16,9 @@
 //   - Event rows are appended under a transaction-scoped advisory lock taken
 //     just before commit, so event seq order is commit order and a reader
 //     that follows seq never misses an event.
+//   - A transaction costs as few round trips as its statements allow: BEGIN
+//     goes with the first statement, and Queue* writes go, in call order,
+//     with the next statement or with COMMIT (a queued event is appended with
+//     the COMMIT, so the event lock is held for no round trip). A queued
+//     write's error is reported by the call that sends it.
 package store

@@ -37,13 +37,28 @@ func (t *Tx) AppendEvent(ctx context.Context, typ, intentID, transferID, account
 		return Event{}, fmt.Errorf("event %s: %w", typ, err)
 	}
 	ev := Event{ID: NewID("ev"), Type: typ, IntentID: intentID, TransferID: transferID, Account: account, Data: body, CreatedAt: now}
-	err = t.tx.QueryRow(ctx, `SELECT paywatch_append_event($1, $2, $3, $4, $5, $6, $7)`,
+	err = t.tx.QueryRow(ctx, appendEventSQL,
 		ev.ID, typ, intentID, transferID, account, body, now).Scan(&ev.Seq)
 	if err != nil {
 		return Event{}, translate(err)
 	}
 	return ev, nil
 }
+
+// QueueAppendEvent is AppendEvent sent in one round trip with the
+// transaction's next statement or its commit, whichever comes first; that
+// call reports its failure. Queued last, the event is appended with the
+// COMMIT, so the event lock is held for no round trip at all.
+func (t *Tx) QueueAppendEvent(typ, intentID, transferID, account string, data any, now time.Time) error {
+	body, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("event %s: %w", typ, err)
+	}
+	t.tx.queue(appendEventSQL, NewID("ev"), typ, intentID, transferID, account, body, now)
+	return nil
+}
+
+const appendEventSQL = `SELECT paywatch_append_event($1, $2, $3, $4, $5, $6, $7)`
 
 // NotifyAddresses tells other instances (at commit) that network has new
 // watched addresses.

@@ -73,11 +73,13 @@ func scanPayable(row pgx.Row) (Payable, error) {
 func (t *Tx) EnsurePayable(ctx context.Context, p Payable) (Payable, error) {
 	// DO UPDATE (a no-op) locks and returns an existing row in the same
 	// round trip as the insert.
-	return scanPayable(t.tx.QueryRow(ctx, `INSERT INTO payables (kind, reference, account, amount_cents, created_at)
+	return scanPayable(t.tx.QueryRow(ctx, ensurePayableSQL, p.Kind, p.Reference, p.Account, p.AmountCents, p.CreatedAt))
+}
+
+const ensurePayableSQL = `INSERT INTO payables (kind, reference, account, amount_cents, created_at)
 		VALUES ($1, $2, NULLIF($3, ''), $4, $5)
 		ON CONFLICT (kind, reference) DO UPDATE SET kind = payables.kind
-		RETURNING `+payableColumns, p.Kind, p.Reference, p.Account, p.AmountCents, p.CreatedAt))
-}
+		RETURNING ` + payableColumns
 
 // PayableForUpdate locks and returns a payable by id.
 func (t *Tx) PayableForUpdate(ctx context.Context, id int64) (Payable, error) {
@@ -158,15 +160,27 @@ func scanIntents(rows pgx.Rows) ([]Intent, error) {
 // InsertIntent stores a new intent. Address uniqueness per network is a
 // constraint: a second intent on the same address is ErrConflict.
 func (t *Tx) InsertIntent(ctx context.Context, in Intent) error {
-	_, err := t.tx.Exec(ctx, `INSERT INTO intents (id, payable_id, method, network, asset, amount, tolerance, dust_min,
+	_, err := t.tx.Exec(ctx, insertIntentSQL, insertIntentArgs(in)...)
+	return translate(err)
+}
+
+// QueueInsertIntent is InsertIntent sent in one round trip with the
+// transaction's next statement or its commit, whichever comes first; that
+// call reports its failure (ErrConflict for a taken address).
+func (t *Tx) QueueInsertIntent(in Intent) {
+	t.tx.queue(insertIntentSQL, insertIntentArgs(in)...)
+}
+
+const insertIntentSQL = `INSERT INTO intents (id, payable_id, method, network, asset, amount, tolerance, dust_min,
 		address, address_key, rate, rate_sources, rate_at, expires_at, status, confirmations_required,
 		renewed_from, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6::numeric, $7::numeric, $8::numeric, $9, $10, $11::numeric, $12, $13, $14, $15, $16,
-		NULLIF($17, ''), $18, $18)`,
-		in.ID, in.PayableID, in.Method, in.Network, in.Asset, num(in.Amount), num(in.Tolerance), num(in.DustMin),
+		NULLIF($17, ''), $18, $18)`
+
+func insertIntentArgs(in Intent) []any {
+	return []any{in.ID, in.PayableID, in.Method, in.Network, in.Asset, num(in.Amount), num(in.Tolerance), num(in.DustMin),
 		in.Address, in.AddressKey, in.Rate, in.RateSources, in.RateAt, in.ExpiresAt, in.Status, in.ConfirmationsRequired,
-		in.RenewedFrom, in.CreatedAt)
-	return translate(err)
+		in.RenewedFrom, in.CreatedAt}
 }
 
 // GetIntent returns an intent by id.

@@ -169,7 +169,7 @@ func versions(ms []Migration) []int32 {
 // Tx is one database transaction. Its methods are the only writes paywatch
 // makes.
 type Tx struct {
-	tx pgx.Tx
+	tx *txConn
 	// afterCommit runs once the transaction committed (side effects).
 	afterCommit []func()
 }
@@ -196,11 +196,11 @@ func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
 }
 
 func (s *Store) inTxOnce(ctx context.Context, fn func(*Tx) error) error {
-	ptx, err := s.pool.Begin(ctx)
+	t, err := s.Begin(ctx)
 	if err != nil {
-		return translate(err)
+		return err
 	}
-	t := &Tx{tx: ptx}
+	ptx := t.tx
 	if err := fn(t); err != nil {
 		_ = ptx.Rollback(context.WithoutCancel(ctx))
 		return err
@@ -216,12 +216,15 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(*Tx) error) error {
 
 // Begin starts a transaction the caller must Commit or Rollback. Tests use it
 // to run each case in one rolled-back transaction.
+//
+// BEGIN is sent with the first statement (see txConn), so a transaction
+// costs no round trip of its own.
 func (s *Store) Begin(ctx context.Context) (*Tx, error) {
-	ptx, err := s.pool.Begin(ctx)
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return nil, translate(err)
 	}
-	return &Tx{tx: ptx}, nil
+	return &Tx{tx: &txConn{c: conn}}, nil
 }
 
 // Commit commits a transaction from Begin and runs its after-commit hooks.

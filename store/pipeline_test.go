@@ -1,0 +1,177 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/paywatch/paywatch/store"
+)
+
+// eventsOf returns the types of the stored events of an intent.
+func eventsOf(t *testing.T, s *store.Store, intentID string) []string {
+	t.Helper()
+	evs, err := s.EventsAfter(context.Background(), 0, nil, 1_000_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range evs {
+		if e.IntentID == intentID {
+			out = append(out, e.Type)
+		}
+	}
+	return out
+}
+
+func TestQueuedStatementsAreCommitted(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	id, addr := store.NewID("pi"), store.NewID("addr")
+	err := s.InTx(ctx, func(tx *store.Tx) error {
+		p := payable(t, tx, ctx, "order", store.NewID("ORD"))
+		tx.QueueInsertIntent(intent(p, id, addr))
+		return tx.QueueAppendEvent("intent.created", id, "", "", map[string]string{"id": id}, now)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in, err := s.GetIntent(ctx, id); err != nil || in.Address != addr {
+		t.Fatalf("queued intent after commit: %+v, %v", in, err)
+	}
+	if got := eventsOf(t, s, id); len(got) != 1 || got[0] != "intent.created" {
+		t.Fatalf("queued event after commit: %v", got)
+	}
+
+	// A queued statement that fails fails the commit, and nothing of the
+	// transaction stays.
+	id2 := store.NewID("pi")
+	err = s.InTx(ctx, func(tx *store.Tx) error {
+		p := payable(t, tx, ctx, "order", store.NewID("ORD"))
+		tx.QueueInsertIntent(intent(p, id2, addr)) // address taken by id
+		return tx.QueueAppendEvent("intent.created", id2, "", "", map[string]string{"id": id2}, now)
+	})
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("commit with a conflicting queued insert: %v, want ErrConflict", err)
+	}
+	if _, err := s.GetIntent(ctx, id2); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("intent of a failed commit: %v, want ErrNotFound", err)
+	}
+	if got := eventsOf(t, s, id2); len(got) != 0 {
+		t.Fatalf("events of a failed commit: %v", got)
+	}
+}
+
+func TestQueuedStatementFailureIsReportedByNextStatement(t *testing.T) {
+	tx, ctx := inTx(t)
+	p := payable(t, tx, ctx, "order", "ORD-Q1")
+	if err := tx.InsertIntent(ctx, intent(p, "pi_q1", "addr-q")); err != nil {
+		t.Fatal(err)
+	}
+	tx.QueueInsertIntent(intent(p, "pi_q2", "addr-q"))
+	if _, err := tx.GetIntent(ctx, "pi_q1"); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("statement after a conflicting queued insert: %v, want ErrConflict", err)
+	}
+}
+
+func TestQueuedStatementsKeepTheirOrder(t *testing.T) {
+	tx, ctx := inTx(t)
+	p := payable(t, tx, ctx, "order", "ORD-Q2")
+	if err := tx.InsertIntent(ctx, intent(p, "pi_q4", "addr-q4")); err != nil {
+		t.Fatal(err)
+	}
+	tx.QueueInsertIntent(intent(p, "pi_q3", "addr-q3"))
+	// Supersede references the queued intent (a foreign key): the queued
+	// insert must reach the database first.
+	if err := tx.Supersede(ctx, "pi_q4", "pi_q3", now); err != nil {
+		t.Fatal(err)
+	}
+	in, err := tx.GetIntent(ctx, "pi_q4")
+	if err != nil || in.SupersededBy != "pi_q3" {
+		t.Fatalf("superseded by queued intent: %+v, %v", in, err)
+	}
+}
+
+func TestEnsurePayableTakeDerived(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	network, source := store.NewID("net"), "fp-test"
+	rows := []store.Address{
+		{Network: network, Key: []byte("k0"), Address: "a0", Source: source, Index: 0, CreatedAt: now},
+		{Network: network, Key: []byte("k1"), Address: "a1", Source: source, Index: 1, CreatedAt: now},
+	}
+	err := s.InTx(ctx, func(tx *store.Tx) error {
+		n, err := tx.AddAddresses(ctx, rows)
+		if err == nil && n != 2 {
+			t.Errorf("added %d of 2 new addresses", n)
+		}
+		// Existing rows and repeats within one call are left alone.
+		n, err2 := tx.AddAddresses(ctx, append(rows[:1:1], rows[0]))
+		if err2 == nil && n != 0 {
+			t.Errorf("added %d already stored addresses", n)
+		}
+		return errors.Join(err, err2)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := store.NewID("ORD")
+	want := store.Payable{Kind: "order", Reference: ref, AmountCents: 10000, CreatedAt: now}
+
+	// A rolled-back take frees the address again.
+	for range 2 {
+		tx, err := s.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, a, err := tx.EnsurePayableTakeDerived(ctx, want, network, source, "pi_t0", now)
+		if err != nil || a == nil || a.Index != 0 || a.IntentID != "pi_t0" || p.Reference != ref {
+			t.Fatalf("take: %+v %+v %v", p, a, err)
+		}
+		if err := tx.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	var ids []string
+	for i := range 3 {
+		err := s.InTx(ctx, func(tx *store.Tx) error {
+			id := store.NewID("pi")
+			_, a, err := tx.EnsurePayableTakeDerived(ctx, want, network, source, id, now)
+			if err != nil {
+				return err
+			}
+			if i < 2 && (a == nil || a.Index != int64(i) || a.IntentID != id) {
+				t.Errorf("take %d: %+v", i, a)
+			}
+			if i == 2 && a != nil {
+				t.Errorf("take with none free: %+v, want nil", a)
+			}
+			if a != nil {
+				ids = append(ids, id)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(ids) != 2 {
+		t.Fatalf("intents: %v", ids)
+	}
+	if free, err := s.FreeDerived(ctx, network, source); err != nil || free != 0 {
+		t.Fatalf("free after taking both: %d, %v", free, err)
+	}
+}
+
+func TestEmptyTransactionCommits(t *testing.T) {
+	s := open(t)
+	ran := false
+	err := s.InTx(context.Background(), func(tx *store.Tx) error {
+		tx.AfterCommit(func() { ran = true })
+		return nil
+	})
+	if err != nil || !ran {
+		t.Fatalf("empty transaction: %v, after-commit ran %v", err, ran)
+	}
+}
