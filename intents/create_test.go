@@ -1,0 +1,73 @@
+package intents_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/payment"
+)
+
+// indexOf returns the derivation index of a handed-out address.
+func indexOf(t *testing.T, e *intentstest.Env, address string) int64 {
+	t.Helper()
+	var idx int64
+	if err := e.Store.Pool().QueryRow(t.Context(), `SELECT derivation_index FROM addresses WHERE address = $1 AND intent_id IS NOT NULL`,
+		address).Scan(&idx); err != nil {
+		t.Fatalf("address %s: %v", address, err)
+	}
+	return idx
+}
+
+func count(t *testing.T, e *intentstest.Env, query string) int {
+	t.Helper()
+	var n int
+	if err := e.Store.Pool().QueryRow(t.Context(), query).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A creation refused after its address was taken (the payable check runs in
+// the same round trip as the take) leaves the address free for the next one.
+func TestRefusedCreationFreesItsAddress(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Tron))
+	first := e.CreateIntent("order", "ORD-R1", "", "10.00", "TRX")
+	status, body := e.Do("POST", "/v1/intents", "storefront", map[string]string{
+		"kind": "order", "reference": "ORD-R1", "amount_usd": "11.00", "method": "TRX"})
+	if status != 409 {
+		t.Fatalf("other amount for a payable: %d %s, want 409", status, body)
+	}
+	second := e.CreateIntent("order", "ORD-R2", "", "10.00", "TRX")
+	if a, b := indexOf(t, e, first.Address), indexOf(t, e, second.Address); b != a+1 {
+		t.Fatalf("indexes %d then %d: the refused creation kept an address", a, b)
+	}
+	if n := count(t, e, `SELECT count(*) FROM intents`); n != 2 {
+		t.Fatalf("%d intents, want 2", n)
+	}
+	if n := count(t, e, `SELECT count(*) FROM events WHERE type = 'intent.created'`); n != 2 {
+		t.Fatalf("%d intent.created events, want 2", n)
+	}
+}
+
+// With nothing pre-derived (gap 0), each creation derives its address.
+func TestCreationDerivesWhenNoneIsFree(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Tron), intentstest.WithConfig(func(c *config.Config) {
+		c.Networks["tron"].Gap = 0
+	}))
+	seen := map[string]bool{}
+	for i := range 3 {
+		v := e.CreateIntent("order", fmt.Sprintf("ORD-D%d", i), "", "10.00", "TRX")
+		if seen[v.Address] {
+			t.Fatalf("address %s handed out twice", v.Address)
+		}
+		seen[v.Address] = true
+		if idx := indexOf(t, e, v.Address); idx != int64(i) {
+			t.Fatalf("creation %d got index %d", i, idx)
+		}
+	}
+	if n := count(t, e, `SELECT count(*) FROM addresses WHERE network = 'tron' AND intent_id IS NULL`); n != 0 {
+		t.Fatalf("%d free tron addresses with gap 0", n)
+	}
+}
