@@ -242,7 +242,7 @@ func (m *ModeSource) pollFrom(ctx context.Context, addresses [][]byte, since map
 	var out []SlotTransfer
 	for _, a := range addresses {
 		addr := sol.PublicKeyFromBytes(a)
-		sigs, err := m.signaturesFrom(ctx, addr, since[addr.String()], from)
+		sigs, err := m.signatures(ctx, addr, since[addr.String()], from)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -264,44 +264,4 @@ func (m *ModeSource) pollFrom(ctx context.Context, addresses [][]byte, since map
 		}
 	}
 	return out, next, nil
-}
-
-// signaturesFrom lists addr's finalized signatures newer than until (newest
-// first), paging with "before" until a page ends below slot from.
-func (m *ModeSource) signaturesFrom(ctx context.Context, addr sol.PublicKey, until string, from uint64) ([]*rpc.TransactionSignature, error) {
-	var all []*rpc.TransactionSignature
-	before := ""
-	where := fmt.Sprintf("getSignaturesForAddress %s", addr)
-	for {
-		opts := rpc.M{"limit": signaturesLimit, "commitment": rpc.CommitmentFinalized}
-		if until != "" {
-			opts["until"] = until
-		}
-		if before != "" {
-			opts["before"] = before
-		}
-		var page []*rpc.TransactionSignature
-		err := m.call(ctx, "getSignaturesForAddress", []any{addr.String(), opts}, func(body []byte) error {
-			found, err := decodeEnvelope("getSignaturesForAddress", body, &page, func(err error) error {
-				return fmt.Errorf("solana: %s: %w: %w", where, chains.ErrInvalidResponse, err)
-			})
-			if err == nil && !found {
-				return fmt.Errorf("solana: %s: %w: null result", where, chains.ErrInvalidResponse)
-			}
-			return err
-		})
-		if err != nil {
-			return nil, classify(err, where, 0)
-		}
-		for _, s := range page {
-			if s == nil || s.Signature.IsZero() {
-				return nil, fmt.Errorf("solana: %s: %w: empty signature entry", where, chains.ErrInvalidResponse)
-			}
-		}
-		all = append(all, page...)
-		if len(page) < signaturesLimit || page[len(page)-1].Slot < from {
-			return all, nil
-		}
-		before = page[len(page)-1].Signature.String()
-	}
 }

@@ -52,7 +52,7 @@ func (c *Client) Poll(ctx context.Context, addresses [][]byte, since map[string]
 	var out []SlotTransfer
 	for _, a := range addresses {
 		addr := sol.PublicKeyFromBytes(a)
-		sigs, err := c.signaturesSince(ctx, addr, since[addr.String()])
+		sigs, err := c.signatures(ctx, addr, since[addr.String()], 0)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -86,9 +86,10 @@ func (c *Client) Poll(ctx context.Context, addresses [][]byte, since map[string]
 	return out, next, nil
 }
 
-// signaturesSince lists addr's finalized signatures newer than until
-// (newest first), following "before" pages.
-func (c *Client) signaturesSince(ctx context.Context, addr sol.PublicKey, until string) ([]*rpc.TransactionSignature, error) {
+// signatures lists addr's finalized signatures newer than until (newest
+// first), following "before" pages; with from > 0 it stops after the page
+// that reaches below slot from.
+func (c *Client) signatures(ctx context.Context, addr sol.PublicKey, until string, from uint64) ([]*rpc.TransactionSignature, error) {
 	var all []*rpc.TransactionSignature
 	before := ""
 	for {
@@ -119,7 +120,7 @@ func (c *Client) signaturesSince(ctx context.Context, addr sol.PublicKey, until 
 			}
 		}
 		all = append(all, page...)
-		if len(page) < signaturesLimit {
+		if len(page) < signaturesLimit || (from > 0 && page[len(page)-1].Slot < from) {
 			return all, nil
 		}
 		before = page[len(page)-1].Signature.String()
