@@ -136,6 +136,9 @@ type Webhook struct {
 	SecretEnv string `yaml:"secret_env"`
 	// Events filters event types; empty means all.
 	Events []string `yaml:"events"`
+	// Start is where a newly configured endpoint begins: "beginning" (the
+	// default: every event ever recorded) or "now" (only new events).
+	Start string `yaml:"start"`
 }
 
 // Duration is a time.Duration written as "30m" in YAML.
@@ -412,6 +415,9 @@ func (c *Config) Validate() error {
 		}
 		if w.SecretEnv == "" {
 			return invalid(f+".secret_env", "must name the environment variable holding the signing secret")
+		}
+		if w.Start != "" && w.Start != "beginning" && w.Start != "now" {
+			return invalid(f+".start", "must be beginning or now")
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -233,5 +234,18 @@ func TestCookieFileOnlyForUTXONodes(t *testing.T) {
 	bad := strings.Replace(valid, "networks:\n", "networks:\n  tron: {cookie_file: /x}\n", 1)
 	if _, err := config.Parse(strings.NewReader(bad), env(nil)); err == nil || !strings.Contains(err.Error(), "networks.tron.cookie_file") {
 		t.Fatalf("tron cookie_file: %v", err)
+	}
+}
+
+func TestWebhookStartIsChecked(t *testing.T) {
+	hook := "\nwebhooks:\n  - {name: shop, url: \"https://shop.example/hook\", secret_env: SHOP_SECRET, start: %s}\n"
+	for _, ok := range []string{"now", "beginning"} {
+		if _, err := config.Parse(strings.NewReader(valid+fmt.Sprintf(hook, ok)), env(nil)); err != nil {
+			t.Fatalf("start %s: %v", ok, err)
+		}
+	}
+	_, err := config.Parse(strings.NewReader(valid+fmt.Sprintf(hook, "yesterday")), env(nil))
+	if err == nil || !strings.Contains(err.Error(), "webhooks[0].start") {
+		t.Fatalf("start yesterday: %v", err)
 	}
 }

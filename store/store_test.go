@@ -300,3 +300,44 @@ func TestEventsAfterWithoutTypeFilter(t *testing.T) {
 		t.Fatalf("EventsAfter with a type filter: %d events, %v", len(evs), err)
 	}
 }
+
+func TestNewWebhookEndpointStartsAtBeginningOrNow(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	var newest int64
+	err := s.InTx(ctx, func(tx *store.Tx) error {
+		ev, err := tx.AppendEvent(ctx, "intent.created", "", "", "", map[string]int{"n": 1}, now)
+		newest = ev.Seq
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	suffix := time.Now().Format("150405.000000")
+	if err := s.EnsureWebhookEndpoint(ctx, "all-"+suffix, "http://127.0.0.1:1/a", false, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EnsureWebhookEndpoint(ctx, "now-"+suffix, "http://127.0.0.1:1/b", true, now); err != nil {
+		t.Fatal(err)
+	}
+	cursor := func(name string) int64 {
+		var seq int64
+		if err := s.Pool().QueryRow(ctx, "SELECT last_seq FROM webhook_endpoints WHERE name = $1", name).Scan(&seq); err != nil {
+			t.Fatal(err)
+		}
+		return seq
+	}
+	if got := cursor("all-" + suffix); got != 0 {
+		t.Fatalf("a beginning endpoint starts at %d, want 0", got)
+	}
+	if got := cursor("now-" + suffix); got < newest {
+		t.Fatalf("a now endpoint starts at %d, want at least %d", got, newest)
+	}
+	// An existing endpoint keeps its cursor whatever the setting says now.
+	if err := s.EnsureWebhookEndpoint(ctx, "all-"+suffix, "http://127.0.0.1:1/a2", true, now); err != nil {
+		t.Fatal(err)
+	}
+	if got := cursor("all-" + suffix); got != 0 {
+		t.Fatalf("an existing endpoint's cursor moved to %d", got)
+	}
+}

@@ -49,11 +49,14 @@ func scanEndpoint(row pgx.Row) (WebhookEndpoint, error) {
 	return e, translate(err)
 }
 
-// EnsureWebhookEndpoint creates the endpoint's state row (cursor 0: every
-// event in the table will be delivered) or updates its URL.
-func (s *Store) EnsureWebhookEndpoint(ctx context.Context, name, url string, now time.Time) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO webhook_endpoints (name, url, updated_at) VALUES ($1, $2, $3)
-		ON CONFLICT (name) DO UPDATE SET url = EXCLUDED.url WHERE webhook_endpoints.url <> EXCLUDED.url`, name, url, now)
+// EnsureWebhookEndpoint creates the endpoint's state row or updates its
+// URL. A new endpoint's cursor is 0 (every event in the table will be
+// delivered), or the newest event's seq when startNow (only events from now
+// on). An existing endpoint keeps its cursor.
+func (s *Store) EnsureWebhookEndpoint(ctx context.Context, name, url string, startNow bool, now time.Time) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO webhook_endpoints (name, url, last_seq, updated_at)
+		VALUES ($1, $2, CASE WHEN $4 THEN coalesce((SELECT max(seq) FROM events), 0) ELSE 0 END, $3)
+		ON CONFLICT (name) DO UPDATE SET url = EXCLUDED.url WHERE webhook_endpoints.url <> EXCLUDED.url`, name, url, now, startNow)
 	return translate(err)
 }
 

@@ -49,6 +49,9 @@ type Endpoint struct {
 	Secret []byte
 	// Events filters event types; empty means every event.
 	Events []string
+	// StartNow makes a new endpoint start after the newest event instead of
+	// receiving the whole history (config `start: now`).
+	StartNow bool
 }
 
 // FromConfig builds the endpoints of the config, reading each secret from
@@ -60,7 +63,7 @@ func FromConfig(hooks []config.Webhook, getenv func(string) string) ([]Endpoint,
 		if secret == "" {
 			return nil, fmt.Errorf("webhook %s: %w: set the environment variable %s", h.Name, ErrNoSecret, h.SecretEnv)
 		}
-		out = append(out, Endpoint{Name: h.Name, URL: h.URL, Secret: []byte(secret), Events: h.Events})
+		out = append(out, Endpoint{Name: h.Name, URL: h.URL, Secret: []byte(secret), Events: h.Events, StartNow: h.Start == "now"})
 	}
 	return out, nil
 }
@@ -126,7 +129,7 @@ func New(ep Endpoint, opt Options) *Sender {
 // Run delivers until ctx ends. It is woken by NOTIFY on the events channel
 // and polls every Options.Poll.
 func (s *Sender) Run(ctx context.Context) error {
-	if err := s.opt.Store.EnsureWebhookEndpoint(ctx, s.ep.Name, s.ep.URL, s.opt.Now().UTC()); err != nil {
+	if err := s.opt.Store.EnsureWebhookEndpoint(ctx, s.ep.Name, s.ep.URL, s.ep.StartNow, s.opt.Now().UTC()); err != nil {
 		return fmt.Errorf("webhook %s: %w", s.ep.Name, err)
 	}
 	var sub *store.Subscription

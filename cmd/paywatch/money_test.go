@@ -83,7 +83,7 @@ func TestFinanceAndWebhookCommands(t *testing.T) {
 
 	// Redelivery moves an endpoint's cursor back and is logged.
 	ctx := context.Background()
-	if err := e.Store.EnsureWebhookEndpoint(ctx, "shop", "http://127.0.0.1:1/hook", time.Now()); err != nil {
+	if err := e.Store.EnsureWebhookEndpoint(ctx, "shop", "http://127.0.0.1:1/hook", false, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.Store.Pool().Exec(ctx, `UPDATE webhook_endpoints SET last_seq = (SELECT max(seq) FROM events) WHERE name = 'shop'`); err != nil {
