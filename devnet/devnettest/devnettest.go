@@ -110,7 +110,14 @@ func sharedCluster() (string, error) {
 	}
 	pg, err := devnet.StartPostgres(ctx, filepath.Join(dir, "cluster"), 0)
 	if err != nil {
-		return "", err
+		// The cluster holds only throwaway test databases: when a previous
+		// run left it unusable (killed mid-write), start over from scratch.
+		if rmErr := os.RemoveAll(filepath.Join(dir, "cluster")); rmErr != nil {
+			return "", fmt.Errorf("%v; and removing the old cluster: %w", err, rmErr)
+		}
+		if pg, err = devnet.StartPostgres(ctx, filepath.Join(dir, "cluster"), 0); err != nil {
+			return "", err
+		}
 	}
 	if err := os.WriteFile(portFile, []byte(strconv.Itoa(pg.Port)), 0o644); err != nil {
 		return "", err
