@@ -3,6 +3,7 @@ package tron
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -74,7 +75,29 @@ type txInfoJSON struct {
 	Receipt     struct {
 		Result string `json:"result"`
 	} `json:"receipt"`
-	Log []logJSON `json:"log"`
+	Log      []logJSON        `json:"log"`
+	Internal []internalTxJSON `json:"internal_transactions"`
+}
+
+// internalTxJSON is one entry of a TransactionInfo's internal_transactions:
+// a value transfer made by a contract while the transaction ran. Shape from
+// protocol.InternalTransaction (Tron.proto: hash, caller_address,
+// transferTo_address, callValueInfo {callValue, tokenId}, note, rejected)
+// as java-tron's JsonFormat prints it with visible=false: addresses 41-hex,
+// int64 as JSON numbers, zero values omitted (an internal call that moves
+// nothing prints "callValueInfo": [{}], a kept call has no "rejected").
+// Sources: tronprotocol/documentation-en
+// docs/api/http/block-and-tx-query/gettransactioninfobyid.md (the Nile
+// example 01b4cde4…, copied to testdata) and developers.tron.network
+// "Internal transactions" (TRX when tokenId is empty, TRC-10 otherwise;
+// rejected when the internal call failed).
+type internalTxJSON struct {
+	TransferTo    string `json:"transferTo_address"`
+	CallValueInfo []struct {
+		CallValue json.Number `json:"callValue"`
+		TokenID   string      `json:"tokenId"`
+	} `json:"callValueInfo"`
+	Rejected bool `json:"rejected"`
 }
 
 type logJSON struct {
@@ -135,7 +158,7 @@ func decodeInfos(height uint64, body []byte) ([]txInfoJSON, error) {
 
 // match reduces a checked block and its infos to the transfers to watched
 // accounts, in block order: a transaction's TRX transfer, then its USDT
-// Transfer logs in log order.
+// Transfer logs in log order, then the TRX its contracts sent internally.
 func (c *Client) match(height uint64, b *blockJSON, infos []txInfoJSON, w chains.Watched) (chains.Block, error) {
 	raw := &b.BlockHeader.RawData
 	ms, err := strconv.ParseInt(string(raw.Timestamp), 10, 64)
@@ -199,6 +222,9 @@ func (c *Client) match(height uint64, b *blockJSON, infos []txInfoJSON, w chains
 		if out.Transfers, err = c.matchLogs(height, tx.TxID, info.Log, w, out.Transfers); err != nil {
 			return chains.Block{}, err
 		}
+		if out.Transfers, err = matchInternal(height, tx.TxID, info.Internal, w, out.Transfers); err != nil {
+			return chains.Block{}, err
+		}
 	}
 	if seen != len(infos) {
 		return chains.Block{}, fmt.Errorf("%w: block %d: %d transaction infos do not belong to block %s", ErrTransient, height, len(infos)-seen, b.BlockID)
@@ -242,6 +268,50 @@ func (c *Client) matchLogs(height uint64, txID string, logs []logJSON, w chains.
 		dst = append(dst, chains.Transfer{
 			TxID: txID, Index: int64(i), Asset: payment.USDT,
 			Key: key, Address: Address(key), Amount: amount,
+		})
+	}
+	return dst, nil
+}
+
+// matchInternal appends the TRX that contracts sent to a watched account
+// during one successful transaction (its internal_transactions), like the
+// internal ETH transfers the evm source finds by tracing. A rejected internal
+// transaction moved nothing; a callValueInfo entry with a tokenId is TRC-10
+// and ignored; an entry without callValue moved 0 sun. Index is -2 - k for
+// the k-th internal transaction, so (txID, Index) never collides with the
+// transaction's own TransferContract (chains.NativeIndex) or its logs (≥ 0).
+func matchInternal(height uint64, txID string, its []internalTxJSON, w chains.Watched, dst []chains.Transfer) ([]chains.Transfer, error) {
+	var to [20]byte
+	for k := range its {
+		it := &its[k]
+		if it.Rejected {
+			continue
+		}
+		var sun int64
+		for j := range it.CallValueInfo {
+			cv := &it.CallValueInfo[j]
+			if cv.TokenID != "" || cv.CallValue == "" {
+				continue
+			}
+			v, err := strconv.ParseInt(string(cv.CallValue), 10, 64)
+			if err != nil || v < 0 || v > math.MaxInt64-sun {
+				return nil, fmt.Errorf("tron: block %d tx %s internal transaction %d: %w: callValue %q", height, txID, k, chains.ErrInvalidResponse, cv.CallValue)
+			}
+			sun += v
+		}
+		if sun == 0 {
+			continue
+		}
+		if !decodeAccount(&to, it.TransferTo) {
+			return nil, fmt.Errorf("tron: block %d tx %s internal transaction %d: %w: transferTo_address %q", height, txID, k, chains.ErrInvalidResponse, it.TransferTo)
+		}
+		if !w.Contains(to[:]) {
+			continue
+		}
+		key := append([]byte(nil), to[:]...)
+		dst = append(dst, chains.Transfer{
+			TxID: txID, Index: -2 - int64(k), Asset: payment.Native,
+			Key: key, Address: Address(key), Amount: big.NewInt(sun),
 		})
 	}
 	return dst, nil

@@ -16,6 +16,16 @@
 //     result, receipt.result SUCCESS when present); Index is the log's position
 //     in the transaction's log list. Zero-value transfers are reported with
 //     amount 0 for the matcher to classify; look-alike contracts never match.
+//   - Internal TRX: TRX a contract sent to a watched account while a
+//     transaction ran, read from the TransactionInfo's internal_transactions
+//     (no extra call: infos are fetched for contract blocks anyway), like the
+//     evm source's traced internal ETH transfers. Only in a transaction that
+//     succeeded (same check as USDT), only entries not rejected, only
+//     callValueInfo entries without tokenId (TRX, not TRC-10) and with
+//     callValue > 0, matched on transferTo_address's 20-byte account; Asset
+//     native, amount in sun (exact integer), Index -2 - k for the k-th
+//     internal transaction, so it never collides with the transaction's own
+//     TRX (chains.NativeIndex) or its logs (≥ 0).
 //   - A failed or reverted transaction is never reported.
 //   - Errors name the height or txid. Throttling, 429/403/5xx, timeouts and a
 //     block/receipt mismatch across a head change wrap ErrTransient; a body that

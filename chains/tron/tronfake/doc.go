@@ -9,7 +9,10 @@
 //   - Responses have the real node's shapes (taken from mainnet captures):
 //     sorted keys, visible=false hex addresses with the 41 prefix, blockID,
 //     raw_data, raw_data_hex, ret[].contractRet, TransactionInfo receipt and
-//     log[] with 20-byte addresses without 41. An empty block has no
+//     log[] with 20-byte addresses without 41, internal_transactions[]
+//     (CallContract, PayInternalTRX) with callValueInfo [{callValue}] or
+//     [{tokenId, callValue}] and rejected only when true; a reverted call's
+//     internal transactions are all rejected. An empty block has no
 //     "transactions" key. Captured blocks (AddCaptured) are served byte for byte.
 //   - txID = sha256(protobuf raw_data) and blockID = number ‖ sha256(header
 //     raw)[8:], both computed exactly as java-tron does (verified on real
