@@ -7,7 +7,6 @@ import (
 	"sort"
 	"sync"
 
-	sol "github.com/gagliardetto/solana-go"
 	"github.com/gagliardetto/solana-go/rpc"
 
 	"github.com/paywatch/paywatch/chains"
@@ -117,7 +116,7 @@ func (m *ModeSource) SparseBlocks(ctx context.Context, from, to uint64, parent s
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	found, since, err := m.pollFrom(ctx, l.Keys(), m.since, from)
+	found, since, err := m.poll(ctx, l.Keys(), m.since, from)
 	if err != nil {
 		return nil, err
 	}
@@ -221,47 +220,4 @@ func (m *ModeSource) header(ctx context.Context, slot uint64) (chains.Block, err
 		return chains.Block{}, fmt.Errorf("header: %w", classify(err, "getBlock", slot))
 	}
 	return b, nil
-}
-
-// pollFrom is Poll limited to slots at or above from: an address's
-// signatures are paged only down to from, and transactions below it are not
-// read (they lie below the scanner's cursor). since is updated as in Poll.
-func (m *ModeSource) pollFrom(ctx context.Context, addresses [][]byte, since map[string]string, from uint64) ([]SlotTransfer, map[string]string, error) {
-	watch := make(keySet, len(addresses))
-	for _, a := range addresses {
-		if len(a) != sol.PublicKeyLength {
-			return nil, nil, fmt.Errorf("solana: poll: address of %d bytes, want %d", len(a), sol.PublicKeyLength)
-		}
-		watch[string(a)] = struct{}{}
-	}
-	next := make(map[string]string, len(since)+len(addresses))
-	for k, v := range since {
-		next[k] = v
-	}
-	seen := make(map[string]bool)
-	var out []SlotTransfer
-	for _, a := range addresses {
-		addr := sol.PublicKeyFromBytes(a)
-		sigs, err := m.signatures(ctx, addr, since[addr.String()], from)
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(sigs) > 0 {
-			next[addr.String()] = sigs[0].Signature.String()
-		}
-		for i := len(sigs) - 1; i >= 0; i-- {
-			s := sigs[i]
-			sig := s.Signature.String()
-			if s.Err != nil || s.Slot < from || seen[sig] {
-				continue
-			}
-			seen[sig] = true
-			found, err := m.transaction(ctx, sig, s.Slot, watch)
-			if err != nil {
-				return nil, nil, err
-			}
-			out = append(out, found...)
-		}
-	}
-	return out, next, nil
 }

@@ -37,10 +37,31 @@ func (k keySet) Contains(key []byte) bool { _, ok := k[string(key)]; return ok }
 // signature per address). On error nothing is returned and since stays
 // valid: the caller retries with the old map.
 func (c *Client) Poll(ctx context.Context, addresses [][]byte, since map[string]string) ([]SlotTransfer, map[string]string, error) {
+	out, next, err := c.poll(ctx, addresses, since, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Slot != out[j].Slot {
+			return out[i].Slot < out[j].Slot
+		}
+		if out[i].TxID != out[j].TxID {
+			return out[i].TxID < out[j].TxID
+		}
+		return out[i].Index < out[j].Index
+	})
+	return out, next, nil
+}
+
+// poll reads the credits to addresses newer than since, at slots at or above
+// from (0: all): an address's signatures are paged only down to from and
+// transactions below it are not read. It returns them in read order and the
+// updated since map.
+func (c *Client) poll(ctx context.Context, addresses [][]byte, since map[string]string, from uint64) ([]SlotTransfer, map[string]string, error) {
 	watch := make(keySet, len(addresses))
 	for _, a := range addresses {
 		if len(a) != sol.PublicKeyLength {
-			return nil, nil, fmt.Errorf("solana: Poll: address of %d bytes, want %d", len(a), sol.PublicKeyLength)
+			return nil, nil, fmt.Errorf("solana: poll: address of %d bytes, want %d", len(a), sol.PublicKeyLength)
 		}
 		watch[string(a)] = struct{}{}
 	}
@@ -52,7 +73,7 @@ func (c *Client) Poll(ctx context.Context, addresses [][]byte, since map[string]
 	var out []SlotTransfer
 	for _, a := range addresses {
 		addr := sol.PublicKeyFromBytes(a)
-		sigs, err := c.signatures(ctx, addr, since[addr.String()], 0)
+		sigs, err := c.signatures(ctx, addr, since[addr.String()], from)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -63,7 +84,7 @@ func (c *Client) Poll(ctx context.Context, addresses [][]byte, since map[string]
 		for i := len(sigs) - 1; i >= 0; i-- {
 			s := sigs[i]
 			sig := s.Signature.String()
-			if s.Err != nil || seen[sig] {
+			if s.Err != nil || s.Slot < from || seen[sig] {
 				continue
 			}
 			seen[sig] = true
@@ -74,15 +95,6 @@ func (c *Client) Poll(ctx context.Context, addresses [][]byte, since map[string]
 			out = append(out, found...)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Slot != out[j].Slot {
-			return out[i].Slot < out[j].Slot
-		}
-		if out[i].TxID != out[j].TxID {
-			return out[i].TxID < out[j].TxID
-		}
-		return out[i].Index < out[j].Index
-	})
 	return out, next, nil
 }
 
