@@ -309,60 +309,7 @@ func (s *Service) recordTransfer(ctx context.Context, tx *store.Tx, network stri
 // our addresses, the confirmations reached at tips, the matcher's decisions
 // and events, and the cursor. The block must extend the cursor.
 func (s *Service) ApplyBlock(ctx context.Context, network payment.Network, b chains.Block, tips chains.Tips) error {
-	n := string(network)
-	return s.store.InTx(ctx, func(tx *store.Tx) error {
-		now := s.now().UTC()
-		cur, err := tx.CursorForUpdate(ctx, n)
-		if err != nil {
-			return err
-		}
-		if int64(b.Height) <= cur.Height || b.Parent != cur.Hash {
-			return fmt.Errorf("%w: block %d parent %s, cursor %d %s", ErrCursorMoved, b.Height, b.Parent, cur.Height, cur.Hash)
-		}
-		if err := tx.SetTips(ctx, n, max(tips.Node, int64(b.Height)), tips.Final, now); err != nil {
-			return err
-		}
-		h := int64(b.Height)
-		if err := tx.PutBlock(ctx, n, store.BlockRef{Height: h, Hash: b.Hash, Parent: b.Parent}, b.Time); err != nil {
-			return err
-		}
-		seen := now
-		if !b.Time.IsZero() && b.Time.Before(now) {
-			// Catching up after downtime: the block's time is when the
-			// payment was made, not when we read it.
-			seen = b.Time.UTC()
-		}
-		affected := map[string]bool{}
-		replaced, err := tx.OrphanReplaced(ctx, n, h, b.Hash, now)
-		if err != nil {
-			return err
-		}
-		for _, t := range replaced {
-			if t.IntentID != "" {
-				affected[t.IntentID] = true
-			}
-		}
-		for _, t := range b.Transfers {
-			id, err := s.recordTransfer(ctx, tx, n, t, &h, b.Hash, "confirming", seen, now)
-			if err != nil {
-				return fmt.Errorf("block %d: %w", b.Height, err)
-			}
-			if id != "" {
-				affected[id] = true
-			}
-		}
-		if err := s.confirm(ctx, tx, n, max(tips.Node, h), tips.Final, now, affected); err != nil {
-			return err
-		}
-		if err := s.reevaluateAll(ctx, tx, affected, now); err != nil {
-			return err
-		}
-		blockAt := b.Time
-		if err := tx.SetCursor(ctx, n, h, b.Hash, &blockAt, now); err != nil {
-			return err
-		}
-		return tx.PruneBlocks(ctx, n, h-2000)
-	})
+	return s.ApplyBlocks(ctx, network, []chains.Block{b}, tips)
 }
 
 // confirm promotes transfers that reached their confirmations.

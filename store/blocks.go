@@ -111,12 +111,6 @@ func (t *Tx) DeleteBlocksAbove(ctx context.Context, network string, height int64
 	return translate(err)
 }
 
-// PruneBlocks forgets block refs below height (older than any reorg we handle).
-func (t *Tx) PruneBlocks(ctx context.Context, network string, below int64) error {
-	_, err := t.tx.Exec(ctx, `DELETE FROM blocks WHERE network = $1 AND height < $2`, network, below)
-	return translate(err)
-}
-
 // BlockAt returns the stored block ref at height.
 func (s *Store) BlockAt(ctx context.Context, network string, height int64) (BlockRef, error) {
 	var b BlockRef

@@ -10,7 +10,7 @@ import (
 // StartBlocks opens a catch-up batch of network in one round trip: it locks
 // and returns the cursor as it was (CursorForUpdate), records the node's
 // tips (SetTips), the block refs (PutBlocks), and orphans the transfers
-// recorded at these heights in other blocks (OrphanReplacedBlocks), which it
+// recorded at these heights in other blocks (a rescan across a reorg), which it
 // returns. The caller checks that the blocks extend the returned cursor and
 // fails the transaction otherwise.
 func (t *Tx) StartBlocks(ctx context.Context, network string, node, final int64, bs []BlockRef, at []time.Time,
@@ -60,7 +60,7 @@ func (t *Tx) StartBlocks(ctx context.Context, network string, node, final int64,
 
 // FinishBlocks closes a catch-up batch in one round trip: the cursor moves
 // to (height, hash) (SetCursor) and block refs below pruneBelow are
-// forgotten (PruneBlocks).
+// forgotten.
 func (t *Tx) FinishBlocks(ctx context.Context, network string, height int64, hash string, blockAt *time.Time,
 	pruneBelow int64, now time.Time) error {
 	b := &pgx.Batch{}

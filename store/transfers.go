@@ -232,20 +232,6 @@ func (t *Tx) TransferByKey(ctx context.Context, network, txid string, idx int64)
 	return scanTransfer(t.tx.QueryRow(ctx, `SELECT `+transferColumns+transferFrom+`WHERE t.network = $1 AND t.txid = $2 AND t.idx = $3`, network, txid, idx))
 }
 
-// OrphanReplaced marks transfers recorded at height in another block than
-// hash as orphaned (their block was replaced: a rescan across a reorg) and
-// returns them. Transfers of the new block are upserted afterwards, which
-// revives those that are in both.
-func (t *Tx) OrphanReplaced(ctx context.Context, network string, height int64, hash string, now time.Time) ([]Transfer, error) {
-	rows, err := t.tx.Query(ctx, `UPDATE transfers SET status = 'orphaned', confirmed_at = NULL, updated_at = $4
-		WHERE network = $1 AND block_height = $2 AND block_hash <> $3 AND status <> 'orphaned' RETURNING id`,
-		network, height, hash, now)
-	if err != nil {
-		return nil, translate(err)
-	}
-	return t.refetch(ctx, rows)
-}
-
 // SetNotified records that a transfer.unmatched event was emitted for the
 // transfer's classification class.
 func (t *Tx) SetNotified(ctx context.Context, id, class string) error {
