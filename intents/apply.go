@@ -45,11 +45,11 @@ func (s *Service) reevaluateLocked(ctx context.Context, tx *store.Tx, p store.Pa
 	if err != nil {
 		return err
 	}
-	trs, err := tx.TransfersByIntent(ctx, id)
+	all, err := tx.TransfersByIntent(ctx, id)
 	if err != nil {
 		return err
 	}
-	trs = matchable(trs) // balance-check items count only once credited (balance.go)
+	trs := matchable(all) // balance-check items count only once credited (balance.go)
 	mtrs := make([]matcher.Transfer, len(trs))
 	for i, t := range trs {
 		mtrs[i] = matcher.Transfer{
@@ -65,8 +65,10 @@ func (s *Service) reevaluateLocked(ctx context.Context, tx *store.Tx, p store.Pa
 	}, mtrs, now)
 
 	var unmatched []store.Transfer
+	classes := make(map[string]string, len(trs))
 	for i, t := range trs {
 		c := string(d.Classes[i])
+		classes[t.ID] = c
 		if c != t.Classification {
 			if err := tx.SetClassification(ctx, t.ID, c, now); err != nil {
 				return err
@@ -76,6 +78,7 @@ func (s *Service) reevaluateLocked(ctx context.Context, tx *store.Tx, p store.Pa
 			if err := tx.SetNotified(ctx, t.ID, c); err != nil {
 				return err
 			}
+			t.Classification, t.NotifiedClass = c, c
 			unmatched = append(unmatched, t)
 		}
 	}
@@ -133,24 +136,29 @@ func (s *Service) reevaluateLocked(ctx context.Context, tx *store.Tx, p store.Pa
 	if len(unmatched) == 0 && !changed && len(ledger) == 0 {
 		return nil
 	}
-	view, err := s.viewTx(ctx, tx, id)
-	if err != nil {
-		return err
-	}
+	// The event bodies are rendered from what this transaction decided and
+	// wrote, not read back.
 	tip, err := tx.NodeHeight(ctx, in.Network)
 	if err != nil {
 		return err
 	}
 	for _, t := range unmatched {
-		fresh, err := tx.GetTransfer(ctx, t.ID)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.AppendEvent(ctx, "transfer.unmatched", id, t.ID, in.Account, TransferViewOf(fresh, tip), now); err != nil {
+		if _, err := tx.AppendEvent(ctx, "transfer.unmatched", id, t.ID, in.Account, TransferViewOf(t, tip), now); err != nil {
 			return err
 		}
 	}
 	if st.Status != in.Status {
+		after := in
+		after.Status, after.Overpaid, after.Late = st.Status, st.Overpaid, st.Late
+		after.Received, after.ConfirmedSum, after.DetectedAt, after.PaidAt = st.Received, st.ConfirmedSum, st.DetectedAt, st.PaidAt
+		shown := make([]store.Transfer, len(all))
+		for i, t := range all {
+			if c, ok := classes[t.ID]; ok {
+				t.Classification = c
+			}
+			shown[i] = t
+		}
+		view := IntentViewOf(after, shown, tip, s.PaymentURI(after))
 		if _, err := tx.AppendEvent(ctx, "intent."+st.Status, id, "", in.Account, view, now); err != nil {
 			return err
 		}

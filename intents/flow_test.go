@@ -1,6 +1,7 @@
 package intents_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -66,5 +67,59 @@ func TestSweepDrainsEveryDueIntent(t *testing.T) {
 	var open int
 	if err := e.Store.Pool().QueryRow(t.Context(), "SELECT count(*) FROM intents WHERE status <> 'expired'").Scan(&open); err != nil || open != 0 {
 		t.Fatalf("%d intents not expired (%v)", open, err)
+	}
+}
+
+// Event bodies are rendered from the transaction's own decision; they must
+// equal what the API shows once it committed.
+func TestEventBodiesEqualTheCommittedState(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	v := e.CreateIntent("order", "ORD-EV", "cust-ev", "100.00", "BTC")
+	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "ev-1")
+	e.Chains[payment.Bitcoin].Mine(1)
+	e.Pay(v, payment.Native, intentstest.Units("700"), "ev-dup") // a later, second payment
+	e.Sync(payment.Bitcoin)
+	status, body := e.Do("GET", "/v1/intents/"+v.ID, "storefront", nil)
+	if status != 200 {
+		t.Fatalf("get: %d %s", status, body)
+	}
+	var api, ev map[string]any
+	if err := json.Unmarshal(body, &api); err != nil {
+		t.Fatal(err)
+	}
+	var data []byte
+	if err := e.Store.Pool().QueryRow(t.Context(), "SELECT data FROM events WHERE intent_id = $1 AND type = 'intent.paid'", v.ID).Scan(&data); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &ev); err != nil {
+		t.Fatal(err)
+	}
+	// The paying block was applied with the payment; the duplicate came one
+	// block later, so compare the fields that block did not change.
+	for _, k := range []string{"status", "received_base_units", "paid_at", "detected_at", "paid_usd", "overpaid", "late", "address", "amount_base_units"} {
+		if fmt.Sprint(ev[k]) != fmt.Sprint(api[k]) {
+			t.Errorf("intent.paid %s = %v, API shows %v", k, ev[k], api[k])
+		}
+	}
+	var tr map[string]any
+	if err := e.Store.Pool().QueryRow(t.Context(), "SELECT data FROM events WHERE intent_id = $1 AND type = 'transfer.unmatched'", v.ID).Scan(&data); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &tr); err != nil {
+		t.Fatal(err)
+	}
+	var dup map[string]any
+	for _, x := range api["transfers"].([]any) {
+		if m := x.(map[string]any); m["id"] == tr["id"] {
+			dup = m
+		}
+	}
+	if dup == nil || tr["classification"] != "duplicate" {
+		t.Fatalf("transfer.unmatched %v is not the duplicate of %v", tr, api["transfers"])
+	}
+	for k, want := range dup {
+		if fmt.Sprint(tr[k]) != fmt.Sprint(want) {
+			t.Errorf("transfer.unmatched %s = %v, API shows %v", k, tr[k], want)
+		}
 	}
 }
