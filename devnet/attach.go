@@ -31,7 +31,7 @@ func AttachBtcd(ctx context.Context, rpcURL, dir string) (*Btcd, error) {
 	close(done)
 	p := &Process{name: "btcd (attached)", logPath: filepath.Join(dir, "btcd.log"), done: done}
 	p.once.Do(func() {}) // Stop and Kill are no-ops: the node is not ours.
-	b := &Btcd{RPCURL: rpcURL, Dir: dir, FaucetAddress: addr.EncodeAddress(), proc: p, key: key, script: script}
+	b := &Btcd{CoreRPC: CoreRPC{RPCURL: rpcURL}, Dir: dir, FaucetAddress: addr.EncodeAddress(), proc: p, key: key, script: script}
 	if _, err := b.Tip(ctx); err != nil {
 		return nil, fmt.Errorf("attach btcd: %w", err)
 	}

@@ -97,8 +97,7 @@ type Output struct {
 // Btcd is a btcd regtest node on loopback whose coinbase goes to a fixed
 // faucet key; Pay and PayMany spend those coins.
 type Btcd struct {
-	// RPCURL is http://u:p@127.0.0.1:port (no TLS).
-	RPCURL string
+	CoreRPC
 	// Dir holds data/, logs/ and btcd.log.
 	Dir string
 	// RPCPort and P2PPort are the loopback ports.
@@ -160,7 +159,7 @@ func StartBtcd(ctx context.Context, dir string, port int) (*Btcd, error) {
 		return nil, err
 	}
 	b := &Btcd{
-		RPCURL:        fmt.Sprintf("http://u:p@127.0.0.1:%d", port),
+		CoreRPC:       CoreRPC{RPCURL: fmt.Sprintf("http://u:p@127.0.0.1:%d", port)},
 		Dir:           dir,
 		RPCPort:       port,
 		P2PPort:       p2p,
@@ -197,26 +196,6 @@ func StartBtcd(ctx context.Context, dir string, port int) (*Btcd, error) {
 	return b, nil
 }
 
-// Call invokes an RPC method on the node and decodes its result into out
-// (nil discards it).
-func (b *Btcd) Call(ctx context.Context, method string, out any, params ...any) error {
-	return rpcCall(ctx, b.RPCURL, method, out, params...)
-}
-
-// Tip returns the node's block count.
-func (b *Btcd) Tip(ctx context.Context) (int64, error) {
-	var n int64
-	err := b.Call(ctx, "getblockcount", &n)
-	return n, err
-}
-
-// BlockHash returns the hash of the block at height on the best chain.
-func (b *Btcd) BlockHash(ctx context.Context, height int64) (string, error) {
-	var h string
-	err := b.Call(ctx, "getblockhash", &h, height)
-	return h, err
-}
-
 // Generate mines n blocks paying the faucet and returns their hashes.
 func (b *Btcd) Generate(ctx context.Context, n int) ([]string, error) {
 	var hashes []string
@@ -224,17 +203,6 @@ func (b *Btcd) Generate(ctx context.Context, n int) ([]string, error) {
 		return nil, err
 	}
 	return hashes, nil
-}
-
-// InvalidateBlock marks a block and its descendants invalid; the node's best
-// chain falls back to its parent and its transactions return to the mempool.
-func (b *Btcd) InvalidateBlock(ctx context.Context, hash string) error {
-	return b.Call(ctx, "invalidateblock", nil, hash)
-}
-
-// ReconsiderBlock undoes InvalidateBlock.
-func (b *Btcd) ReconsiderBlock(ctx context.Context, hash string) error {
-	return b.Call(ctx, "reconsiderblock", nil, hash)
 }
 
 // FaucetScript returns the faucet's output script (P2PKH).

@@ -54,8 +54,7 @@ func InstallLitecoind(ctx context.Context) error {
 // Litecoind is a Litecoin Core regtest node on loopback with a funded wallet
 // named "w".
 type Litecoind struct {
-	// RPCURL is http://u:p@127.0.0.1:port.
-	RPCURL string
+	CoreRPC
 	// Dir is the node's data directory (regtest/ holds chain and wallet).
 	Dir string
 	// RPCPort and P2PPort are the loopback ports.
@@ -93,7 +92,7 @@ func StartLitecoind(ctx context.Context, dir string, port int, mweb bool) (*Lite
 		return nil, err
 	}
 	l := &Litecoind{
-		RPCURL:  fmt.Sprintf("http://u:p@127.0.0.1:%d", port),
+		CoreRPC: CoreRPC{RPCURL: fmt.Sprintf("http://u:p@127.0.0.1:%d", port)},
 		Dir:     dir,
 		RPCPort: port,
 		P2PPort: p2p,
@@ -150,26 +149,6 @@ func (l *Litecoind) openWallet(ctx context.Context) error {
 	return nil
 }
 
-// Call invokes an RPC method on the node and decodes its result into out
-// (nil discards it).
-func (l *Litecoind) Call(ctx context.Context, method string, out any, params ...any) error {
-	return rpcCall(ctx, l.RPCURL, method, out, params...)
-}
-
-// Tip returns the node's block count.
-func (l *Litecoind) Tip(ctx context.Context) (int64, error) {
-	var n int64
-	err := l.Call(ctx, "getblockcount", &n)
-	return n, err
-}
-
-// BlockHash returns the hash of the block at height on the best chain.
-func (l *Litecoind) BlockHash(ctx context.Context, height int64) (string, error) {
-	var h string
-	err := l.Call(ctx, "getblockhash", &h, height)
-	return h, err
-}
-
 // NewAddress returns a fresh wallet address of the given type ("bech32",
 // "legacy", "p2sh-segwit", "mweb"; "" means the wallet default, bech32).
 func (l *Litecoind) NewAddress(ctx context.Context, kind string) (string, error) {
@@ -214,17 +193,6 @@ func (l *Litecoind) SendMany(ctx context.Context, amounts map[string]int64) (str
 	var txid string
 	err := l.Call(ctx, "sendmany", &txid, "", m)
 	return txid, err
-}
-
-// InvalidateBlock marks a block and its descendants invalid; its
-// transactions return to the mempool.
-func (l *Litecoind) InvalidateBlock(ctx context.Context, hash string) error {
-	return l.Call(ctx, "invalidateblock", nil, hash)
-}
-
-// ReconsiderBlock undoes InvalidateBlock.
-func (l *Litecoind) ReconsiderBlock(ctx context.Context, hash string) error {
-	return l.Call(ctx, "reconsiderblock", nil, hash)
 }
 
 // ActivateMWEB mines to height MWEBHeight-1, pegs coins into MWEB (a wallet

@@ -218,7 +218,7 @@ func mineBlocks(ctx context.Context, env sandboxEnv, dir string, network payment
 		return err
 	case payment.Litecoin:
 		// Only RPC calls are used: the node belongs to the `dev` process.
-		_, err := (&devnet.Litecoind{RPCURL: env[envLitecoin]}).Generate(ctx, n)
+		_, err := (&devnet.Litecoind{CoreRPC: devnet.CoreRPC{RPCURL: env[envLitecoin]}}).Generate(ctx, n)
 		return err
 	case payment.Ethereum:
 		a, err := dialAnvil(ctx, env)
@@ -287,7 +287,7 @@ func payLitecoin(ctx context.Context, env sandboxEnv, address string, litoshis *
 		return "", fmt.Errorf("amount %s litoshi is too large", litoshis)
 	}
 	// Only RPC calls are used: the node belongs to the `dev` process.
-	txid, err := (&devnet.Litecoind{RPCURL: env[envLitecoin]}).SendToAddress(ctx, address, litoshis.Int64())
+	txid, err := (&devnet.Litecoind{CoreRPC: devnet.CoreRPC{RPCURL: env[envLitecoin]}}).SendToAddress(ctx, address, litoshis.Int64())
 	if err != nil {
 		return "", fmt.Errorf("litecoind sendtoaddress: %w", err)
 	}
