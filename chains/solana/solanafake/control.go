@@ -2,28 +2,20 @@ package solanafake
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/mr-tron/base58"
+
+	"github.com/paywatch/paywatch/chains/chainstest"
 )
 
 // Produce mines one slot every interval until ctx ends, like a cluster's
 // 400 ms slots, and returns ctx's error.
 func (n *Node) Produce(ctx context.Context, interval time.Duration) error {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-			n.Mine(1)
-		}
-	}
+	return chainstest.Produce(ctx, interval, func() { n.Mine(1) })
 }
 
 // ControlHandler returns the sandbox's remote control of the node, to be
@@ -39,24 +31,7 @@ func (n *Node) Produce(ctx context.Context, interval time.Duration) error {
 // included in the next slot (Produce or /mine).
 func (n *Node) ControlHandler() http.Handler {
 	mux := http.NewServeMux()
-	handle := func(path string, f func(req solControl) (any, error)) {
-		mux.HandleFunc("POST "+path, func(w http.ResponseWriter, r *http.Request) {
-			var req solControl
-			dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&req); err != nil {
-				http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
-				return
-			}
-			out, err := f(req)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(out)
-		})
-	}
+	handle := func(path string, f func(req solControl) (any, error)) { chainstest.ControlEndpoint(mux, path, f) }
 	handle("/mine", func(req solControl) (any, error) {
 		if req.Slots < 1 || req.Slots > 10_000 {
 			return nil, fmt.Errorf("slots %d: want 1..10000", req.Slots)

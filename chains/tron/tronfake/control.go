@@ -3,7 +3,6 @@ package tronfake
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"math/big"
 	"net/http"
@@ -11,21 +10,14 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/btcutil/base58"
+
+	"github.com/paywatch/paywatch/chains/chainstest"
 )
 
 // Produce mines one block every interval until ctx ends, like the real
 // chain's 3-second slots, and returns ctx's error.
 func (n *Node) Produce(ctx context.Context, interval time.Duration) error {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-			n.Mine(1)
-		}
-	}
+	return chainstest.Produce(ctx, interval, func() { n.Mine(1) })
 }
 
 // ControlHandler returns the sandbox's remote control of the node, to be
@@ -41,24 +33,7 @@ func (n *Node) Produce(ctx context.Context, interval time.Duration) error {
 //	/fail   {"kind": "429"}
 func (n *Node) ControlHandler() http.Handler {
 	mux := http.NewServeMux()
-	handle := func(path string, f func(req control) (any, error)) {
-		mux.HandleFunc("POST "+path, func(w http.ResponseWriter, r *http.Request) {
-			var req control
-			dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&req); err != nil {
-				http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
-				return
-			}
-			out, err := f(req)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(out)
-		})
-	}
+	handle := func(path string, f func(req control) (any, error)) { chainstest.ControlEndpoint(mux, path, f) }
 	handle("/mine", func(req control) (any, error) {
 		if req.Blocks < 1 || req.Blocks > 10_000 {
 			return nil, fmt.Errorf("blocks %d: want 1..10000", req.Blocks)
