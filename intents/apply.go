@@ -244,11 +244,11 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 	}
 }
 
-// requiredFor returns the confirmations a transfer needs: its intent's, or
-// the method default for a transfer without intent.
-func (s *Service) requiredFor(network string, asset payment.Asset, in *store.Intent) int {
-	if in != nil {
-		return in.ConfirmationsRequired
+// requiredFor returns the confirmations a transfer to a needs: its intent's,
+// or the method default for an address without intent.
+func (s *Service) requiredFor(network string, asset payment.Asset, a store.Address) int {
+	if a.IntentID != "" {
+		return a.IntentConfirmations
 	}
 	if m, ok := payment.MethodFor(payment.Network(network), asset); ok {
 		if mc := s.cfg.Methods[string(m.Method)]; mc != nil && mc.Confirmations != nil {
@@ -272,23 +272,16 @@ func (s *Service) recordTransfer(ctx context.Context, tx *store.Tx, network stri
 	if err != nil {
 		return "", err
 	}
-	var in *store.Intent
-	if a.IntentID != "" {
-		i, err := tx.GetIntent(ctx, a.IntentID)
-		if err != nil {
-			return "", err
-		}
-		in = &i
-	}
+	required := s.requiredFor(network, t.Asset, a)
 	class, notified := string(matcher.UnknownAddress), string(matcher.UnknownAddress)
-	if in != nil {
+	if a.IntentID != "" {
 		// A placeholder until the matcher classifies it in this transaction.
 		class, notified = string(matcher.Partial), ""
 	}
 	rec := store.Transfer{
 		ID: store.NewID("tr"), Network: network, TxID: t.TxID, Index: t.Index, Asset: string(t.Asset),
 		Address: t.Address, AddressKey: t.Key, Amount: t.Amount, IntentID: a.IntentID, BlockHeight: height,
-		BlockHash: hash, FirstSeenAt: seen, Status: status, ConfirmationsRequired: s.requiredFor(network, t.Asset, in),
+		BlockHash: hash, FirstSeenAt: seen, Status: status, ConfirmationsRequired: required,
 		Classification: class, NotifiedClass: notified, CreatedAt: now,
 	}
 	if rec.Address == "" {
@@ -301,7 +294,7 @@ func (s *Service) recordTransfer(ctx context.Context, tx *store.Tx, network stri
 	if inserted && s.opt.Counter != nil {
 		tx.AfterCommit(func() { s.opt.Counter.TransferRecorded(network, string(t.Asset)) })
 	}
-	if inserted && in == nil {
+	if inserted && a.IntentID == "" {
 		tip, err := tx.NodeHeight(ctx, network)
 		if err != nil {
 			return "", err

@@ -18,6 +18,9 @@ type Address struct {
 	Index     int64
 	IntentID  string
 	CreatedAt time.Time
+	// IntentConfirmations is the confirmations its intent requires (set by
+	// AddressByKey when the address has an intent).
+	IntentConfirmations int
 }
 
 // NextIndex hands out the next derivation index of (network, source). The
@@ -108,13 +111,15 @@ func (s *Store) PoolRemaining(ctx context.Context, network string) (int64, error
 	return n, translate(err)
 }
 
-// AddressByKey returns a watched address with its intent, if any.
+// AddressByKey returns a watched address with its intent and that intent's
+// required confirmations, if any, in one query.
 func (t *Tx) AddressByKey(ctx context.Context, network string, key []byte) (Address, error) {
 	var a Address
 	var idx *int64
-	err := t.tx.QueryRow(ctx, `SELECT network, key, address, source, derivation_index, coalesce(intent_id, ''), created_at
-		FROM addresses WHERE network = $1 AND key = $2`, network, key).
-		Scan(&a.Network, &a.Key, &a.Address, &a.Source, &idx, &a.IntentID, &a.CreatedAt)
+	err := t.tx.QueryRow(ctx, `SELECT a.network, a.key, a.address, a.source, a.derivation_index, coalesce(a.intent_id, ''),
+		a.created_at, coalesce(i.confirmations_required, 0)
+		FROM addresses a LEFT JOIN intents i ON i.id = a.intent_id WHERE a.network = $1 AND a.key = $2`, network, key).
+		Scan(&a.Network, &a.Key, &a.Address, &a.Source, &idx, &a.IntentID, &a.CreatedAt, &a.IntentConfirmations)
 	a.Index = -1
 	if idx != nil {
 		a.Index = *idx
