@@ -67,20 +67,28 @@ func (t *Tx) NotifyAddresses(ctx context.Context, network string) error {
 	return translate(err)
 }
 
-// EventsAfter returns up to limit events with seq > after, in seq order,
-// optionally only of the given types.
-func (s *Store) EventsAfter(ctx context.Context, after int64, types []string, limit int) ([]Event, error) {
-	rows, err := s.pool.Query(ctx, `SELECT seq, id, type, coalesce(intent_id, ''), coalesce(transfer_id, ''),
-		coalesce(account, ''), data, created_at FROM events
-		WHERE seq > $1 AND (coalesce(cardinality($2::text[]), 0) = 0 OR type = ANY($2)) ORDER BY seq LIMIT $3`, after, types, limit)
+// eventsAfterSQL reads events after a seq, of the given types (all when
+// empty), in seq order.
+const eventsAfterSQL = `SELECT seq, id, type, coalesce(intent_id, ''), coalesce(transfer_id, ''),
+	coalesce(account, ''), data, created_at FROM events
+	WHERE seq > $1 AND (coalesce(cardinality($2::text[]), 0) = 0 OR type = ANY($2)) ORDER BY seq LIMIT $3`
+
+func collectEvents(rows pgx.Rows, err error) ([]Event, error) {
 	if err != nil {
 		return nil, translate(err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) {
+	evs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) {
 		var e Event
 		err := r.Scan(&e.Seq, &e.ID, &e.Type, &e.IntentID, &e.TransferID, &e.Account, &e.Data, &e.CreatedAt)
 		return e, err
 	})
+	return evs, translate(err)
+}
+
+// EventsAfter returns up to limit events with seq > after, in seq order,
+// optionally only of the given types.
+func (s *Store) EventsAfter(ctx context.Context, after int64, types []string, limit int) ([]Event, error) {
+	return collectEvents(s.pool.Query(ctx, eventsAfterSQL, after, types, limit))
 }
 
 // EventSeqByID returns the seq of an event id (for `after=ev_…` cursors).

@@ -89,17 +89,7 @@ func (t *Tx) SaveEndpoint(ctx context.Context, e WebhookEndpoint) error {
 // NextEvents returns up to limit events after seq, of the given types (all
 // when empty), in seq order, inside the transaction.
 func (t *Tx) NextEvents(ctx context.Context, after int64, types []string, limit int) ([]Event, error) {
-	rows, err := t.tx.Query(ctx, `SELECT seq, id, type, coalesce(intent_id, ''), coalesce(transfer_id, ''),
-		coalesce(account, ''), data, created_at FROM events
-		WHERE seq > $1 AND (coalesce(cardinality($2::text[]), 0) = 0 OR type = ANY($2)) ORDER BY seq LIMIT $3`, after, types, limit)
-	if err != nil {
-		return nil, translate(err)
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) {
-		var e Event
-		err := r.Scan(&e.Seq, &e.ID, &e.Type, &e.IntentID, &e.TransferID, &e.Account, &e.Data, &e.CreatedAt)
-		return e, err
-	})
+	return collectEvents(t.tx.Query(ctx, eventsAfterSQL, after, types, limit))
 }
 
 // LogAttempt appends a line to the delivery log.
