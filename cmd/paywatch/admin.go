@@ -52,14 +52,11 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 func runAPIKey(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || (args[0] != "create" && args[0] != "list" && args[0] != "revoke") {
-		fmt.Fprintln(stderr, "Usage: paywatch apikey create --scope S[,S] --name N | list | revoke --name N")
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			return nil
-		}
-		return errors.New("apikey needs a subcommand: create, list or revoke")
+	sub, err := subcommand(args, stderr, "Usage: paywatch apikey create --scope S[,S] --name N | list | revoke --name N",
+		"create", "list", "revoke")
+	if err != nil {
+		return err
 	}
-	sub := args[0]
 	fs := newFlags("apikey "+sub, "apikey "+sub+" [flags]", stderr)
 	cfgPath := configFlag(fs)
 	var scopes multiFlag
@@ -145,14 +142,11 @@ func (m *multiFlag) Set(v string) error {
 }
 
 func runPool(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || (args[0] != "import" && args[0] != "count") {
-		fmt.Fprintln(stderr, "Usage: paywatch pool import --network solana FILE | pool count --network solana")
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			return nil
-		}
-		return errors.New("pool needs a subcommand: import or count")
+	sub, err := subcommand(args, stderr, "Usage: paywatch pool import --network solana FILE | pool count --network solana",
+		"import", "count")
+	if err != nil {
+		return err
 	}
-	sub := args[0]
 	fs := newFlags("pool "+sub, "pool "+sub+" --network solana [FILE]", stderr)
 	cfgPath := configFlag(fs)
 	network := fs.String("network", "solana", "network of the pool (only solana has one)")

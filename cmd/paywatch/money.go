@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -63,12 +64,10 @@ func subcommand(args []string, stderr io.Writer, usage string, subs ...string) (
 	}
 	fmt.Fprintln(stderr, usage)
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-		return "", errHelpShown
+		return "", flag.ErrHelp // main exits 0 on it
 	}
 	return "", fmt.Errorf("unknown or missing subcommand; see the usage above")
 }
-
-var errHelpShown = errors.New("help shown")
 
 func runTransfers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	usage := "Usage: paywatch transfers list [--status unresolved|resolved|all] [--network N] [--classification C] [--limit N] [--json]\n" +
@@ -76,9 +75,6 @@ func runTransfers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		"                [--intent pi_…] [--account A] [--refund-txid T] [--rate USD_PER_UNIT]"
 	sub, err := subcommand(args, stderr, usage, "list", "resolve")
 	if err != nil {
-		if errors.Is(err, errHelpShown) {
-			return nil
-		}
 		return err
 	}
 	fs := newFlags("transfers "+sub, "transfers "+sub+" [flags]", stderr)
@@ -156,9 +152,6 @@ func runTransfers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	usage := "Usage: paywatch report reconcile --from 2026-11-01 --to 2026-12-01 [--format csv|json]"
 	if _, err := subcommand(args, stderr, usage, "reconcile"); err != nil {
-		if errors.Is(err, errHelpShown) {
-			return nil
-		}
 		return err
 	}
 	fs := newFlags("report reconcile", "report reconcile --from DATE --to DATE [--format csv|json]", stderr)
@@ -203,9 +196,6 @@ func runWebhooks(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		"       paywatch webhooks redeliver --endpoint NAME --from-seq N   (moves the cursor back: events from N are sent again)"
 	sub, err := subcommand(args, stderr, usage, "log", "endpoints", "redeliver")
 	if err != nil {
-		if errors.Is(err, errHelpShown) {
-			return nil
-		}
 		return err
 	}
 	fs := newFlags("webhooks "+sub, "webhooks "+sub+" [flags]", stderr)
