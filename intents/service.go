@@ -505,22 +505,11 @@ func (s *Service) PaymentURI(in store.Intent) string {
 
 // Get returns an intent with its transfers.
 func (s *Service) Get(ctx context.Context, id string) (IntentView, error) {
-	in, err := s.store.GetIntent(ctx, id)
+	v, err := s.view(ctx, s.store, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return IntentView{}, fail(NotFound, "no intent %q", id)
 	}
-	if err != nil {
-		return IntentView{}, err
-	}
-	trs, err := s.store.TransfersByIntent(ctx, id)
-	if err != nil {
-		return IntentView{}, err
-	}
-	tip, err := s.store.NodeHeight(ctx, in.Network)
-	if err != nil {
-		return IntentView{}, err
-	}
-	return IntentViewOf(in, trs, tip, s.PaymentURI(in)), nil
+	return v, err
 }
 
 // Report records that the customer says they have paid. It changes no
@@ -540,7 +529,7 @@ func (s *Service) Report(ctx context.Context, id string) (IntentView, error) {
 			}
 			return nil
 		}
-		view, err := s.viewTx(ctx, tx, id)
+		view, err := s.view(ctx, tx, id)
 		if err != nil {
 			return err
 		}
@@ -560,17 +549,25 @@ func derefStr(s *string) string {
 	return *s
 }
 
-// viewTx renders an intent inside a transaction.
-func (s *Service) viewTx(ctx context.Context, tx *store.Tx, id string) (IntentView, error) {
-	in, err := tx.GetIntent(ctx, id)
+// intentReader reads an intent and what its view needs; *store.Store
+// (outside a transaction) and *store.Tx (inside one) both are.
+type intentReader interface {
+	GetIntent(ctx context.Context, id string) (store.Intent, error)
+	TransfersByIntent(ctx context.Context, intentID string) ([]store.Transfer, error)
+	NodeHeight(ctx context.Context, network string) (int64, error)
+}
+
+// view renders an intent with its transfers read through r.
+func (s *Service) view(ctx context.Context, r intentReader, id string) (IntentView, error) {
+	in, err := r.GetIntent(ctx, id)
 	if err != nil {
 		return IntentView{}, err
 	}
-	trs, err := tx.TransfersByIntent(ctx, id)
+	trs, err := r.TransfersByIntent(ctx, id)
 	if err != nil {
 		return IntentView{}, err
 	}
-	tip, err := tx.NodeHeight(ctx, in.Network)
+	tip, err := r.NodeHeight(ctx, in.Network)
 	if err != nil {
 		return IntentView{}, err
 	}
