@@ -25,9 +25,22 @@
 // not dust, was first seen no later than the deadline, the intent is not
 // superseded and its payable was not paid by another intent, unless finance
 // credited it to the intent (Transfer.Credited), which overrides dust,
-// lateness and status. Counting transfers add up in FirstSeen order until
-// they reach Amount minus Tolerance; those that come after are duplicates.
-// The intent is paid once every transfer of that paying set is confirmed.
+// lateness and status but never a payable paid elsewhere: a payable is paid
+// at most once, so a credit that comes too late is a duplicate and the
+// caller can never be told to mark a second intent of a payable paid.
+// A transfer finance resolved otherwise (Transfer.Resolved: refunded,
+// ignored, credited to an account) never counts on its own again (DESIGN.md
+// invariant 7), except that an overpayment whose surplus was resolved still
+// pays within a complete paying set. Counting transfers add up in
+// FirstSeen order until they reach Amount minus Tolerance; those that come
+// after are duplicates. The intent is paid once every transfer of that
+// paying set is confirmed.
+//
+// A paid intent keeps its paying set (DESIGN.md invariant 6): while every
+// transfer it last classified Settles or Overpaid still counts, is confirmed
+// and covers the amount, any other transfer is a duplicate whatever its
+// FirstSeen (block times lag and lead). Only a paying transfer that leaves
+// the chain makes the set be recomputed in FirstSeen order.
 //
 // Everything except Settles needs review by finance (Classification.NeedsReview).
 package matcher

@@ -123,8 +123,16 @@ type Transfer struct {
 	Orphaned bool
 	// Credited is true when finance resolved the transfer with
 	// credit_intent: it counts whatever the deadline, the intent's status or
-	// the dust minimum (but never in another asset).
+	// the dust minimum (but never in another asset, nor once the payable was
+	// paid by another intent or a balance debit).
 	Credited bool
+	// Resolved is true when finance decided on the transfer with anything
+	// but credit_intent (refunded, ignore, credit_account): the money was
+	// dealt with outside the intent, so the transfer never counts toward it
+	// on its own again (DESIGN.md invariant 7). It keeps its class, except
+	// that an overpaying transfer whose surplus finance resolved still pays
+	// the intent.
+	Resolved bool
 	// Previous is the transfer's classification from the last decision, ""
 	// for a transfer not classified yet.
 	Previous Classification
@@ -181,22 +189,41 @@ type scratch struct {
 //     now is, paid, or was reverted); otherwise it keeps Previous (Reverted
 //     when Previous is empty).
 //  2. Another asset than the intent's: WrongAsset, even when Credited.
-//  3. Not Credited, amount zero or below DustMin: Dust.
-//  4. Not Credited, first seen after the deadline: Late (first seen exactly
-//     at the deadline counts).
-//  5. Not Credited, intent superseded, or already classified Late: Late.
-//  6. Not Credited, payable paid by another intent: Duplicate.
-//  7. Otherwise the transfer counts. Counting transfers, in FirstSeen order,
+//  3. Credited: Duplicate when the payable was paid by another intent or a
+//     balance debit (a payable is paid at most once); otherwise it counts
+//     (rule 9) whatever the rules below say.
+//  4. Resolved (finance decided without credit_intent): it never counts on
+//     its own again and keeps Previous when that is Late, Duplicate or Dust
+//     (Partial stays Partial but counts for nothing; anything else is
+//     Duplicate), except that a transfer that paid
+//     (Previous Overpaid, or Settles) still pays: finance resolved its
+//     surplus. It pays only within a complete paying set; when the set is
+//     incomplete it is walked out again and stays Partial, counting for
+//     nothing.
+//  5. Amount zero or below DustMin: Dust.
+//  6. First seen after the deadline: Late (first seen exactly at the
+//     deadline counts).
+//  7. Intent superseded, or already classified Late: Late.
+//  8. Payable paid by another intent (or a balance debit): Duplicate.
+//  9. Otherwise the transfer counts. Counting transfers, in FirstSeen order,
 //     form the paying set until their sum reaches Amount − Tolerance (at
 //     least 1); they are Settles, except that the last one is Overpaid when
 //     the set's sum exceeds Amount. Those after are Duplicate. When the sum
 //     is never reached, every counting transfer is Partial.
+//     A paid intent keeps its paying set (DESIGN.md invariant 6): while
+//     every transfer it last classified Settles or Overpaid still counts,
+//     is confirmed and together they cover the amount, those transfers are
+//     walked first, so any other transfer, whatever its FirstSeen, is
+//     Duplicate. Only when one of them leaves the chain is the set
+//     recomputed in FirstSeen order.
 //
 // Status: paid when the paying set is complete and all of it confirmed;
 // else reverted when the intent was paid or reverted; else superseded when
 // it was superseded; else, when something counts, detected (underpaid when
-// the set is incomplete and the deadline has passed); else expired past the
-// deadline, awaiting_payment before it.
+// the set is incomplete and the deadline has passed); else a detected
+// intent whose payments are now duplicates only because the payable was
+// paid elsewhere stays detected until the deadline (its payment did not
+// vanish); else expired past the deadline, awaiting_payment before it.
 func Decide(in Intent, transfers []Transfer, now time.Time) Decision {
 	n := len(transfers)
 	s := new(scratch)
@@ -220,9 +247,9 @@ func Decide(in Intent, transfers []Transfer, now time.Time) Decision {
 	dustMin := orZero(in.DustMin)
 	wasPaid := in.Status == StatusPaid || in.Status == StatusReverted
 
-	// Rules 2 to 6. Transfers that count keep the empty class for now;
+	// Rules 2 to 8. Transfers that count keep the empty class for now;
 	// orphaned ones get theirs once the status is known (rule 1).
-	counting := 0
+	counting, elsewhere, resolvedPayer := 0, 0, false
 	for i := range transfers {
 		t := &transfers[i]
 		if t.Orphaned {
@@ -230,20 +257,29 @@ func Decide(in Intent, transfers []Transfer, now time.Time) Decision {
 		}
 		c := classify(&in, t, dustMin)
 		classes[i] = c
-		if c == "" {
+		switch {
+		case c == "":
 			counting++
+			resolvedPayer = resolvedPayer || (t.Resolved && !t.Credited)
+		case c == Duplicate && in.PayablePaidElsewhere:
+			elsewhere++
 		}
 	}
 
-	// Rule 7: walk the counting transfers in FirstSeen order.
+	// Rule 9: walk the counting transfers in FirstSeen order, a paid
+	// intent's own paying set first.
 	required.Sub(amount, orZero(in.Tolerance))
 	if required.Sign() < 1 {
 		required.SetInt64(1)
 	}
 	complete, allConfirmed, last := false, true, -1
-	if counting > 0 {
-		var buf [maxStackOrder]int
-		for _, i := range visitOrder(transfers, buf[:0]) {
+	var buf, kept [maxStackOrder]int
+	for pass := 0; counting > 0; pass++ {
+		order := visitOrder(transfers, buf[:0])
+		if in.Status == StatusPaid && keepsPayingSet(transfers, classes, required) {
+			order = payersFirst(transfers, order, kept[:0])
+		}
+		for _, i := range order {
 			if classes[i] != "" || transfers[i].Orphaned {
 				continue
 			}
@@ -261,6 +297,25 @@ func Decide(in Intent, transfers []Transfer, now time.Time) Decision {
 			}
 			if sum.Cmp(required) >= 0 {
 				complete, last = true, i
+			}
+		}
+		if complete || pass > 0 || !resolvedPayer {
+			break
+		}
+		// Incomplete: a resolved transfer pays only within a complete set,
+		// so walk again without it (rule 4).
+		sum.SetInt64(0)
+		confirmed.SetInt64(0)
+		allConfirmed = true
+		for i, c := range classes {
+			if c != Partial {
+				continue
+			}
+			if t := &transfers[i]; t.Resolved && !t.Credited {
+				classes[i] = heldPartial
+				counting--
+			} else {
+				classes[i] = ""
 			}
 		}
 	}
@@ -291,6 +346,11 @@ func Decide(in Intent, transfers []Transfer, now time.Time) Decision {
 		d.Status = StatusUnderpaid
 	case counting > 0:
 		d.Status = StatusDetected
+	case elsewhere > 0 && in.Status == StatusDetected && !now.After(in.Deadline):
+		// Its payment is on its way but the payable was paid by other
+		// means: the payment is a duplicate for finance, and nothing
+		// vanished (awaiting_payment would announce that it did).
+		d.Status = StatusDetected
 	case now.After(in.Deadline):
 		d.Status = StatusExpired
 	default:
@@ -302,8 +362,11 @@ func Decide(in Intent, transfers []Transfer, now time.Time) Decision {
 		t := &transfers[i]
 		switch {
 		case !t.Orphaned:
-			if classes[i] == Late {
+			switch classes[i] {
+			case Late:
 				d.Late = true
+			case heldPartial:
+				classes[i] = Partial
 			}
 		case (t.Previous == Settles || t.Previous == Overpaid) && (wasPaid || d.Status == StatusPaid):
 			// It had paid the intent (or, when another transfer pays it now,
@@ -318,7 +381,11 @@ func Decide(in Intent, transfers []Transfer, now time.Time) Decision {
 	return d
 }
 
-// classify applies rules 2 to 6 to a transfer that is not orphaned. It
+// heldPartial marks, during a decision, a resolved transfer that keeps the
+// class Partial but does not count; it never leaves Decide.
+const heldPartial Classification = "partial (resolved)"
+
+// classify applies rules 2 to 8 to a transfer that is not orphaned. It
 // returns "" when the transfer counts.
 func classify(in *Intent, t *Transfer, dustMin *big.Int) Classification {
 	switch {
@@ -326,8 +393,25 @@ func classify(in *Intent, t *Transfer, dustMin *big.Int) Classification {
 		return WrongAsset
 	case t.Amount == nil || t.Amount.Sign() < 0:
 		return Dust // malformed: never counts, even when credited
+	case t.Credited && in.PayablePaidElsewhere:
+		// A payable is paid at most once: a credit that comes too late to
+		// pay it is a duplicate for finance, never a second payment.
+		return Duplicate
 	case t.Credited:
 		return ""
+	case t.Resolved && (t.Previous == Overpaid || t.Previous == Settles):
+		if in.PayablePaidElsewhere {
+			return Duplicate
+		}
+		return "" // its surplus was resolved; what it paid still pays
+	case t.Resolved && t.Previous == Partial:
+		return heldPartial
+	case t.Resolved && (t.Previous == Late || t.Previous == Duplicate || t.Previous == Dust):
+		return t.Previous
+	case t.Resolved:
+		// No class yet, or one it cannot keep in the chain in this asset
+		// (reverted: it left the chain and came back).
+		return Duplicate
 	case t.Amount.Sign() == 0 || t.Amount.Cmp(dustMin) < 0:
 		return Dust
 	case t.FirstSeen.After(in.Deadline):
@@ -341,6 +425,48 @@ func classify(in *Intent, t *Transfer, dustMin *big.Int) Classification {
 		return Duplicate
 	}
 	return ""
+}
+
+// keepsPayingSet reports whether a paid intent's paying set still holds
+// (rule 9): at least one transfer was last classified Settles or Overpaid,
+// and every such transfer still counts (classes[i] is empty, so it is not
+// orphaned), is confirmed, and together they reach required.
+func keepsPayingSet(transfers []Transfer, classes []Classification, required *big.Int) bool {
+	var sum big.Int
+	n := 0
+	for i := range transfers {
+		t := &transfers[i]
+		if t.Previous != Settles && t.Previous != Overpaid {
+			continue
+		}
+		if t.Orphaned || classes[i] != "" || !t.Confirmed {
+			return false
+		}
+		sum.Add(&sum, t.Amount)
+		n++
+	}
+	return n > 0 && sum.Cmp(required) >= 0
+}
+
+// payersFirst reorders order (FirstSeen order) so that the transfers last
+// classified Settles or Overpaid come first, each group keeping its order,
+// in buf when it is large enough.
+func payersFirst(transfers []Transfer, order, buf []int) []int {
+	out := buf[:0]
+	if len(order) > cap(buf) {
+		out = make([]int, 0, len(order))
+	}
+	for _, i := range order {
+		if p := transfers[i].Previous; p == Settles || p == Overpaid {
+			out = append(out, i)
+		}
+	}
+	for _, i := range order {
+		if p := transfers[i].Previous; p != Settles && p != Overpaid {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // visitOrder returns the transfer indices in FirstSeen order, ties in input

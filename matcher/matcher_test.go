@@ -40,6 +40,8 @@ func conf(t Transfer) Transfer { t.Confirmed = true; return t }
 
 func credited(t Transfer) Transfer { t.Credited = true; return t }
 
+func resolved(t Transfer) Transfer { t.Resolved = true; return t }
+
 func orphan(t Transfer, previous Classification) Transfer {
 	t.Orphaned = true
 	t.Previous = previous
@@ -165,8 +167,58 @@ func TestDecide(t *testing.T) {
 		{"payable paid elsewhere, deadline passed", with(usdt100(StatusExpired), func(in *Intent) { in.PayablePaidElsewhere = true }),
 			[]Transfer{conf(tx(100, early))}, after,
 			want{status: StatusExpired, classes: []Classification{Duplicate}}},
+		// Issue 9 item 1: a credit never pays a payable paid elsewhere (this
+		// case said paid, the bug: the payable's one-paid constraint then
+		// failed every scan step).
 		{"payable paid elsewhere, credited anyway", with(usdt100(StatusAwaiting), func(in *Intent) { in.PayablePaidElsewhere = true }),
 			[]Transfer{conf(credited(tx(100, early)))}, before,
+			want{status: StatusAwaiting, classes: []Classification{Duplicate}}},
+		{"payable paid elsewhere, credited to an expired intent", with(usdt100(StatusExpired), func(in *Intent) { in.PayablePaidElsewhere = true }),
+			[]Transfer{conf(credited(tx(100, tooLate)))}, after,
+			want{status: StatusExpired, classes: []Classification{Duplicate}}},
+		// Issue 14 item 1: the payment did not vanish, so no awaiting_payment.
+		{"detected, then the payable is paid elsewhere", with(usdt100(StatusDetected), func(in *Intent) { in.PayablePaidElsewhere = true }),
+			[]Transfer{prev(conf(tx(100, early)), Settles)}, before,
+			want{status: StatusDetected, classes: []Classification{Duplicate}}},
+		{"detected, paid elsewhere, deadline passed", with(usdt100(StatusDetected), func(in *Intent) { in.PayablePaidElsewhere = true }),
+			[]Transfer{prev(tx(100, early), Settles)}, after,
+			want{status: StatusExpired, classes: []Classification{Duplicate}}},
+		{"detected, paid elsewhere, the payment vanished", with(usdt100(StatusDetected), func(in *Intent) { in.PayablePaidElsewhere = true }),
+			[]Transfer{orphan(tx(100, early), Duplicate)}, before,
+			want{status: StatusAwaiting, classes: []Classification{Duplicate}}},
+
+		// Issue 9 item 2 (invariant 6): a paid intent keeps its paying set.
+		{"paid, a later transfer stamped earlier and unconfirmed", usdt100(StatusPaid),
+			[]Transfer{prev(conf(tx(100, middle)), Settles), tx(100, early)}, before,
+			want{status: StatusPaid, classes: []Classification{Settles, Duplicate}, received: 100, confirmed: 100}},
+		{"paid, a later transfer stamped earlier and confirmed", usdt100(StatusPaid),
+			[]Transfer{prev(conf(tx(100, middle)), Settles), conf(tx(100, early))}, before,
+			want{status: StatusPaid, classes: []Classification{Settles, Duplicate}, received: 100, confirmed: 100}},
+		{"paid in two parts, a later one stamped first", usdt100(StatusPaid),
+			[]Transfer{prev(conf(tx(60, middle)), Settles), prev(conf(tx(70, later)), Overpaid), tx(100, early)}, before,
+			want{status: StatusPaid, classes: []Classification{Settles, Overpaid, Duplicate}, overpaid: true, received: 130, confirmed: 130, surplus: 30}},
+		{"paid, its payer left the chain: recomputed", usdt100(StatusPaid),
+			[]Transfer{orphan(tx(100, middle), Settles), tx(100, early)}, before,
+			want{status: StatusReverted, classes: []Classification{Reverted, Settles}, received: 100}},
+
+		// Issue 9 item 4 (invariant 7): a resolved transfer never counts on its own.
+		{"refunded duplicate, the payer vanished", usdt100(StatusDetected),
+			[]Transfer{orphan(tx(100, early), Settles), resolved(prev(tx(100, middle), Duplicate))}, before,
+			want{status: StatusAwaiting, classes: []Classification{Settles, Duplicate}}},
+		{"refunded duplicate, confirmed, the payer vanished, deadline passed", usdt100(StatusDetected),
+			[]Transfer{orphan(tx(100, early), Settles), resolved(prev(conf(tx(100, middle)), Duplicate))}, after,
+			want{status: StatusExpired, classes: []Classification{Settles, Duplicate}}},
+		{"refunded partial does not complete with a credit", usdt100(StatusUnderpaid),
+			[]Transfer{resolved(prev(conf(tx(40, early)), Partial)), conf(credited(tx(60, tooLate)))}, after,
+			want{status: StatusUnderpaid, classes: []Classification{Partial, Partial}, received: 60, confirmed: 60}},
+		{"overpayment whose surplus was resolved still pays", usdt100(StatusPaid),
+			[]Transfer{resolved(prev(conf(tx(150, early)), Overpaid)), conf(tx(100, middle))}, before,
+			want{status: StatusPaid, classes: []Classification{Overpaid, Duplicate}, overpaid: true, received: 150, confirmed: 150, surplus: 50}},
+		{"resolved overpayment alone cannot pay: counts for nothing", usdt100(StatusPaid),
+			[]Transfer{orphan(tx(60, early), Settles), resolved(prev(conf(tx(70, middle)), Overpaid))}, before,
+			want{status: StatusReverted, classes: []Classification{Reverted, Partial}}},
+		{"credit_intent wins over the resolution flag", usdt100(StatusExpired),
+			[]Transfer{resolved(conf(credited(prev(tx(100, tooLate), Late))))}, after,
 			want{status: StatusPaid, classes: []Classification{Settles}, received: 100, confirmed: 100}},
 
 		// Wrong asset.
@@ -537,7 +589,14 @@ func checkDecision(in Intent, tr []Transfer, now time.Time, d Decision) error {
 		case Overpaid:
 			overpaidCount++
 		}
-		if c == Settles || c == Overpaid || c == Partial {
+		if x.Credited && in.PayablePaidElsewhere && c != WrongAsset && c != Dust && c != Duplicate {
+			return fmt.Errorf("transfer %d credited to a payable paid elsewhere: class %q", i, c)
+		}
+		held := x.Resolved && !x.Credited && c == Partial // resolved: keeps Partial, counts for nothing
+		if x.Resolved && !x.Credited && (c == Settles || c == Overpaid) && x.Previous != Settles && x.Previous != Overpaid {
+			return fmt.Errorf("resolved transfer %d (previous %q) pays: class %q", i, x.Previous, c)
+		}
+		if (c == Settles || c == Overpaid || c == Partial) && !held {
 			received.Add(received, x.Amount)
 			if x.Confirmed {
 				confirmed.Add(confirmed, x.Amount)
@@ -548,6 +607,22 @@ func checkDecision(in Intent, tr []Transfer, now time.Time, d Decision) error {
 			paying.Add(paying, x.Amount)
 			if d.Status == StatusPaid && !x.Confirmed {
 				return fmt.Errorf("paid with unconfirmed transfer %d", i)
+			}
+		}
+	}
+	if d.Status == StatusPaid && in.PayablePaidElsewhere {
+		return fmt.Errorf("paid although the payable was paid elsewhere")
+	}
+	// Invariant 6: a paid intent whose paying set still counts, is
+	// confirmed and covers the amount stays paid by that set; nothing else
+	// pays it.
+	if in.Status == StatusPaid && !in.PayablePaidElsewhere && keepsPayingSetOf(in, tr) {
+		if d.Status != StatusPaid {
+			return fmt.Errorf("paid intent with its paying set intact became %q", d.Status)
+		}
+		for i, c := range d.Classes {
+			if p := tr[i].Previous; p != Settles && p != Overpaid && (c == Settles || c == Overpaid) {
+				return fmt.Errorf("transfer %d (previous %q) joined an intact paying set as %q", i, p, c)
 			}
 		}
 	}
@@ -609,6 +684,32 @@ func checkDecision(in Intent, tr []Transfer, now time.Time, d Decision) error {
 	return nil
 }
 
+// keepsPayingSetOf is the precondition of invariant 6, from the inputs
+// alone: the transfers last classified Settles or Overpaid exist, are
+// confirmed, would count (right asset, not dust, not held by a resolution)
+// and cover the amount.
+func keepsPayingSetOf(in Intent, tr []Transfer) bool {
+	required := new(big.Int).Sub(orZero(in.Amount), orZero(in.Tolerance))
+	if required.Sign() < 1 {
+		required.SetInt64(1)
+	}
+	sum, n := new(big.Int), 0
+	for _, x := range tr {
+		if x.Previous != Settles && x.Previous != Overpaid {
+			continue
+		}
+		if x.Orphaned || !x.Confirmed || x.Asset != in.Asset || x.Amount == nil || x.Amount.Sign() < 0 {
+			return false
+		}
+		if !x.Credited && (x.Amount.Sign() == 0 || x.Amount.Cmp(orZero(in.DustMin)) < 0 || x.FirstSeen.After(in.Deadline) || in.Status == StatusSuperseded) {
+			return false
+		}
+		sum.Add(sum, x.Amount)
+		n++
+	}
+	return n > 0 && sum.Cmp(required) >= 0
+}
+
 func distinctFirstSeen(tr []Transfer) bool {
 	for i := range tr {
 		for j := range i {
@@ -639,8 +740,8 @@ func fmtIntent(in Intent) string {
 func fmtTransfers(tr []Transfer) string {
 	s := "["
 	for _, x := range tr {
-		s += fmt.Sprintf("{%s %v seen=%s conf=%v orph=%v cred=%v prev=%q} ",
-			x.Asset, x.Amount, x.FirstSeen.Format(time.RFC3339Nano), x.Confirmed, x.Orphaned, x.Credited, x.Previous)
+		s += fmt.Sprintf("{%s %v seen=%s conf=%v orph=%v cred=%v res=%v prev=%q} ",
+			x.Asset, x.Amount, x.FirstSeen.Format(time.RFC3339Nano), x.Confirmed, x.Orphaned, x.Credited, x.Resolved, x.Previous)
 	}
 	return s + "]"
 }
