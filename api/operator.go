@@ -37,11 +37,16 @@ func (s *Server) rescan(w http.ResponseWriter, r *http.Request, _ store.APIKey) 
 	if _, ok := s.decode(w, r, &req, false); !ok {
 		return
 	}
-	if req.FromHeight == nil || *req.FromHeight < 0 {
+	if req.FromHeight == nil {
 		writeError(w, http.StatusBadRequest, "invalid_request", "from_height must be a non-negative block height")
 		return
 	}
 	err := s.store.RequestRescan(r.Context(), network, *req.FromHeight, s.now().UTC())
+	var rerr *store.RescanRangeError
+	if errors.As(err, &rerr) {
+		writeError(w, http.StatusBadRequest, "invalid_request", rerr.Error())
+		return
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		writeError(w, http.StatusConflict, "conflict", fmt.Sprintf("%s has not been scanned yet; nothing to rescan", network))
 		return

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -70,15 +71,35 @@ func (s *Store) SetHealth(ctx context.Context, network string, healthy bool, las
 	return translate(err)
 }
 
+// RescanRangeError refuses a rescan start outside 0 … Max: Max is the
+// scanned height + 1 but never above the node's last seen tip, so a rescan
+// neither skips unread blocks nor starts where the node has no block.
+type RescanRangeError struct {
+	From, Max, Scanned, NodeTip int64
+}
+
+func (e *RescanRangeError) Error() string {
+	return fmt.Sprintf("from_height %d is out of range: it must be between 0 and %d (the scanned height %d + 1, never above the node's tip %d)",
+		e.From, e.Max, e.Scanned, e.NodeTip)
+}
+
 // RequestRescan asks the scanner of network to rescan from height; it clears
-// a sticky critical state, since the operator looked at it.
+// a sticky critical state, since the operator looked at it. A height outside
+// the range (RescanRangeError) changes nothing: the check and the write are
+// one statement.
 func (s *Store) RequestRescan(ctx context.Context, network string, from int64, now time.Time) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE cursors SET rescan_from = $2, critical = '', updated_at = $3 WHERE network = $1`, network, from, now)
+	var scanned, tip int64
+	var done bool
+	err := s.pool.QueryRow(ctx, `WITH c AS (SELECT height, node_height FROM cursors WHERE network = $1 FOR UPDATE),
+		u AS (UPDATE cursors SET rescan_from = $2, critical = '', updated_at = $3
+			WHERE network = $1 AND $2 >= 0 AND $2 <= (SELECT least(height + 1, greatest(node_height, height)) FROM c)
+			RETURNING 1)
+		SELECT height, node_height, EXISTS (SELECT 1 FROM u) FROM c`, network, from, now).Scan(&scanned, &tip, &done)
 	if err != nil {
 		return translate(err)
 	}
-	if tag.RowsAffected() == 0 {
-		return ErrNotFound
+	if !done {
+		return &RescanRangeError{From: from, Max: min(scanned+1, max(tip, scanned)), Scanned: scanned, NodeTip: tip}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -257,7 +258,9 @@ func runRescan(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if !payment.Network(*network).Valid() {
 		return fmt.Errorf("--network must be one of bitcoin, litecoin, ethereum, tron, solana")
 	}
-	if *from < 0 {
+	fromSet := false
+	fs.Visit(func(f *flag.Flag) { fromSet = fromSet || f.Name == "from" })
+	if !fromSet {
 		return errors.New("--from must be a block height")
 	}
 	_, st, err := openStore(ctx, *cfgPath)
@@ -265,7 +268,10 @@ func runRescan(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer st.Close()
-	if err := st.RequestRescan(ctx, *network, *from, time.Now().UTC()); errors.Is(err, store.ErrNotFound) {
+	var rerr *store.RescanRangeError
+	if err := st.RequestRescan(ctx, *network, *from, time.Now().UTC()); errors.As(err, &rerr) {
+		return fmt.Errorf("--from: %w", err)
+	} else if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("%s has not been scanned yet; nothing to rescan", *network)
 	} else if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paywatch/paywatch/addresses"
 	"github.com/paywatch/paywatch/devnet/devnettest"
@@ -98,5 +99,44 @@ func TestEveryCommandExplainsItsFlags(t *testing.T) {
 	}
 	if _, _, err := runCLI(t, "frobnicate"); err == nil {
 		t.Fatal("unknown command accepted")
+	}
+}
+
+// paywatch rescan applies the API's rule: from 0 to the scanned height + 1,
+// never above the node's tip; out of range names the range and changes
+// nothing.
+func TestRescanCLIRefusesHeightsOutsideTheScannedRange(t *testing.T) {
+	t.Setenv("PAYWATCH_DATABASE_URL", devnettest.Database(t))
+	t.Setenv("PAYWATCH_CONFIG", filepath.Join(t.TempDir(), "absent.yaml"))
+	ctx := context.Background()
+	st, err := store.Open(ctx, os.Getenv("PAYWATCH_DATABASE_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	if err := st.InitCursor(ctx, "litecoin", 100, "h100", now); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.InTx(ctx, func(tx *store.Tx) error { return tx.SetTips(ctx, "litecoin", 120, 110, now) }); err != nil {
+		t.Fatal(err)
+	}
+	for _, from := range []string{"102", "500", "-1"} {
+		_, _, err := runCLI(t, "rescan", "--network", "litecoin", "--from", from)
+		if err == nil || !strings.Contains(err.Error(), "between 0 and 101") {
+			t.Fatalf("rescan --from %s with scanned height 100: %v", from, err)
+		}
+	}
+	if c, err := st.GetCursor(ctx, "litecoin"); err != nil || c.RescanFrom != nil {
+		t.Fatalf("a refused rescan was recorded: %+v %v", c, err)
+	}
+	if out, _, err := runCLI(t, "rescan", "--network", "litecoin", "--from", "101"); err != nil || !strings.Contains(out, "scheduled") {
+		t.Fatalf("rescan --from 101: %q %v", out, err)
+	}
+	if c, err := st.GetCursor(ctx, "litecoin"); err != nil || c.RescanFrom == nil || *c.RescanFrom != 101 {
+		t.Fatalf("rescan not recorded: %+v %v", c, err)
 	}
 }
