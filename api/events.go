@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -36,12 +35,10 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, _ store.APIKe
 	var wait time.Duration
 	if v := q.Get("wait"); v != "" {
 		d, err := time.ParseDuration(v)
-		if err != nil {
-			if n, err2 := strconv.Atoi(v); err2 == nil {
-				d, err = time.Duration(n)*time.Second, nil
-			}
+		if n, ok := parseCount(v); ok && n <= int64(maxEventWait/time.Second) {
+			d, err = time.Duration(n)*time.Second, nil
 		}
-		if err != nil || d < 0 || d > maxEventWait {
+		if err != nil || v[0] < '0' || v[0] > '9' || d < 0 || d > maxEventWait {
 			writeError(w, http.StatusBadRequest, "invalid_request", "wait must be a duration between 0s and 60s, like 30s")
 			return
 		}
@@ -57,7 +54,7 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, _ store.APIKe
 	var seq int64
 	switch {
 	case after == "":
-	case strings.HasPrefix(after, "ev_"):
+	case strings.HasPrefix(after, "ev_") && validID("ev", after):
 		n, err := s.store.EventSeqByID(r.Context(), after)
 		if errors.Is(err, store.ErrNotFound) {
 			writeError(w, http.StatusBadRequest, "invalid_request", "after="+after+" is not an event id")
@@ -69,8 +66,8 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, _ store.APIKe
 		}
 		seq = n
 	default:
-		n, err := strconv.ParseInt(after, 10, 64)
-		if err != nil || n < 0 {
+		n, ok := parseCount(after)
+		if !ok {
 			writeError(w, http.StatusBadRequest, "invalid_request", "after must be an event id (ev_…) or a seq number")
 			return
 		}

@@ -17,8 +17,13 @@ func (s *Server) listTransfers(w http.ResponseWriter, r *http.Request, _ store.A
 		return
 	}
 	q := r.URL.Query()
+	after, err := queryID(r, "after", "tr")
+	if err != nil {
+		writeEdge(w, err)
+		return
+	}
 	page, err := s.svc.Inbox(r.Context(), store.InboxFilter{Status: q.Get("status"), Network: q.Get("network"),
-		Classification: q.Get("classification"), After: q.Get("after"), Limit: limit})
+		Classification: q.Get("classification"), After: after, Limit: limit})
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -148,8 +153,8 @@ func (s *Server) webhookDeliveries(w http.ResponseWriter, r *http.Request, _ sto
 	}
 	var before int64
 	if v := r.URL.Query().Get("before"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 1 {
+		n, ok := parseCount(v)
+		if !ok || n < 1 {
 			writeError(w, http.StatusBadRequest, "invalid_request", "before must be a delivery id")
 			return
 		}

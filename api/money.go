@@ -30,12 +30,12 @@ func limitParam(w http.ResponseWriter, r *http.Request, def, max int) (int, bool
 	if v == "" {
 		return def, true
 	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > max {
+	n, ok := parseCount(v)
+	if !ok || n < 1 || n > int64(max) {
 		writeError(w, http.StatusBadRequest, "invalid_request", "limit must be between 1 and "+strconv.Itoa(max))
 		return 0, false
 	}
-	return n, true
+	return int(n), true
 }
 
 func (s *Server) getBalance(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
@@ -52,7 +52,12 @@ func (s *Server) getLedger(w http.ResponseWriter, r *http.Request, _ store.APIKe
 	if !ok {
 		return
 	}
-	page, err := s.svc.Ledger(r.Context(), r.PathValue("account"), r.URL.Query().Get("after"), limit)
+	after, err := queryID(r, "after", "le")
+	if err != nil {
+		writeEdge(w, err)
+		return
+	}
+	page, err := s.svc.Ledger(r.Context(), r.PathValue("account"), after, limit)
 	if err != nil {
 		s.fail(w, r, err)
 		return

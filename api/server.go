@@ -77,8 +77,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Handle mounts h at pattern behind scope (for routes defined elsewhere).
+// h runs only after the key is checked and the request's path and query
+// parameters pass the edge validation (validate.go).
 func (s *Server) Handle(pattern, scope string, h func(http.ResponseWriter, *http.Request, store.APIKey)) {
-	s.mux.Handle(pattern, s.auth(scope, h))
+	s.mux.Handle(pattern, s.auth(scope, validated(pattern, h)))
 }
 
 func (s *Server) routes() {
@@ -224,13 +226,17 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 }
 
 // decodeStrict decodes JSON into v rejecting unknown fields and trailing
-// data; an empty body decodes as {} when allowEmpty.
+// data, after checkBody has checked its strings and numbers; an empty body
+// decodes as {} when allowEmpty.
 func decodeStrict(body []byte, v any, allowEmpty bool) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		if allowEmpty {
 			return nil
 		}
 		return errors.New("request body must be a JSON object")
+	}
+	if err := checkBody(body); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -258,7 +264,7 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, allowEmpt
 		return nil, false
 	}
 	if err := decodeStrict(body, v, allowEmpty); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
+		writeEdge(w, err)
 		return nil, false
 	}
 	return body, true
@@ -291,8 +297,8 @@ func idem(r *http.Request, key store.APIKey, body []byte) (*intents.Idem, error)
 	if k == "" {
 		return nil, nil
 	}
-	if len(k) > 200 {
-		return nil, errors.New("Idempotency-Key must be at most 200 characters")
+	if err := checkText("Idempotency-Key", k, maxText, false); err != nil {
+		return nil, err
 	}
 	return &intents.Idem{KeyID: key.ID, Key: k, Hash: intents.RequestHash(r.Method, r.URL.Path, body)}, nil
 }

@@ -133,6 +133,11 @@ var referencePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/#-]{0,199}$
 // validName checks a reference or account: printable, no spaces, bounded.
 func validName(s string) bool { return referencePattern.MatchString(s) }
 
+// ValidName reports whether s is a valid reference or account name: 1-200
+// characters of letters, digits and ._:/#-, starting with a letter or digit.
+// The API checks path parameters with it before they reach the database.
+func ValidName(s string) bool { return validName(s) }
+
 // methodFor resolves and checks a method name.
 func (s *Service) methodFor(name string) (payment.MethodInfo, error) {
 	info, ok := payment.LookupMethod(payment.Method(name))
