@@ -320,6 +320,12 @@ func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, 
 		tol = new(big.Int).Sub(amount, big.NewInt(1))
 	}
 	dust, _ := payment.ParseUnits(mc.DustMin, info.Decimals)
+	if amount.Cmp(dust) < 0 {
+		min := rates.MinimumUSD(dust, q.USDPerUnit, info.Decimals, *mc.DisplayDecimals)
+		return IntentView{}, fail(InvalidAmount, "%s USD is %s %s at %s USD per %s, below the %s dust minimum of %s %s, so it could never be paid: the smallest %s amount is %s USD at this rate",
+			payment.Cents(p.AmountCents), payment.TrimUnits(amount, info.Decimals), info.Symbol, q.Decimal(), info.Symbol,
+			info.Method, payment.TrimUnits(dust, info.Decimals), info.Symbol, info.Method, min)
+	}
 	in := store.Intent{
 		ID: store.NewID("pi"), PayableID: p.ID, Kind: p.Kind, Reference: p.Reference, Account: p.Account,
 		AmountCents: p.AmountCents, Method: string(info.Method), Network: string(info.Network), Asset: string(info.Asset),
@@ -664,6 +670,15 @@ func (s *Service) Renew(ctx context.Context, id string, idem *Idem) (int, []byte
 		}
 		return 201, view, nil
 	})
+}
+
+// MinimumUSD returns the smallest USD amount a method accepts at quote q
+// (smaller amounts are refused: their crypto amount is below the method's
+// dust minimum) and that dust minimum in base units, for /v1/methods.
+func (s *Service) MinimumUSD(info payment.MethodInfo, q rates.Quote) (payment.Cents, *big.Int) {
+	mc := s.cfg.Methods[string(info.Method)]
+	dust, _ := payment.ParseUnits(mc.DustMin, info.Decimals)
+	return rates.MinimumUSD(dust, q.USDPerUnit, info.Decimals, *mc.DisplayDecimals), dust
 }
 
 // Quote returns the current quote of a symbol, for /v1/methods.
