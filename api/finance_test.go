@@ -175,7 +175,7 @@ func TestResolveActionsAndRefusals(t *testing.T) {
 		t.Fatalf("unknown-address credit: %+v", b)
 	}
 	// refunded and ignore.
-	if status, body = resolve(e, dupTr.ID, "finance", map[string]string{"action": "refunded", "refund_txid": "ab12", "note": "sent back"}); status != 200 {
+	if status, body = resolve(e, dupTr.ID, "finance", map[string]string{"action": "refunded", "refund_txid": "ab12cd34cd34cd34cd34cd34cd34cd34cd34cd34cd34cd34cd34cd34cd34cd34", "note": "sent back"}); status != 200 {
 		t.Fatalf("refunded: %d %s", status, body)
 	}
 	if status, body = resolve(e, dustTr.ID, "finance", map[string]string{"action": "ignore", "note": "address poisoning"}); status != 200 {
@@ -301,7 +301,7 @@ func TestReconciliationEveryClassification(t *testing.T) {
 	if s, b := resolve(e, onlyTransfer(t, e, "unknown_address").ID, "finance", map[string]string{"action": "credit_account", "account": "cust-u", "usd_per_unit": "40000", "note": "proved"}); s != 200 {
 		t.Fatalf("credit unknown: %d %s", s, b)
 	}
-	if s, b := resolve(e, onlyTransfer(t, e, "wrong_asset").ID, "finance", map[string]string{"action": "refunded", "refund_txid": "0xabc", "note": "sent back"}); s != 200 {
+	if s, b := resolve(e, onlyTransfer(t, e, "wrong_asset").ID, "finance", map[string]string{"action": "refunded", "refund_txid": "0xabc0000000000000000000000000000000000000000000000000000000000000", "note": "sent back"}); s != 200 {
 		t.Fatalf("refund wrong asset: %d %s", s, b)
 	}
 

@@ -21,6 +21,13 @@ type MethodView struct {
 	Confirmations int    `json:"confirmations"`
 	Available     bool   `json:"available"`
 	Reason        string `json:"reason,omitempty"`
+	// DustMin is the method's dust minimum in the asset (a smaller transfer
+	// is never credited on its own).
+	DustMin string `json:"dust_min,omitempty"`
+	// MinAmountUSD is the smallest amount_usd an intent of the method
+	// accepts at the current quote (its crypto amount reaches DustMin);
+	// absent without a quote.
+	MinAmountUSD *string `json:"min_amount_usd,omitempty"`
 }
 
 func (s *Server) methods(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
@@ -44,17 +51,24 @@ func (s *Server) methods(w http.ResponseWriter, r *http.Request, _ store.APIKey)
 		if mc != nil && mc.Confirmations != nil {
 			v.Confirmations = *mc.Confirmations
 		}
-		switch {
-		case !v.Enabled:
+		if !v.Enabled {
 			v.Reason = "method disabled"
+			out = append(out, v)
+			continue
+		}
+		q, err := s.svc.Quote(m.Symbol, now)
+		if err == nil {
+			min, dust := s.svc.MinimumUSD(m, q)
+			usd := min.String()
+			v.DustMin, v.MinAmountUSD = payment.TrimUnits(dust, m.Decimals), &usd
+		}
+		switch {
 		case health[string(m.Network)].Available != "":
 			v.Reason = health[string(m.Network)].Available
+		case err != nil:
+			v.Reason = err.Error()
 		default:
-			if _, err := s.svc.Quote(m.Symbol, now); err != nil {
-				v.Reason = err.Error()
-			} else {
-				v.Available = true
-			}
+			v.Available = true
 		}
 		out = append(out, v)
 	}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
@@ -125,13 +127,17 @@ func split(t store.Transfer, intentAmount, otherSettled *big.Int) (settled, revi
 //     transfer, or an overpayment's surplus) to an account: at the locked
 //     rate of the intent it went to when it is in that intent's asset, else
 //     at req.USDPerUnit, else at the current quote.
-//   - refunded records the refund transaction (refund_txid required).
+//   - refunded records the refund transaction (refund_txid required,
+//     trimmed, with the shape of a transaction id of the transfer's network).
 //   - ignore records the decision only (dust, spam).
 //
 // The note is required; actor is who decided (the API key name, or
 // "cli:<user>"). A transfer is resolved at most once (409 conflict). A
 // transfer that settled cleanly has nothing to resolve.
 func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveRequest, actor string, idem *Idem) (int, []byte, error) {
+	if st, body, done, err := s.replay(ctx, idem); done || err != nil {
+		return st, body, err
+	}
 	req.Note = strings.TrimSpace(req.Note)
 	switch {
 	case req.Note == "":
@@ -168,6 +174,13 @@ func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveReq
 		}
 		if tr.Classification == "settles" {
 			return 0, nil, fail(Conflict, "transfer %s settles intent %s; there is nothing to resolve", tr.ID, tr.IntentID)
+		}
+		if req.Action == ActionRefunded {
+			id, err := refundTxID(tr.Network, req.RefundTxID)
+			if err != nil {
+				return 0, nil, fail(InvalidRequest, "refund_txid: %v (transfer %s is on %s)", err, tr.ID, tr.Network)
+			}
+			req.RefundTxID = id
 		}
 		res := store.Resolution{Action: req.Action, Note: req.Note, Actor: actor, RefundTxID: req.RefundTxID, CreatedAt: now}
 		var ledger *store.LedgerEntry
@@ -486,9 +499,15 @@ func (r Reconciliation) WriteCSV(w io.Writer) error {
 		}
 		rec := []string{x.TransferID, x.FirstSeenAt.Format(time.RFC3339Nano), x.Network, x.Method, x.Asset, x.TxID,
 			strconv.FormatInt(x.Index, 10), height, x.Address, x.Amount, x.AmountBaseUnits, x.USDAtLockedRate, x.IntentID,
-			x.IntentStatus, x.PayableKind, safeCell(x.Payable), safeCell(x.Account), x.Classification, x.Status,
+			x.IntentStatus, x.PayableKind, x.Payable, x.Account, x.Classification, x.Status,
 			strconv.FormatInt(x.Confirmations, 10), x.Settled, x.Review, strconv.FormatBool(x.Excluded), x.Resolution,
-			safeCell(x.ResolutionNote), safeCell(x.ResolvedBy), resolvedAt, x.ResolutionUSD, safeCell(x.RefundTxID)}
+			x.ResolutionNote, x.ResolvedBy, resolvedAt, x.ResolutionUSD, x.RefundTxID}
+		// Every cell, not only the free-text ones: txids and addresses come
+		// from the chain, and a guarded number or time never starts with a
+		// formula character, so it is unchanged.
+		for i := range rec {
+			rec[i] = safeCell(rec[i])
+		}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
@@ -497,9 +516,18 @@ func (r Reconciliation) WriteCSV(w io.Writer) error {
 	return cw.Error()
 }
 
-// safeCell defuses spreadsheet formulas in free text.
+// safeCell defuses spreadsheet formulas in text: a cell whose first
+// character after blanks (spaces, tabs, line breaks, no-break and
+// zero-width spaces, byte order marks) is one a spreadsheet starts a formula
+// with (= + - @, their full-width forms, tab, carriage return) is prefixed
+// with a quote, which spreadsheets show as text. Spreadsheets skip leading
+// blanks before deciding, so looking at the first byte only is not enough.
 func safeCell(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+	if s != "" && strings.ContainsRune("\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	t := strings.TrimLeftFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) })
+	if r, _ := utf8.DecodeRuneInString(t); t != "" && strings.ContainsRune("=+-@\uff1d\uff0b\uff0d\uff20", r) {
 		return "'" + s
 	}
 	return s

@@ -178,8 +178,12 @@ func (s *Service) validate(req CreateRequest) (payment.Cents, payment.MethodInfo
 
 // Create creates payment instructions for a payable and returns the
 // response status and body. With idem, a repeated request returns the
-// first response, and a different request under the same key fails.
+// first response before any check (see replay), and a different request
+// under the same key fails.
 func (s *Service) Create(ctx context.Context, req CreateRequest, idem *Idem) (int, []byte, error) {
+	if st, body, done, err := s.replay(ctx, idem); done || err != nil {
+		return st, body, err
+	}
 	usd, info, err := s.validate(req)
 	if err != nil {
 		return 0, nil, err
@@ -238,6 +242,35 @@ func (s *Service) checkChain(ctx context.Context, n payment.Network) error {
 	return nil
 }
 
+// replay answers a request whose Idempotency-Key already completed: its
+// stored response (done true), or idempotency_mismatch for another request
+// under the key. It runs before any validation or availability check, so a
+// storefront retrying a create whose response it lost gets that response
+// even while the chain or the rate is down, and never creates a second
+// intent believing the first one failed. A key never used, or whose first
+// request is still running, is left to idempotent (done false).
+func (s *Service) replay(ctx context.Context, idem *Idem) (int, []byte, bool, error) {
+	if idem == nil {
+		return 0, nil, false, nil
+	}
+	prev, err := s.store.IdempotentResponse(ctx, idem.KeyID, idem.Key)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return 0, nil, false, nil
+	case err != nil:
+		return 0, nil, false, err
+	case string(prev.RequestHash) != string(idem.Hash):
+		return 0, nil, false, mismatch(idem)
+	case prev.Status == 0:
+		return 0, nil, false, nil
+	}
+	return prev.Status, prev.Body, true, nil
+}
+
+func mismatch(idem *Idem) error {
+	return fail(IdempotencyMismatch, "Idempotency-Key %q was used with another request; use a new key for a new request", idem.Key)
+}
+
 // idempotent runs fn in a transaction, claiming idem first when given.
 func (s *Service) idempotent(ctx context.Context, idem *Idem, fn func(*store.Tx, time.Time) (int, any, error)) (int, []byte, error) {
 	var status int
@@ -251,7 +284,7 @@ func (s *Service) idempotent(ctx context.Context, idem *Idem, fn func(*store.Tx,
 			}
 			if !claimed {
 				if string(prev.RequestHash) != string(idem.Hash) {
-					return fail(IdempotencyMismatch, "Idempotency-Key %q was used with another request; use a new key for a new request", idem.Key)
+					return mismatch(idem)
 				}
 				status, body = prev.Status, prev.Body
 				return nil
@@ -292,6 +325,12 @@ func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, 
 		tol = new(big.Int).Sub(amount, big.NewInt(1))
 	}
 	dust, _ := payment.ParseUnits(mc.DustMin, info.Decimals)
+	if amount.Cmp(dust) < 0 {
+		min := rates.MinimumUSD(dust, q.USDPerUnit, info.Decimals, *mc.DisplayDecimals)
+		return IntentView{}, fail(InvalidAmount, "%s USD is %s %s at %s USD per %s, below the %s dust minimum of %s %s, so it could never be paid: the smallest %s amount is %s USD at this rate",
+			payment.Cents(p.AmountCents), payment.TrimUnits(amount, info.Decimals), info.Symbol, q.Decimal(), info.Symbol,
+			info.Method, payment.TrimUnits(dust, info.Decimals), info.Symbol, info.Method, min)
+	}
 	in := store.Intent{
 		ID: store.NewID("pi"), PayableID: p.ID, Kind: p.Kind, Reference: p.Reference, Account: p.Account,
 		AmountCents: p.AmountCents, Method: string(info.Method), Network: string(info.Network), Asset: string(info.Asset),
@@ -582,8 +621,12 @@ func (s *Service) view(ctx context.Context, r intentReader, id string) (IntentVi
 // Renew creates a new intent for the same payable and method at the current
 // rate and supersedes the old one (whose address stays watched). Only an
 // intent whose deadline passed unpaid (expired, underpaid, or awaiting past
-// its deadline) can be renewed.
+// its deadline) can be renewed. With idem, a repeated request returns the
+// first response before any check (see replay).
 func (s *Service) Renew(ctx context.Context, id string, idem *Idem) (int, []byte, error) {
+	if st, body, done, err := s.replay(ctx, idem); done || err != nil {
+		return st, body, err
+	}
 	if in, err := s.store.GetIntent(ctx, id); err == nil {
 		if err := s.checkChain(ctx, payment.Network(in.Network)); err != nil {
 			return 0, nil, err
@@ -632,6 +675,15 @@ func (s *Service) Renew(ctx context.Context, id string, idem *Idem) (int, []byte
 		}
 		return 201, view, nil
 	})
+}
+
+// MinimumUSD returns the smallest USD amount a method accepts at quote q
+// (smaller amounts are refused: their crypto amount is below the method's
+// dust minimum) and that dust minimum in base units, for /v1/methods.
+func (s *Service) MinimumUSD(info payment.MethodInfo, q rates.Quote) (payment.Cents, *big.Int) {
+	mc := s.cfg.Methods[string(info.Method)]
+	dust, _ := payment.ParseUnits(mc.DustMin, info.Decimals)
+	return rates.MinimumUSD(dust, q.USDPerUnit, info.Decimals, *mc.DisplayDecimals), dust
 }
 
 // Quote returns the current quote of a symbol, for /v1/methods.

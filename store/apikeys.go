@@ -128,4 +128,14 @@ func (t *Tx) QueueSaveIdempotentResponse(apiKeyID, key string, status int, body 
 	t.tx.queue(saveIdempotentSQL, apiKeyID, key, status, body)
 }
 
+// IdempotentResponse returns the stored response of (apiKeyID, key), read
+// outside any transaction: ErrNotFound when the key was never used, and
+// Status 0 while its first request is still running.
+func (s *Store) IdempotentResponse(ctx context.Context, apiKeyID, key string) (IdempotentResponse, error) {
+	var r IdempotentResponse
+	err := s.pool.QueryRow(ctx, `SELECT request_hash, status, response FROM idempotency_keys WHERE api_key_id = $1 AND key = $2`,
+		apiKeyID, key).Scan(&r.RequestHash, &r.Status, &r.Body)
+	return r, translate(err)
+}
+
 const saveIdempotentSQL = `UPDATE idempotency_keys SET status = $3, response = $4 WHERE api_key_id = $1 AND key = $2`
