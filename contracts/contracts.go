@@ -22,6 +22,14 @@ var (
 	reverterABI string
 	//go:embed build/Reverter.bin
 	reverterBin string
+	//go:embed build/Selfdestructor.abi.json
+	selfdestructorABI string
+	//go:embed build/Selfdestructor.bin
+	selfdestructorBin string
+	//go:embed build/Relay.abi.json
+	relayABI string
+	//go:embed build/Relay.bin
+	relayBin string
 )
 
 // Contract is one compiled contract: its ABI and its creation bytecode.
@@ -64,6 +72,18 @@ var Forwarder = mustLoad("Forwarder", forwarderABI, forwarderBin)
 
 // Reverter rejects every ETH payment (its receive function reverts).
 var Reverter = mustLoad("Reverter", reverterABI, reverterBin)
+
+// Selfdestructor sends its balance to a beneficiary by SELFDESTRUCT.
+// Constructor: (address to, bool now): with now it selfdestructs during its
+// creation (destroyed, post-Cancun too). Methods: destroy(address) (after
+// Cancun only the balance moves); receive keeps plain payments.
+var Selfdestructor = mustLoad("Selfdestructor", selfdestructorABI, selfdestructorBin)
+
+// Relay forwards ETH through nested internal calls: relay(address, uint256
+// depth) calls itself depth times before paying the address;
+// createAndDestroy(address) pays it from a Selfdestructor created and
+// destroyed inside the call.
+var Relay = mustLoad("Relay", relayABI, relayBin)
 
 // TokenDecimals is the decimals value the tests and the sandbox deploy
 // TestToken with: USDT and USDC both have 6.

@@ -22,6 +22,16 @@ func TestABIs(t *testing.T) {
 	if _, ok := Forwarder.ABI.Methods["forward"]; !ok {
 		t.Error("Forwarder has no forward method")
 	}
+	for c, ms := range map[*Contract][]string{Selfdestructor: {"destroy"}, Relay: {"relay", "createAndDestroy"}} {
+		for _, m := range ms {
+			if _, ok := c.ABI.Methods[m]; !ok {
+				t.Errorf("%s has no method %s", c.Name, m)
+			}
+		}
+	}
+	if _, err := Selfdestructor.DeployData(common.HexToAddress("0x01"), true); err != nil {
+		t.Error(err)
+	}
 	if !Reverter.ABI.HasReceive() {
 		t.Error("Reverter has no receive function")
 	}

@@ -63,6 +63,7 @@ type rpcTrace struct {
 
 type callFrame struct {
 	Type  string          `json:"type"`
+	From  *common.Address `json:"from"`
 	To    *common.Address `json:"to"`
 	Value *hexutil.Big    `json:"value"`
 	Error string          `json:"error"`
@@ -257,31 +258,8 @@ func (c *Client) Block(ctx context.Context, height uint64, w chains.Watched) (ch
 			if t.Result.Error != "" || (ok != nil && !ok[i]) {
 				continue // reverted: no internal transfer happened
 			}
-			n := 0
-			var walkErr error
-			var walk func(f *callFrame, depth int)
-			walk = func(f *callFrame, depth int) {
-				for j := range f.Calls {
-					sub := &f.Calls[j]
-					idx := -2 - int64(n)
-					n++
-					if sub.Error != "" {
-						continue // the call and everything below it reverted
-					}
-					if sub.Type == "CALL" && sub.To != nil && sub.Value != nil && sub.Value.ToInt().Sign() > 0 && w.Contains(sub.To[:]) {
-						res = append(res, found{pos: i, order: 1 + int64(n), tr: c.transfer(*tx.Hash, idx, payment.Native, *sub.To, sub.Value.ToInt())})
-					}
-					if sub.Type == "CALL" && sub.Value != nil && sub.Value.ToInt().Sign() < 0 {
-						walkErr = fmt.Errorf("debug_traceBlockByHash for block %d: negative call value in %s: %w", height, tx.Hash, chains.ErrInvalidResponse)
-					}
-					if depth < maxTraceDepth {
-						walk(sub, depth+1)
-					}
-				}
-			}
-			walk(t.Result, 1)
-			if walkErr != nil {
-				return chains.Block{}, walkErr
+			if err := c.internalTransfers(t.Result, i, *tx.Hash, w, &res); err != nil {
+				return chains.Block{}, fmt.Errorf("debug_traceBlockByHash for block %d: %w", height, err)
 			}
 		}
 	}
@@ -299,6 +277,70 @@ func (c *Client) Block(ctx context.Context, height uint64, w chains.Watched) (ch
 		}
 	}
 	return out, nil
+}
+
+// internalTransfers appends to res the ETH that the frames below root (the
+// trace of the transaction at position pos) moved to watched addresses: by
+// a CALL with value, or by a SELFDESTRUCT, which sends the contract's whole
+// balance to its beneficiary (whether or not the contract is destroyed,
+// EIP-6780). A frame that failed moved nothing, nor did anything below it.
+// Frame k in the numbering (see keyedTraceDepth) has index -2-k.
+func (c *Client) internalTransfers(root *callFrame, pos int, txid common.Hash, w chains.Watched, res *[]found) error {
+	n := 0
+	var deeper []*callFrame // frames at keyedTraceDepth that have calls below
+	var walk func(f *callFrame, depth, limit int) error
+	walk = func(f *callFrame, depth, limit int) error {
+		for j := range f.Calls {
+			sub := &f.Calls[j]
+			idx := -2 - int64(n)
+			n++
+			if sub.Error != "" {
+				continue // the call and everything below it reverted
+			}
+			if sub.Value != nil && sub.Value.ToInt().Sign() < 0 {
+				return fmt.Errorf("negative %s value in %s: %w", sub.Type, txid, chains.ErrInvalidResponse)
+			}
+			if movesValue(sub) && w.Contains(sub.To[:]) {
+				*res = append(*res, found{pos: pos, order: 1 + int64(n), tr: c.transfer(txid, idx, payment.Native, *sub.To, sub.Value.ToInt())})
+			}
+			switch {
+			case len(sub.Calls) == 0:
+			case depth < limit:
+				if err := walk(sub, depth+1, limit); err != nil {
+					return err
+				}
+			case limit == keyedTraceDepth:
+				deeper = append(deeper, sub)
+			default:
+				return fmt.Errorf("calls nested deeper than %d in %s: %w", maxCallDepth, txid, chains.ErrInvalidResponse)
+			}
+		}
+		return nil
+	}
+	if err := walk(root, 1, keyedTraceDepth); err != nil {
+		return err
+	}
+	for _, f := range deeper {
+		if err := walk(f, keyedTraceDepth+1, maxCallDepth); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// movesValue reports whether frame f sends ETH to f.To: a CALL with value,
+// or a SELFDESTRUCT whose beneficiary is not the contract itself.
+func movesValue(f *callFrame) bool {
+	if f.To == nil || f.Value == nil || f.Value.ToInt().Sign() <= 0 {
+		return false
+	}
+	switch f.Type {
+	case "CALL":
+		return true
+	case "SELFDESTRUCT":
+		return f.From == nil || *f.From != *f.To
+	}
+	return false
 }
 
 func (c *Client) transfer(txid common.Hash, index int64, asset payment.Asset, to common.Address, amount *big.Int) chains.Transfer {

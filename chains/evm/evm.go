@@ -40,9 +40,16 @@ const (
 	ModeBalanceCheck = "balance_check"
 )
 
-// maxTraceDepth bounds the call-tree walk of a traced transaction (the
-// top-level call is depth 0), as bitcart's MAX_TRACE_DEPTH.
-const maxTraceDepth = 8
+// keyedTraceDepth is how deep the call tree was walked before deeper frames
+// were recorded too (the top-level call is depth 0). Frames down to it are
+// numbered first, in the order that walk gave them, and deeper frames after
+// them, so the natural key (txid, index) of an internal transfer recorded
+// then is the same now and a rescan over old blocks records nothing twice.
+const keyedTraceDepth = 8
+
+// maxCallDepth is the EVM's call depth limit: a trace nested deeper is not a
+// trace of a real transaction.
+const maxCallDepth = 1024
 
 // balanceBatch is the number of eth_getBalance calls sent in one batch; geth
 // refuses batches above 1000 items by default.

@@ -152,7 +152,7 @@ func New(t testing.TB, opts ...Option) *Env {
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("test config: %v", err)
 	}
-	st, err := store.Open(ctx, url)
+	st, err := store.Open(ctx, cfg.DatabaseURL) // an option may route it (a proxy)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
