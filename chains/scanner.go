@@ -246,6 +246,18 @@ func (s *Scanner) Step(ctx context.Context) (bool, error) {
 		if err != nil {
 			return true, fmt.Errorf("mempool: %w", err)
 		}
+		// ApplyPending takes a recorded mempool transfer missing from this
+		// read for vanished. That holds only if no block came in since the
+		// tip read: one mined in between took it out of the mempool, and it
+		// is in a block not scanned yet. Then scan that block first (the
+		// next step) and read the mempool again.
+		again, err := s.src.Tip(ctx)
+		if err != nil {
+			return true, fmt.Errorf("node tip: %w", err)
+		}
+		if int64(again) != tips.Node {
+			return false, nil
+		}
 		if err := s.sink.ApplyPending(ctx, n, pending); err != nil {
 			return true, fmt.Errorf("apply mempool: %w", err)
 		}
