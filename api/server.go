@@ -184,7 +184,7 @@ func statusOf(k intents.Kind) int {
 		return http.StatusBadRequest
 	case intents.NotFound:
 		return http.StatusNotFound
-	case intents.Conflict, intents.AlreadyPaid, intents.InsufficientFunds, intents.IdempotencyMismatch:
+	case intents.Conflict, intents.AlreadyPaid, intents.InsufficientFunds, intents.IdempotencyMismatch, intents.PaymentInProgress:
 		return http.StatusConflict
 	case intents.RateUnavailable, intents.ChainUnavailable, intents.AddressPoolEmpty:
 		return http.StatusServiceUnavailable

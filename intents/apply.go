@@ -55,17 +55,25 @@ func (s *Service) reevaluateLocked(ctx context.Context, tx *store.Tx, p store.Pa
 		mtrs[i] = matcher.Transfer{
 			Asset: payment.Asset(t.Asset), Amount: t.Amount, FirstSeen: t.FirstSeenAt,
 			Confirmed: t.Status == "confirmed", Orphaned: t.Status == "orphaned", Credited: t.Credited,
+			// Invariant 7: a finance decision other than credit_intent
+			// means the transfer never counts on its own again.
+			Resolved: t.Resolution != nil && !t.Credited,
 			Previous: matcher.Classification(t.Classification),
 		}
 	}
+	// Read under the payable's lock, as SetPayablePaid checks it: with it
+	// the matcher never decides paid for a second intent of a payable, so
+	// that write cannot conflict (invariant 8: no business state stops a
+	// scanner).
+	elsewhere := p.PaidByEntry != "" || (p.PaidByIntent != "" && p.PaidByIntent != in.ID)
 	d := matcher.Decide(matcher.Intent{
 		Asset: payment.Asset(in.Asset), Amount: in.Amount, Tolerance: in.Tolerance, DustMin: in.DustMin,
-		Deadline: in.ExpiresAt, Status: matcher.Status(in.Status),
-		PayablePaidElsewhere: p.PaidByEntry != "" || (p.PaidByIntent != "" && p.PaidByIntent != in.ID),
+		Deadline: in.ExpiresAt, Status: matcher.Status(in.Status), PayablePaidElsewhere: elsewhere,
 	}, mtrs, now)
 
 	var unmatched []store.Transfer
 	classes := make(map[string]string, len(trs))
+	voided := map[string]bool{}
 	for i, t := range trs {
 		c := string(d.Classes[i])
 		classes[t.ID] = c
@@ -73,6 +81,18 @@ func (s *Service) reevaluateLocked(ctx context.Context, tx *store.Tx, p store.Pa
 			if err := tx.SetClassification(ctx, t.ID, c, now); err != nil {
 				return err
 			}
+		}
+		if t.Credited && elsewhere && d.Classes[i] == matcher.Duplicate {
+			// Finance credited it, but the payable was paid by other means
+			// before it could pay: a payment for an already paid payable.
+			// The decision is void and the transfer a finance item again.
+			if err := tx.VoidCredit(ctx, t.ID, "payable "+p.Reference+" was paid by other means before this transfer could pay it", now); err != nil {
+				return err
+			}
+			t.Credited, t.Resolution, t.NotifiedClass = false, nil, ""
+			voided[t.ID] = true
+			s.log.Warn("credited transfer of a payable paid elsewhere: credit void, back to finance",
+				"transfer", t.ID, "intent", id, "reference", p.Reference)
 		}
 		if forFinance(d, d.Classes[i], t) && t.NotifiedClass != c {
 			if err := tx.SetNotified(ctx, t.ID, c); err != nil {
@@ -107,13 +127,11 @@ func (s *Service) reevaluateLocked(ctx context.Context, tx *store.Tx, p store.Pa
 			return fmt.Errorf("intent %s paid but payable %s is not payable: %w", id, p.Reference, err)
 		}
 		if p.Kind == "topup" {
-			e, err := s.creditOnce(ctx, tx, in, now)
+			es, err := s.creditOnce(ctx, tx, in, now)
 			if err != nil {
 				return err
 			}
-			if e != nil {
-				ledger = append(ledger, *e)
-			}
+			ledger = append(ledger, es...)
 		}
 	}
 	if wasPaid && !isPaid {
@@ -156,6 +174,9 @@ func (s *Service) reevaluateLocked(ctx context.Context, tx *store.Tx, p store.Pa
 			if c, ok := classes[t.ID]; ok {
 				t.Classification = c
 			}
+			if voided[t.ID] {
+				t.Credited, t.Resolution = false, nil
+			}
 			shown[i] = t
 		}
 		view := IntentViewOf(after, shown, tip, s.PaymentURI(after))
@@ -165,8 +186,11 @@ func (s *Service) reevaluateLocked(ctx context.Context, tx *store.Tx, p store.Pa
 	}
 	for _, e := range ledger {
 		typ := "ledger.credited"
-		if e.Type == "reversal" {
+		switch e.Type {
+		case "reversal":
 			typ = "ledger.reversed"
+		case "recovery":
+			typ = "ledger.recovered"
 		}
 		if _, err := tx.AppendEvent(ctx, typ, id, "", e.Account, LedgerViewOf(e), now); err != nil {
 			return err
@@ -196,14 +220,37 @@ func forFinance(d matcher.Decision, c matcher.Classification, t store.Transfer) 
 }
 
 // creditOnce credits a paid top-up unless it is already credited (net).
-func (s *Service) creditOnce(ctx context.Context, tx *store.Tx, in store.Intent, now time.Time) (*store.LedgerEntry, error) {
+// A re-credit (paid, reverted by a reorg, paid again) whose reversal could
+// not take everything back, because the customer had spent it, first
+// settles that rest: a recovery entry of the intent right after the credit,
+// under the same account lock, so the credit never makes the same money
+// spendable twice. It returns the entries written, in order.
+func (s *Service) creditOnce(ctx context.Context, tx *store.Tx, in store.Intent, now time.Time) ([]store.LedgerEntry, error) {
 	n, err := tx.NetIntentCredits(ctx, in.ID)
 	if err != nil || n > 0 {
 		return nil, err
 	}
 	e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: in.Account, Type: "credit", AmountCents: in.AmountCents,
 		Reference: in.Reference, IntentID: in.ID}, now)
-	return &e, err
+	if err != nil {
+		return nil, err
+	}
+	out := []store.LedgerEntry{e}
+	owed, err := tx.IntentUnrecovered(ctx, in.ID)
+	if err != nil || owed <= 0 {
+		return out, err
+	}
+	r, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: in.Account, Type: "recovery", AmountCents: owed,
+		Reference: in.Reference, IntentID: in.ID}, now)
+	if err != nil {
+		return nil, err
+	}
+	if r.ID != "" {
+		out = append(out, r)
+		s.log.Warn("re-credited top-up settled the rest of its earlier reversal", "account", in.Account,
+			"intent", in.ID, "recovered_cents", r.AmountCents, "owed_cents", owed)
+	}
+	return out, nil
 }
 
 // reverseOnce compensates the credit of a reverted top-up, once.

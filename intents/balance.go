@@ -208,9 +208,10 @@ func (s *Service) recordUnexplained(ctx context.Context, n string, a openAddress
 }
 
 // matchable drops the Unexplained items finance has not credited: the
-// matcher never counts them, and they keep their classification.
+// matcher never counts them, and they keep their classification. It returns
+// a new slice: trs (every transfer, for the intent's view) is left as is.
 func matchable(trs []store.Transfer) []store.Transfer {
-	out := trs[:0]
+	out := make([]store.Transfer, 0, len(trs))
 	for _, t := range trs {
 		if t.Classification == Unexplained && !t.Credited {
 			continue

@@ -11,14 +11,17 @@ type Kind string
 
 // The error kinds of API.md.
 const (
-	InvalidRequest      Kind = "invalid_request"
-	InvalidAmount       Kind = "invalid_amount"
-	UnknownMethod       Kind = "unknown_method"
-	MethodDisabled      Kind = "method_disabled"
-	NotFound            Kind = "not_found"
-	Conflict            Kind = "conflict"
-	AlreadyPaid         Kind = "already_paid"
-	InsufficientFunds   Kind = "insufficient_funds"
+	InvalidRequest    Kind = "invalid_request"
+	InvalidAmount     Kind = "invalid_amount"
+	UnknownMethod     Kind = "unknown_method"
+	MethodDisabled    Kind = "method_disabled"
+	NotFound          Kind = "not_found"
+	Conflict          Kind = "conflict"
+	AlreadyPaid       Kind = "already_paid"
+	InsufficientFunds Kind = "insufficient_funds"
+	// PaymentInProgress: a balance debit for an order whose crypto payment
+	// is detected and covers it (it waits for confirmations).
+	PaymentInProgress   Kind = "payment_in_progress"
 	IdempotencyMismatch Kind = "idempotency_mismatch"
 	RateUnavailable     Kind = "rate_unavailable"
 	ChainUnavailable    Kind = "chain_unavailable"

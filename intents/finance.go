@@ -122,11 +122,18 @@ func split(t store.Transfer, intentAmount, otherSettled *big.Int) (settled, revi
 //   - credit_intent counts the transfer for the intent (SetCredited, then the
 //     matcher): the intent may become paid and a top-up credited. Refused
 //     when the transfer's network or asset is not the intent's, the
-//     intent's payable is already paid, or the transfer is orphaned.
+//     intent's payable is already paid, or the transfer is orphaned or not
+//     confirmed yet: finance decides on money that is on the chain, and a
+//     credit that completes the amount pays the intent in this transaction,
+//     under the payable's lock. Should the credited transfer later leave the
+//     chain and come back after the payable was paid by other means, the
+//     matcher makes it a duplicate and the decision is voided (the transfer
+//     is a finance item again); it never fails a scan.
 //   - credit_account credits the USD value of the reviewed part (the whole
 //     transfer, or an overpayment's surplus) to an account: at the locked
 //     rate of the intent it went to when it is in that intent's asset, else
-//     at req.USDPerUnit, else at the current quote.
+//     at req.USDPerUnit, else at the current quote. Refused, like
+//     credit_intent, for a transfer that is orphaned or not confirmed yet.
 //   - refunded records the refund transaction (refund_txid required,
 //     trimmed, with the shape of a transaction id of the transfer's network).
 //   - ignore records the decision only (dust, spam).
@@ -258,6 +265,9 @@ func (s *Service) creditIntent(ctx context.Context, tx *store.Tx, tr store.Trans
 	if tr.Status == "orphaned" {
 		return nil, 0, fail(Conflict, "transfer %s is not on the chain any more (orphaned by a reorg); it cannot pay anything", tr.ID)
 	}
+	if tr.Status != "confirmed" {
+		return nil, 0, notConfirmed(tr, ActionCreditIntent)
+	}
 	p, err := tx.PayableForUpdate(ctx, in.PayableID)
 	if err != nil {
 		return nil, 0, err
@@ -279,10 +289,24 @@ func (s *Service) creditIntent(ctx context.Context, tx *store.Tx, tr store.Trans
 	return ids, int64(usdValue(tr.Amount, in.Rate, decimalsOf(tr.Network, tr.Asset))), nil
 }
 
+// notConfirmed is the refusal of a credit for a transfer that has not got
+// its confirmations yet (it may still vanish).
+func notConfirmed(tr store.Transfer, action string) error {
+	where := "in the mempool"
+	if tr.Status == "confirming" {
+		where = "waiting for confirmations"
+	}
+	return fail(Conflict, "transfer %s is not confirmed yet (%s, %d required); %s needs a confirmed transfer: decide once it is confirmed",
+		tr.ID, where, tr.ConfirmationsRequired, action)
+}
+
 // creditAccount checks and applies credit_account.
 func (s *Service) creditAccount(ctx context.Context, tx *store.Tx, tr store.Transfer, req ResolveRequest, now time.Time) (store.LedgerEntry, error) {
 	if tr.Status == "orphaned" {
 		return store.LedgerEntry{}, fail(Conflict, "transfer %s is not on the chain any more (orphaned by a reorg); there is nothing to credit", tr.ID)
+	}
+	if tr.Status != "confirmed" {
+		return store.LedgerEntry{}, notConfirmed(tr, ActionCreditAccount)
 	}
 	dec := decimalsOf(tr.Network, tr.Asset)
 	review := new(big.Int).Set(tr.Amount)

@@ -78,8 +78,10 @@ func (s *Service) Ledger(ctx context.Context, account, after string, limit int) 
 // returns the first response, and a reference already paid by a debit of
 // the same account and amount returns that debit (200) without debiting
 // again. A short balance is insufficient_funds and changes nothing; an
-// order paid by an intent is already_paid; a reference known with another
-// amount or account is a conflict.
+// order paid by an intent is already_paid; an order with a crypto payment
+// that covers it and waits for confirmations is payment_in_progress (the
+// customer would pay twice); a reference known with another amount or
+// account is a conflict.
 func (s *Service) Debit(ctx context.Context, account string, req DebitRequest, idem *Idem) (int, []byte, error) {
 	if !validName(account) {
 		return 0, nil, fail(InvalidRequest, "account must be 1-200 characters of letters, digits and ._:/#-")
@@ -110,6 +112,14 @@ func (s *Service) Debit(ctx context.Context, account string, req DebitRequest, i
 		}
 		if p.PaidAt != nil {
 			return 0, nil, fail(AlreadyPaid, "order %s is already paid by intent %s", p.Reference, p.PaidByIntent)
+		}
+		// A crypto payment that covers the order is on its way: debiting
+		// now would make the customer pay twice.
+		if id, err := tx.PaymentInProgress(ctx, p.ID); err != nil {
+			return 0, nil, err
+		} else if id != "" {
+			return 0, nil, fail(PaymentInProgress, "order %s has a crypto payment in progress: intent %s has received the full amount and waits for confirmations; nothing was debited (wait for intent.paid, or debit again if the intent leaves detected without being paid)",
+				p.Reference, id)
 		}
 		e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: account, Type: "debit", AmountCents: int64(usd),
 			Reference: req.Reference}, now)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"math/big"
 	"time"
 
@@ -266,4 +267,19 @@ func (t *Tx) SetPayablePaidByEntry(ctx context.Context, payableID int64, entryID
 		return ErrConflict
 	}
 	return nil
+}
+
+// PaymentInProgress returns the id of an intent of the payable whose
+// counting transfers, confirmed or not, cover its amount while it is not
+// paid (detected, or reverted with its payment back on its way), or "" for
+// none. Call it with the payable locked: the matcher writes an intent's
+// state under that lock.
+func (t *Tx) PaymentInProgress(ctx context.Context, payableID int64) (string, error) {
+	var id string
+	err := t.tx.QueryRow(ctx, `SELECT id FROM intents WHERE payable_id = $1 AND status IN ('detected', 'reverted')
+		AND received > 0 AND received >= amount - tolerance ORDER BY id LIMIT 1`, payableID).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return id, translate(err)
 }

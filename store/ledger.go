@@ -35,7 +35,10 @@ func (t *Tx) lockAccount(ctx context.Context, account string, now time.Time) (in
 // AppendLedger appends an entry and moves the balance, under the account's
 // row lock. Credits add; debits subtract and fail with ErrInsufficientFunds
 // when the balance is short; reversals subtract what the balance holds and
-// record the rest as unrecovered (a balance never goes negative).
+// record the rest as unrecovered (a balance never goes negative);
+// recoveries take back an earlier reversal's unrecovered rest, at most what
+// the balance holds (AmountCents is lowered to that; with nothing to take,
+// nothing is written and the returned entry has no ID).
 func (t *Tx) AppendLedger(ctx context.Context, e LedgerEntry, now time.Time) (LedgerEntry, error) {
 	bal, err := t.lockAccount(ctx, e.Account, now)
 	if err != nil {
@@ -47,6 +50,12 @@ func (t *Tx) AppendLedger(ctx context.Context, e LedgerEntry, now time.Time) (Le
 	case "debit":
 		if bal < e.AmountCents {
 			return LedgerEntry{}, ErrInsufficientFunds
+		}
+		bal -= e.AmountCents
+	case "recovery":
+		e.AmountCents = min(e.AmountCents, bal)
+		if e.AmountCents <= 0 {
+			return LedgerEntry{}, nil
 		}
 		bal -= e.AmountCents
 	case "reversal":
@@ -72,6 +81,16 @@ func (t *Tx) AppendLedger(ctx context.Context, e LedgerEntry, now time.Time) (Le
 		return LedgerEntry{}, translate(err)
 	}
 	return e, nil
+}
+
+// IntentUnrecovered returns what the reversals of an intent's credit could
+// not take back and no recovery has taken since, in cents.
+func (t *Tx) IntentUnrecovered(ctx context.Context, intentID string) (int64, error) {
+	var n int64
+	err := t.tx.QueryRow(ctx, `SELECT coalesce(sum(unrecovered_cents) FILTER (WHERE type = 'reversal'), 0)
+		- coalesce(sum(amount_cents) FILTER (WHERE type = 'recovery'), 0)
+		FROM ledger_entries WHERE intent_id = $1`, intentID).Scan(&n)
+	return n, translate(err)
 }
 
 // NetIntentCredits returns credits minus reversals recorded for an intent

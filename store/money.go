@@ -10,7 +10,8 @@ import (
 
 // Balance is an account's money: Available is the sum of its ledger entries
 // (the accounts row), Pending the USD amount of its top-ups that are
-// detected but not paid yet (not spendable).
+// detected but not paid yet (not spendable), Unrecovered what reversals
+// could not take back and no recovery has settled since.
 type Balance struct {
 	Account          string
 	AvailableCents   int64
@@ -26,7 +27,8 @@ func (s *Store) Balance(ctx context.Context, account string) (Balance, error) {
 		coalesce((SELECT balance_cents FROM accounts WHERE account = $1), 0),
 		coalesce((SELECT sum(p.amount_cents) FROM payables p WHERE p.kind = 'topup' AND p.account = $1
 			AND p.paid_at IS NULL AND EXISTS (SELECT 1 FROM intents i WHERE i.payable_id = p.id AND i.status = 'detected')), 0),
-		coalesce((SELECT sum(unrecovered_cents) FROM ledger_entries WHERE account = $1), 0)`, account).
+		(SELECT coalesce(sum(unrecovered_cents), 0) - coalesce(sum(amount_cents) FILTER (WHERE type = 'recovery'), 0)
+			FROM ledger_entries WHERE account = $1)`, account).
 		Scan(&b.AvailableCents, &b.PendingCents, &b.UnrecoveredCents)
 	return b, translate(err)
 }

@@ -51,7 +51,8 @@ const transferColumns = `t.id, t.network, t.txid, t.idx, t.asset, t.address, t.a
 	t.confirmations_required, t.confirmed_at, t.classification, t.credited, coalesce(t.notified_class, ''), t.created_at, t.updated_at,
 	r.action, r.note, r.actor, r.intent_id, r.account, r.amount_cents, r.refund_txid, r.created_at`
 
-const transferFrom = ` FROM transfers t LEFT JOIN resolutions r ON r.transfer_id = t.id `
+// transferFrom joins a transfer's live resolution (a voided one is history).
+const transferFrom = ` FROM transfers t LEFT JOIN resolutions r ON r.transfer_id = t.id AND r.voided_at IS NULL `
 
 func scanTransfer(row pgx.Row) (Transfer, error) {
 	var tr Transfer
@@ -163,6 +164,18 @@ func (t *Tx) SetClassification(ctx context.Context, id, class string, now time.T
 // SetCredited marks a transfer as counted for its intent by finance.
 func (t *Tx) SetCredited(ctx context.Context, id, intentID string, now time.Time) error {
 	_, err := t.tx.Exec(ctx, `UPDATE transfers SET credited = TRUE, intent_id = $2, updated_at = $3 WHERE id = $1`, id, intentID, now)
+	return translate(err)
+}
+
+// VoidCredit undoes a credit_intent decision that can no longer take effect
+// (the payable was paid elsewhere): the transfer is no longer credited and
+// its resolution is voided with reason, so the transfer is unresolved again.
+func (t *Tx) VoidCredit(ctx context.Context, id, reason string, now time.Time) error {
+	if _, err := t.tx.Exec(ctx, `UPDATE transfers SET credited = FALSE, updated_at = $2 WHERE id = $1`, id, now); err != nil {
+		return translate(err)
+	}
+	_, err := t.tx.Exec(ctx, `UPDATE resolutions SET voided_at = $2, voided_reason = $3
+		WHERE transfer_id = $1 AND voided_at IS NULL AND action = 'credit_intent'`, id, now, reason)
 	return translate(err)
 }
 

@@ -1,0 +1,543 @@
+package intents_test
+
+import (
+	"context"
+	"encoding/json"
+	"math/big"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/paywatch/paywatch/addresses"
+	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/chains/chainstest"
+	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/payment"
+)
+
+// The broken sequences of issue 9 (items 1-5, 11) and issue 14 (item 1),
+// each as its issue tells it, on real PostgreSQL.
+
+func keyOf(t *testing.T, e *intentstest.Env, v intents.IntentView) []byte {
+	t.Helper()
+	a, err := addresses.ParseAddress(payment.Network(v.Network), e.Config.Networks[v.Network].Chain, v.Address)
+	if err != nil {
+		t.Fatalf("parse %s: %v", v.Address, err)
+	}
+	return a.Key
+}
+
+// broadcast puts a payment to v in its chain's mempool (and the next block).
+func broadcast(t *testing.T, e *intentstest.Env, f *chainstest.Fake, v intents.IntentView, amount *big.Int, label string) chains.Transfer {
+	t.Helper()
+	tr := chains.Transfer{TxID: chainstest.TxID(label), Asset: payment.Native, Key: keyOf(t, e, v), Address: v.Address, Amount: amount}
+	f.Broadcast(tr)
+	return tr
+}
+
+func eventTypes(t *testing.T, e *intentstest.Env, intentID string) []string {
+	t.Helper()
+	rows, err := e.Store.Pool().Query(context.Background(), `SELECT type FROM events WHERE intent_id = $1 ORDER BY seq`, intentID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func resolveTransfer(e *intentstest.Env, id string, req map[string]string) (int, []byte) {
+	return e.Do("POST", "/v1/transfers/"+id+"/resolve", "finance", req)
+}
+
+func errCode(body []byte) (string, string) {
+	var b struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	_ = json.Unmarshal(body, &b)
+	return b.Error.Code, b.Error.Message
+}
+
+func balanceOf(t *testing.T, e *intentstest.Env, account string) intents.BalanceView {
+	t.Helper()
+	status, body := e.Do("GET", "/v1/accounts/"+account+"/balance", "storefront", nil)
+	if status != 200 {
+		t.Fatalf("balance: %d %s", status, body)
+	}
+	var b intents.BalanceView
+	if err := json.Unmarshal(body, &b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// checkLedger asserts that the account's balance is the sum of its entries
+// and that every entry's balance_after chains from the one before, never
+// below zero. A reversal takes what it recovered; a recovery takes its
+// amount.
+func checkLedger(t *testing.T, e *intentstest.Env, account string) []string {
+	t.Helper()
+	rows, err := e.Store.Pool().Query(context.Background(), `SELECT type, amount_cents, unrecovered_cents, balance_after_cents
+		FROM ledger_entries WHERE account = $1 ORDER BY seq`, account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var running int64
+	var types []string
+	for rows.Next() {
+		var typ string
+		var amt, unrec, after int64
+		if err := rows.Scan(&typ, &amt, &unrec, &after); err != nil {
+			t.Fatal(err)
+		}
+		switch typ {
+		case "credit":
+			running += amt
+		case "debit", "recovery":
+			running -= amt
+		case "reversal":
+			running -= amt - unrec
+		default:
+			t.Fatalf("entry type %q", typ)
+		}
+		if running < 0 || running != after {
+			t.Fatalf("account %s: running balance %d, entry %s says %d", account, running, typ, after)
+		}
+		types = append(types, typ)
+	}
+	var bal int64
+	if err := e.Store.Pool().QueryRow(context.Background(), `SELECT balance_cents FROM accounts WHERE account = $1`, account).Scan(&bal); err != nil {
+		t.Fatal(err)
+	}
+	if bal != running {
+		t.Fatalf("account %s: balance %d, entries sum to %d", account, bal, running)
+	}
+	return types
+}
+
+// Issue 9 item 1, as told: finance credits a late transfer with 1 of 2
+// confirmations. credit_intent needs a confirmed transfer: refused, nothing
+// changed, and the scanner goes on when it confirms.
+func TestCreditIntentNeedsAConfirmedTransfer(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin, payment.Litecoin))
+	btc := payment.Bitcoin
+	x := e.CreateIntent("order", "ORD-C1", "cust-c1", "100.00", "BTC")
+	e.Clock.Advance(31 * time.Minute)
+	if _, err := e.Service.Sweep(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.Pay(x, payment.Native, intentstest.Units(x.AmountBaseUnits), "c1-late")
+	e.Sync(btc)
+	tr := e.Intent(x.ID).Transfers[0]
+	if tr.Classification != "late" || tr.Confirmations != 1 {
+		t.Fatalf("late transfer: %+v", tr)
+	}
+	before := e.Counts()
+	status, body := resolveTransfer(e, tr.ID, map[string]string{"action": "credit_intent", "intent_id": x.ID, "note": "customer emailed"})
+	code, msg := errCode(body)
+	if status != 409 || code != "conflict" || !strings.Contains(msg, "confirm") {
+		t.Fatalf("credit_intent of an unconfirmed transfer: %d %s", status, body)
+	}
+	if after := e.Counts(); !sameCounts(before, after) {
+		t.Fatalf("a refused credit changed %v -> %v", before, after)
+	}
+	// The order is paid with another method, then T confirms: the scanner
+	// goes on, T stays a late payment for finance.
+	e.Sync(payment.Litecoin) // its scanner reports after the clock jump
+	y := e.CreateIntent("order", "ORD-C1", "cust-c1", "100.00", "LTC")
+	e.Pay(y, payment.Native, intentstest.Units(y.AmountBaseUnits), "c1-ltc")
+	e.Chains[payment.Litecoin].Mine(5)
+	e.Sync(payment.Litecoin)
+	if got := e.Intent(y.ID); got.Status != "paid" {
+		t.Fatalf("other intent: %s", got.Status)
+	}
+	e.Chains[btc].Mine(1)
+	e.Sync(btc)
+	if got := e.Intent(x.ID); got.Status != "expired" || got.Transfers[0].Classification != "late" {
+		t.Fatalf("after confirmation: %s %+v", got.Status, got.Transfers)
+	}
+}
+
+func sameCounts(a, b map[string]int64) bool {
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}
+
+// Issue 9 item 1, the general path: a confirmed transfer credited to X pays
+// it; a reorg puts it back in the mempool (X reverted, the order unpaid);
+// the order is paid with another intent; the transfer is mined again. The
+// payable is paid at most once, so the credited transfer becomes a
+// duplicate, its credit is void and it is back in the finance inbox; no
+// scan step fails.
+func TestCreditedTransferOfAPayablePaidElsewhereIsAFinanceItem(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin, payment.Litecoin))
+	btc := payment.Bitcoin
+	x := e.CreateIntent("order", "ORD-C2", "cust-c2", "100.00", "BTC")
+	e.Clock.Advance(31 * time.Minute)
+	if _, err := e.Service.Sweep(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.Pay(x, payment.Native, intentstest.Units(x.AmountBaseUnits), "c2-late")
+	e.Chains[btc].Mine(1)
+	e.Sync(btc)
+	tr := e.Intent(x.ID).Transfers[0]
+	if status, body := resolveTransfer(e, tr.ID, map[string]string{"action": "credit_intent", "intent_id": x.ID, "note": "late by a minute"}); status != 200 {
+		t.Fatalf("credit_intent: %d %s", status, body)
+	}
+	if got := e.Intent(x.ID); got.Status != "paid" {
+		t.Fatalf("credited intent: %s", got.Status)
+	}
+	e.Chains[btc].Reorg(2, 1, true)
+	e.Sync(btc)
+	if got := e.Intent(x.ID); got.Status != "reverted" {
+		t.Fatalf("after the reorg: %s", got.Status)
+	}
+	e.Sync(payment.Litecoin) // its scanner reports after the clock jump
+	y := e.CreateIntent("order", "ORD-C2", "cust-c2", "100.00", "LTC")
+	e.Pay(y, payment.Native, intentstest.Units(y.AmountBaseUnits), "c2-ltc")
+	e.Chains[payment.Litecoin].Mine(5)
+	e.Sync(payment.Litecoin)
+	if got := e.Intent(y.ID); got.Status != "paid" {
+		t.Fatalf("other intent: %s", got.Status)
+	}
+	e.Chains[btc].Mine(2) // the credited transfer is mined again and confirms
+	e.Sync(btc)           // fails the test if a step fails
+
+	got := e.Intent(x.ID)
+	if got.Status == "paid" || got.Transfers[0].Classification != "duplicate" || got.Transfers[0].Credited {
+		t.Fatalf("credited transfer of a payable paid elsewhere: %s %+v", got.Status, got.Transfers[0])
+	}
+	status, body := e.Do("GET", "/v1/transfers?status=unresolved", "finance", nil)
+	var page intents.InboxPage
+	if err := json.Unmarshal(body, &page); status != 200 || err != nil {
+		t.Fatalf("inbox: %d %s", status, body)
+	}
+	found := false
+	for _, p := range page.Transfers {
+		if p.ID == tr.ID {
+			found = p.Classification == "duplicate" && p.Resolution == nil
+		}
+	}
+	if !found {
+		t.Fatalf("transfer %s is not an unresolved duplicate in the inbox: %s", tr.ID, body)
+	}
+	// Finance decides again, and the payable stays paid by Y.
+	if status, body := resolveTransfer(e, tr.ID, map[string]string{"action": "refunded", "refund_txid": chainstest.TxID("refund-c2"), "note": "paid twice"}); status != 200 {
+		t.Fatalf("refund: %d %s", status, body)
+	}
+	status, body = e.Do("GET", "/v1/payables/order/ORD-C2", "storefront", nil)
+	if status != 200 || !strings.Contains(string(body), `"paid_by_intent":"`+y.ID+`"`) {
+		t.Fatalf("payable: %d %s", status, body)
+	}
+}
+
+// Issue 9 item 2: P1 seen in the mempool at 14:05 pays a top-up; P2, never
+// in the mempool, is mined in a block stamped 14:04. P2 is a duplicate; the
+// intent stays paid and nothing is reversed.
+func TestLaterPaymentStampedBeforeThePayerIsADuplicate(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	btc, f := payment.Bitcoin, e.Chains[payment.Bitcoin]
+	v := e.CreateIntent("topup", "TOPUP-S", "cust-s", "100.00", "BTC")
+	start := e.Clock.Now()
+	e.Clock.Set(start.Add(5 * time.Minute))
+	broadcast(t, e, f, v, intentstest.Units(v.AmountBaseUnits), "s-p1")
+	e.Sync(btc)
+	f.Mine(2)
+	e.Sync(btc)
+	if got := e.Intent(v.ID); got.Status != "paid" {
+		t.Fatalf("top-up: %s", got.Status)
+	}
+	e.Clock.Set(start.Add(4 * time.Minute)) // the block's time lags
+	f.Send(chainstest.TxID("s-p2"), 0, payment.Native, keyOf(t, e, v), v.Address, intentstest.Units(v.AmountBaseUnits))
+	f.Mine(1)
+	e.Clock.Set(start.Add(10 * time.Minute))
+	e.Sync(btc)
+	got := e.Intent(v.ID)
+	if got.Status != "paid" || len(got.Transfers) != 2 {
+		t.Fatalf("after P2: %s %+v", got.Status, got.Transfers)
+	}
+	for _, tr := range got.Transfers {
+		want := "settles"
+		if tr.TxID == chainstest.TxID("s-p2") {
+			want = "duplicate"
+		}
+		if tr.Classification != want {
+			t.Fatalf("transfer %s: %s, want %s", tr.TxID, tr.Classification, want)
+		}
+	}
+	if types := checkLedger(t, e, "cust-s"); len(types) != 1 || types[0] != "credit" {
+		t.Fatalf("ledger %v, want one credit", types)
+	}
+	if b := balanceOf(t, e, "cust-s"); b.AvailableUSD != "100.00" {
+		t.Fatalf("balance %+v", b)
+	}
+}
+
+// Issue 9 item 3: credited 100.00, debited 100.00, reversed with 100.00
+// unrecovered, mined again: the re-credit first settles what the reversal
+// could not recover, and the balance ends at 0.00.
+func TestRecreditAfterAnUnrecoveredReversalSettlesItFirst(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	btc, f := payment.Bitcoin, e.Chains[payment.Bitcoin]
+	v := e.CreateIntent("topup", "TOPUP-R", "cust-r", "100.00", "BTC")
+	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "r-pay")
+	f.Mine(1)
+	e.Sync(btc)
+	if b := balanceOf(t, e, "cust-r"); b.AvailableUSD != "100.00" {
+		t.Fatalf("credited balance %+v", b)
+	}
+	if status, body := e.Do("POST", "/v1/accounts/cust-r/debits", "storefront", map[string]string{"reference": "RENT-R", "amount_usd": "100.00"}); status != 201 {
+		t.Fatalf("debit: %d %s", status, body)
+	}
+	f.Reorg(2, 1, true) // the payment goes back to the mempool
+	e.Sync(btc)
+	if b := balanceOf(t, e, "cust-r"); b.AvailableUSD != "0.00" || b.UnrecoveredUSD != "100.00" {
+		t.Fatalf("after the reversal %+v", b)
+	}
+	f.Mine(2) // mined again, confirmed
+	e.Sync(btc)
+	if got := e.Intent(v.ID); got.Status != "paid" {
+		t.Fatalf("re-mined: %s", got.Status)
+	}
+	b := balanceOf(t, e, "cust-r")
+	if b.AvailableUSD != "0.00" || b.UnrecoveredUSD != "" {
+		t.Fatalf("after the re-credit %+v, want 0.00 and nothing unrecovered", b)
+	}
+	types := checkLedger(t, e, "cust-r")
+	if strings.Join(types, ",") != "credit,debit,reversal,credit,recovery" {
+		t.Fatalf("ledger %v", types)
+	}
+	ev := eventTypes(t, e, v.ID)
+	if !contains(ev, "ledger.recovered") {
+		t.Fatalf("events %v: no ledger.recovered", ev)
+	}
+	// The ledger page says what the recovery was for.
+	status, body := e.Do("GET", "/v1/accounts/cust-r/ledger", "storefront", nil)
+	var page intents.LedgerPage
+	if err := json.Unmarshal(body, &page); status != 200 || err != nil || len(page.Entries) != 5 {
+		t.Fatalf("ledger page: %d %s", status, body)
+	}
+	last := page.Entries[4]
+	if last.Type != "recovery" || last.AmountUSD != "100.00" || last.BalanceAfterUSD != "0.00" || last.IntentID == nil || *last.IntentID != v.ID {
+		t.Fatalf("recovery entry %+v", last)
+	}
+}
+
+// Issue 9 item 4: T1 (mempool) covers the order, T3 is a duplicate refunded
+// by finance, then T1 vanishes. T3 never pays the order.
+func TestRefundedDuplicateNeverPaysTheOrder(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	btc, f := payment.Bitcoin, e.Chains[payment.Bitcoin]
+	v := e.CreateIntent("order", "ORD-RF", "cust-rf", "100.00", "BTC")
+	t1 := broadcast(t, e, f, v, intentstest.Units(v.AmountBaseUnits), "rf-t1")
+	e.Sync(btc)
+	e.Clock.Advance(time.Minute)
+	broadcast(t, e, f, v, intentstest.Units(v.AmountBaseUnits), "rf-t3")
+	e.Sync(btc)
+	got := e.Intent(v.ID)
+	if got.Status != "detected" || len(got.Transfers) != 2 || got.Transfers[1].Classification != "duplicate" {
+		t.Fatalf("before the refund: %s %+v", got.Status, got.Transfers)
+	}
+	t3 := got.Transfers[1]
+	if status, body := resolveTransfer(e, t3.ID, map[string]string{"action": "refunded", "refund_txid": chainstest.TxID("refund-rf"), "note": "sent twice"}); status != 200 {
+		t.Fatalf("refund: %d %s", status, body)
+	}
+	f.Drop(t1.TxID)
+	e.Sync(btc)
+	f.Mine(2) // T3 is mined and confirmed
+	e.Sync(btc)
+	got = e.Intent(v.ID)
+	if got.Status == "paid" || got.Status == "detected" {
+		t.Fatalf("the refunded duplicate pays: %s %+v", got.Status, got.Transfers)
+	}
+	for _, tr := range got.Transfers {
+		if tr.ID == t3.ID && tr.Classification != "duplicate" {
+			t.Fatalf("refunded transfer is %s", tr.Classification)
+		}
+	}
+	status, body := e.Do("GET", "/v1/payables/order/ORD-RF", "storefront", nil)
+	if status != 200 || !strings.Contains(string(body), `"status":"unpaid"`) {
+		t.Fatalf("payable: %d %s", status, body)
+	}
+}
+
+// racyFake mines a block just before answering the mempool read, once
+// armed: the block holding a pending payment lands between the scanner's
+// tip read and its mempool read.
+type racyFake struct {
+	*chainstest.Fake
+	armed atomic.Bool
+}
+
+func (r *racyFake) Pending(ctx context.Context, w chains.Watched) ([]chains.Transfer, error) {
+	if r.armed.Swap(false) {
+		r.Mine(1)
+	}
+	return r.Fake.Pending(ctx, w)
+}
+
+// Issue 9 item 5: a payment pending before the deadline is mined between
+// the tip read and the mempool read after the deadline. It is not
+// vanished: it stays on time and pays the intent.
+func TestPaymentMinedBetweenTipAndMempoolReadStaysOnTime(t *testing.T) {
+	var clock *intentstest.Clock
+	f := chainstest.NewFake(func() time.Time {
+		if clock == nil {
+			return time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC)
+		}
+		return clock.Now()
+	})
+	racy := &racyFake{Fake: f}
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin), intentstest.WithSource(payment.Bitcoin, racy))
+	clock = e.Clock
+	btc := payment.Bitcoin
+	v := e.CreateIntent("order", "ORD-RACE", "cust-race", "100.00", "BTC")
+	e.Clock.Advance(20 * time.Minute)
+	broadcast(t, e, f, v, intentstest.Units(v.AmountBaseUnits), "race")
+	e.Sync(btc)
+	if got := e.Intent(v.ID); got.Status != "detected" {
+		t.Fatalf("pending payment: %s", got.Status)
+	}
+	e.Clock.Advance(11 * time.Minute) // past the deadline
+	racy.armed.Store(true)
+	e.Sync(btc)
+	if got := e.Intent(v.ID); got.Status != "detected" || got.Transfers[0].Status == "orphaned" {
+		t.Fatalf("after the race: %s %+v", got.Status, got.Transfers)
+	}
+	f.Mine(1)
+	e.Sync(btc)
+	got := e.Intent(v.ID)
+	if got.Status != "paid" || got.Transfers[0].Classification != "settles" || got.Late {
+		t.Fatalf("confirmed: %s late=%v %+v", got.Status, got.Late, got.Transfers)
+	}
+	for _, typ := range eventTypes(t, e, v.ID) {
+		if typ == "intent.expired" || typ == "intent.awaiting_payment" {
+			t.Fatalf("events %v: the payment never vanished", eventTypes(t, e, v.ID))
+		}
+	}
+}
+
+// Issue 9 item 11: credit_account refuses an unconfirmed transfer.
+func TestCreditAccountRefusesAnUnconfirmedTransfer(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	btc := payment.Bitcoin
+	v := e.CreateIntent("order", "ORD-CA", "cust-ca", "100.00", "BTC")
+	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "ca-pay")
+	e.Chains[btc].Mine(1)
+	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "ca-dup") // 1 of 2 confirmations
+	e.Sync(btc)
+	dup := e.Intent(v.ID).Transfers[1]
+	if dup.Classification != "duplicate" || dup.Status != "confirming" {
+		t.Fatalf("duplicate: %+v", dup)
+	}
+	before := e.Counts()
+	status, body := resolveTransfer(e, dup.ID, map[string]string{"action": "credit_account", "account": "cust-ca", "note": "to balance"})
+	code, msg := errCode(body)
+	if status != 409 || code != "conflict" || !strings.Contains(msg, "confirm") {
+		t.Fatalf("credit_account of an unconfirmed transfer: %d %s", status, body)
+	}
+	if after := e.Counts(); !sameCounts(before, after) {
+		t.Fatalf("a refused credit changed %v -> %v", before, after)
+	}
+	e.Chains[btc].Mine(1)
+	e.Sync(btc)
+	if status, body := resolveTransfer(e, dup.ID, map[string]string{"action": "credit_account", "account": "cust-ca", "note": "to balance"}); status != 200 {
+		t.Fatalf("credit_account once confirmed: %d %s", status, body)
+	}
+}
+
+// Issue 14 item 1: a balance debit for an order whose crypto payment is
+// detected and covers it is refused; the intent is paid when it confirms
+// and never announces a vanished payment.
+func TestDebitRefusedWhileACryptoPaymentIsInProgress(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	btc := payment.Bitcoin
+	top := e.CreateIntent("topup", "TOPUP-P", "cust-p", "500.00", "BTC")
+	e.Pay(top, payment.Native, intentstest.Units(top.AmountBaseUnits), "p-top")
+	e.Chains[btc].Mine(1)
+	e.Sync(btc)
+	v := e.CreateIntent("order", "ORD-P", "cust-p", "100.00", "BTC")
+	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "p-order") // 1 of 2
+	e.Sync(btc)
+	if got := e.Intent(v.ID); got.Status != "detected" {
+		t.Fatalf("order intent: %s", got.Status)
+	}
+	before := e.Counts()
+	status, body := e.Do("POST", "/v1/accounts/cust-p/debits", "storefront", map[string]string{"reference": "ORD-P", "amount_usd": "100.00"})
+	code, msg := errCode(body)
+	if status != 409 || code != "payment_in_progress" || !strings.Contains(msg, v.ID) {
+		t.Fatalf("debit during a detected payment: %d %s", status, body)
+	}
+	if after := e.Counts(); !sameCounts(before, after) {
+		t.Fatalf("a refused debit changed %v -> %v", before, after)
+	}
+	if b := balanceOf(t, e, "cust-p"); b.AvailableUSD != "500.00" {
+		t.Fatalf("balance %+v", b)
+	}
+	e.Chains[btc].Mine(1)
+	e.Sync(btc)
+	if got := e.Intent(v.ID); got.Status != "paid" {
+		t.Fatalf("order intent: %s", got.Status)
+	}
+	if ev := eventTypes(t, e, v.ID); contains(ev, "intent.awaiting_payment") {
+		t.Fatalf("events %v", ev)
+	}
+}
+
+// Issue 14 item 1, the other way to the same false event: the order is
+// paid by another intent while this one's payment is detected. Its payment
+// is a duplicate for finance; the intent does not say it vanished.
+func TestDetectedIntentOfAPayablePaidElsewhereDoesNotAnnounceAVanishedPayment(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin, payment.Litecoin))
+	btc := payment.Bitcoin
+	x := e.CreateIntent("order", "ORD-PE", "cust-pe", "100.00", "BTC")
+	y := e.CreateIntent("order", "ORD-PE", "cust-pe", "100.00", "LTC")
+	e.Pay(x, payment.Native, intentstest.Units(x.AmountBaseUnits), "pe-btc") // 1 of 2
+	e.Sync(btc)
+	e.Pay(y, payment.Native, intentstest.Units(y.AmountBaseUnits), "pe-ltc")
+	e.Chains[payment.Litecoin].Mine(5)
+	e.Sync(payment.Litecoin)
+	if got := e.Intent(y.ID); got.Status != "paid" {
+		t.Fatalf("LTC intent: %s", got.Status)
+	}
+	e.Chains[btc].Mine(1)
+	e.Sync(btc)
+	got := e.Intent(x.ID)
+	if got.Status != "detected" || got.Transfers[0].Classification != "duplicate" {
+		t.Fatalf("BTC intent: %s %+v", got.Status, got.Transfers)
+	}
+	if ev := eventTypes(t, e, x.ID); contains(ev, "intent.awaiting_payment") || !contains(ev, "transfer.unmatched") {
+		t.Fatalf("events %v", ev)
+	}
+	// At the deadline it expires like any intent of a paid payable.
+	e.Clock.Advance(31 * time.Minute)
+	if _, err := e.Service.Sweep(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Intent(x.ID); got.Status != "expired" {
+		t.Fatalf("after the deadline: %s", got.Status)
+	}
+}
