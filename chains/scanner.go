@@ -19,6 +19,22 @@ var ErrNoCursor = errors.New("no cursor yet")
 // depth: the scanner stops at its cursor until an operator rescans.
 var ErrDeepReorg = errors.New("reorg deeper than the safety depth")
 
+// ErrNoStoredBlock is returned (wrapped) by Sink.BlockHash when no block
+// is kept at the height: a walk-back that reaches it has gone deeper than
+// the stored history. Any other BlockHash error is transient.
+var ErrNoStoredBlock = errors.New("no stored block at that height")
+
+// ErrFinalityViolation is the deep reorg of a block at or below the height
+// the node had declared final: whatever the configured safety depth, the
+// chain broke its own finality. It is critical and sticky like ErrDeepReorg.
+var ErrFinalityViolation = fmt.Errorf("%w: a finalized block was replaced", ErrDeepReorg)
+
+// ErrNodeInconsistent is a node whose block above the cursor does not
+// extend it while the cursor block is still on its chain (a load balancer
+// mixing replicas, a reorg between two reads): the step is retried after a
+// backoff, nothing is rewound.
+var ErrNodeInconsistent = errors.New("the node's chain does not extend its own block at the cursor")
+
 // Tips are a network's heights as last seen from the node.
 type Tips struct {
 	Node  int64
@@ -31,6 +47,9 @@ type Cursor struct {
 	Hash       string
 	Critical   string
 	RescanFrom *int64
+	// Final is the node's finalized height as last recorded: stored blocks
+	// at or below it were final when the node reported it.
+	Final int64
 }
 
 // Sink is where the scanner writes: every method is one database
@@ -38,7 +57,8 @@ type Cursor struct {
 type Sink interface {
 	Cursor(ctx context.Context, network payment.Network) (Cursor, error)
 	InitCursor(ctx context.Context, network payment.Network, height int64, hash string) error
-	// BlockHash returns the stored hash at height, or an error when none is kept.
+	// BlockHash returns the stored hash at height; ErrNoStoredBlock (wrapped)
+	// when none is kept there, any other error is transient.
 	BlockHash(ctx context.Context, network payment.Network, height int64) (string, error)
 	ApplyBlock(ctx context.Context, network payment.Network, b Block, tips Tips) error
 	ApplyTips(ctx context.Context, network payment.Network, tips Tips) error
@@ -80,6 +100,9 @@ type ScannerConfig struct {
 	// Observe, when set, is called after every step with its error (nil on
 	// success), for metrics.
 	Observe func(err error)
+	// After waits between steps (a poll interval or a backoff); nil is
+	// time.After. Tests inject a clock.
+	After func(d time.Duration) <-chan time.Time
 }
 
 // Scanner owns one network's cursor: one goroutine reads blocks in order,
@@ -116,6 +139,9 @@ func NewScanner(cfg ScannerConfig, src Source, sink Sink, keys KeySource, watche
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.After == nil {
+		cfg.After = time.After
 	}
 	return &Scanner{cfg: cfg, src: src, sink: sink, keys: keys, watched: watched,
 		log: log.With("component", "scanner", "network", string(cfg.Network)), wake: make(chan struct{}, 1)}
@@ -169,7 +195,7 @@ func (s *Scanner) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-s.wake:
-		case <-time.After(wait):
+		case <-s.cfg.After(wait):
 		}
 	}
 }
@@ -376,7 +402,7 @@ func (s *Scanner) catchUp(ctx context.Context, cur Cursor, tips Tips) error {
 				}
 				// Walk back from the last block applied: after a slot reported
 				// skipped, h-1 is not a stored block.
-				return s.checkReorg(ctx, Cursor{Height: height, Hash: hash}, tips)
+				return s.checkReorg(ctx, Cursor{Height: height, Hash: hash, Final: cur.Final}, tips)
 			default:
 				ready = append(ready, r.b)
 				height, hash = int64(h), r.b.Hash
@@ -440,7 +466,11 @@ func (s *Scanner) behind(ctx context.Context, cur Cursor, tips Tips) error {
 			return s.checkReorg(ctx, cur, tips)
 		}
 	}
-	if stored, err := s.sink.BlockHash(ctx, s.cfg.Network, tips.Node); err == nil {
+	stored, err := s.sink.BlockHash(ctx, s.cfg.Network, tips.Node)
+	if err != nil && !errors.Is(err, ErrNoStoredBlock) {
+		return fmt.Errorf("stored block %d: %w", tips.Node, err)
+	}
+	if err == nil {
 		b, err := s.src.Block(ctx, uint64(tips.Node), s.watched)
 		if err == nil && b.Hash != stored {
 			return s.checkReorg(ctx, cur, tips)
@@ -453,7 +483,10 @@ func (s *Scanner) behind(ctx context.Context, cur Cursor, tips Tips) error {
 }
 
 // checkReorg walks back from the cursor until the stored hash equals the
-// node's, then rewinds there. Deeper than the safety depth is ErrDeepReorg.
+// node's, then rewinds there. Deeper than the safety depth, below the stored
+// history, or through a block the node had declared final is ErrDeepReorg.
+// A cursor block that still matches is ErrNodeInconsistent (backed off, not
+// rewound); a failing read of the stored hashes is transient.
 func (s *Scanner) checkReorg(ctx context.Context, cur Cursor, tips Tips) error {
 	h := cur.Height
 	if h > tips.Node {
@@ -471,15 +504,21 @@ func (s *Scanner) checkReorg(ctx context.Context, cur Cursor, tips Tips) error {
 			return fmt.Errorf("reorg walk-back at %d: %w", h, err)
 		}
 		stored, err := s.sink.BlockHash(ctx, s.cfg.Network, h)
+		if errors.Is(err, ErrNoStoredBlock) {
+			return fmt.Errorf("%w: no stored block at %d below cursor %d: %w", ErrDeepReorg, h, cur.Height, err)
+		}
 		if err != nil {
-			return fmt.Errorf("%w: no stored block at %d below cursor %d: %v", ErrDeepReorg, h, cur.Height, err)
+			return fmt.Errorf("reorg walk-back: stored block %d: %w", h, err)
 		}
 		if b.Hash == stored {
 			if h == cur.Height {
-				return nil
+				return fmt.Errorf("%w: block %d %s", ErrNodeInconsistent, h, stored)
 			}
 			s.log.Warn("reorg: rewinding to the common ancestor", "ancestor", h, "depth", cur.Height-h)
 			return s.sink.Rewind(ctx, s.cfg.Network, h, b.Hash)
+		}
+		if h <= cur.Final {
+			return fmt.Errorf("%w: block %d changed, the node had reported height %d final (cursor %d)", ErrFinalityViolation, h, cur.Final, cur.Height)
 		}
 	}
 	return fmt.Errorf("%w: no common ancestor", ErrDeepReorg)

@@ -77,6 +77,24 @@ func (s *Service) ApplyBlocks(ctx context.Context, network payment.Network, bs [
 			return err
 		}
 		blockAt := top.Time
-		return tx.FinishBlocks(ctx, n, height, top.Hash, &blockAt, height-2000, now)
+		return tx.FinishBlocks(ctx, n, height, top.Hash, &blockAt, height-s.keptBlocks(network), now)
 	})
+}
+
+// minKeptBlocks is the fewest block refs kept below the cursor, and
+// keptMargin what is kept beyond the safety depth: a walk-back within the
+// safety depth always finds the stored blocks it compares with.
+const (
+	minKeptBlocks = 2000
+	keptMargin    = 100
+)
+
+// keptBlocks is how many block refs below the cursor are kept:
+// max(2000, safety_depth + margin).
+func (s *Service) keptBlocks(network payment.Network) int64 {
+	keep := int64(minKeptBlocks)
+	if nc := s.cfg.Networks[string(network)]; nc != nil {
+		keep = max(keep, nc.SafetyDepth+keptMargin)
+	}
+	return keep
 }

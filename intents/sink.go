@@ -3,6 +3,7 @@ package intents
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -24,7 +25,7 @@ func (s *Service) Cursor(ctx context.Context, network payment.Network) (chains.C
 	if err != nil {
 		return chains.Cursor{}, err
 	}
-	return chains.Cursor{Height: c.Height, Hash: c.Hash, Critical: c.Critical, RescanFrom: c.RescanFrom}, nil
+	return chains.Cursor{Height: c.Height, Hash: c.Hash, Critical: c.Critical, RescanFrom: c.RescanFrom, Final: c.FinalHeight}, nil
 }
 
 // InitCursor creates the cursor of a network at (height, hash) and records
@@ -39,9 +40,13 @@ func (s *Service) InitCursor(ctx context.Context, network payment.Network, heigh
 	})
 }
 
-// BlockHash returns the stored hash at height.
+// BlockHash returns the stored hash at height: chains.ErrNoStoredBlock when
+// none is kept there, any other error as it came (transient).
 func (s *Service) BlockHash(ctx context.Context, network payment.Network, height int64) (string, error) {
 	b, err := s.store.BlockAt(ctx, string(network), height)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", fmt.Errorf("%s block %d: %w", network, height, chains.ErrNoStoredBlock)
+	}
 	return b.Hash, err
 }
 

@@ -1,0 +1,182 @@
+package chains_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/chains/chainstest"
+	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/payment"
+)
+
+// flakySink fails BlockHash as a dropped database connection would.
+type flakySink struct {
+	chains.Sink
+	fail atomic.Bool
+}
+
+func (f *flakySink) BlockHash(ctx context.Context, n payment.Network, h int64) (string, error) {
+	if f.fail.Load() {
+		return "", errors.New("conn closed: unexpected EOF")
+	}
+	return f.Sink.BlockHash(ctx, n, h)
+}
+
+// Only "no stored block at that height" may make a walk-back a deep reorg:
+// a database error while reading stored hashes is transient, retried, and
+// the reorg is then handled normally.
+func TestWalkBackStoreErrorIsTransientNotDeepReorg(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	f := e.Chains[payment.Bitcoin]
+	v := e.CreateIntent("order", "ORD-WB", "", "100.00", "BTC")
+	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "wb")
+	f.Mine(2)
+	e.Sync(payment.Bitcoin)
+	before := cursorHeight(t, e, payment.Bitcoin)
+	f.Reorg(1, 1, true)
+	sink := &flakySink{Sink: e.Service}
+	sink.fail.Store(true)
+	nc := e.Config.Networks["bitcoin"]
+	sc := chains.NewScanner(chains.ScannerConfig{Network: payment.Bitcoin, Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth},
+		f, sink, &intents.Keys{Store: e.Store}, e.Watch[payment.Bitcoin], nil)
+	for i := 0; i < 3; i++ {
+		_, err := sc.Step(context.Background())
+		if err == nil || errors.Is(err, chains.ErrDeepReorg) {
+			t.Fatalf("step %d with a failing store during walk-back: %v, want a transient error", i, err)
+		}
+	}
+	if got := cursorHeight(t, e, payment.Bitcoin); got != before {
+		t.Fatalf("cursor moved from %d to %d", before, got)
+	}
+	sink.fail.Store(false)
+	e.Sync(payment.Bitcoin)
+	if got := cursorHeight(t, e, payment.Bitcoin); got != int64(f.TipHeight()) {
+		t.Fatalf("after the store recovered: cursor %d, tip %d", got, f.TipHeight())
+	}
+	if n := count(t, e, "SELECT count(*) FROM cursors WHERE critical <> ''"); n != 0 {
+		t.Fatal("a transient store error raised a critical state")
+	}
+}
+
+// Stored block refs are kept for at least the safety depth: a reorg within
+// a safety depth above 2,000 blocks still finds its common ancestor.
+func TestStoredBlocksCoverASafetyDepthAbove2000(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Litecoin), intentstest.WithConfig(func(c *config.Config) {
+		c.Networks["litecoin"].SafetyDepth = 2500
+		c.Networks["litecoin"].Parallel = 64
+	}))
+	f := e.Chains[payment.Litecoin]
+	f.Mine(2600)
+	e.Sync(payment.Litecoin)
+	f.Reorg(2200, 1, false)
+	for i := 0; ; i++ {
+		caughtUp, err := e.Scanners[payment.Litecoin].Step(context.Background())
+		if err != nil {
+			t.Fatalf("step %d after a 2,200-block reorg with safety depth 2,500: %v", i, err)
+		}
+		if caughtUp {
+			break
+		}
+	}
+	if got := cursorHeight(t, e, payment.Litecoin); got != int64(f.TipHeight()) {
+		t.Fatalf("cursor %d, tip %d", got, f.TipHeight())
+	}
+}
+
+// A reorg through a block the node had declared final is a finality
+// violation (critical, sticky) even within the configured safety depth.
+func TestReorgBelowTheFinalizedHeightIsCritical(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin), intentstest.WithConfig(func(c *config.Config) {
+		c.Networks["bitcoin"].SafetyDepth = 50
+	}))
+	f := e.Chains[payment.Bitcoin]
+	f.SetFinal(2)
+	f.Mine(10)
+	e.Sync(payment.Bitcoin)
+	before := cursorHeight(t, e, payment.Bitcoin)
+	f.Reorg(4, 1, false) // replaces two blocks the node had called final
+	_, err := e.Scanners[payment.Bitcoin].Step(context.Background())
+	if !errors.Is(err, chains.ErrFinalityViolation) || !errors.Is(err, chains.ErrDeepReorg) {
+		t.Fatalf("step after a reorg below the finalized height: %v, want ErrFinalityViolation", err)
+	}
+	if got := cursorHeight(t, e, payment.Bitcoin); got != before {
+		t.Fatalf("cursor moved from %d to %d through a finality violation", before, got)
+	}
+	// Above the finalized height, a reorg is an ordinary rewind.
+	e2 := intentstest.New(t, intentstest.Only(payment.Bitcoin), intentstest.WithConfig(func(c *config.Config) {
+		c.Networks["bitcoin"].SafetyDepth = 50
+	}))
+	f2 := e2.Chains[payment.Bitcoin]
+	f2.SetFinal(5)
+	f2.Mine(10)
+	e2.Sync(payment.Bitcoin)
+	f2.Reorg(4, 1, false)
+	e2.Sync(payment.Bitcoin)
+	if got := cursorHeight(t, e2, payment.Bitcoin); got != int64(f2.TipHeight()) {
+		t.Fatalf("cursor %d, tip %d after a reorg above the finalized height", got, f2.TipHeight())
+	}
+}
+
+// inconsistent answers, at one height, a block whose parent is not the
+// block it serves one height below (a load balancer mixing replicas).
+type inconsistent struct {
+	*chainstest.Fake
+	at uint64
+}
+
+func (i *inconsistent) Block(ctx context.Context, h uint64, w chains.Watched) (chains.Block, error) {
+	b, err := i.Fake.Block(ctx, h, w)
+	if err == nil && h == i.at {
+		b.Parent = "not-the-block-below"
+	}
+	return b, err
+}
+
+// A node that contradicts itself (parent mismatch, cursor block unchanged)
+// makes the scanner back off between attempts instead of hot-looping.
+func TestInconsistentNodeIsBackedOffNotHotLooped(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	f := e.Chains[payment.Bitcoin]
+	f.Mine(3)
+	e.Sync(payment.Bitcoin)
+	f.Mine(1)
+	src := &inconsistent{Fake: f, at: f.TipHeight()}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var waits []time.Duration
+	steps := 0
+	const poll = time.Second
+	nc := e.Config.Networks["bitcoin"]
+	sc := chains.NewScanner(chains.ScannerConfig{Network: payment.Bitcoin, Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth,
+		PollInterval: poll, MaxBackoff: time.Minute,
+		Observe: func(err error) {
+			steps++
+			if steps == 12 {
+				cancel()
+			}
+		},
+		After: func(d time.Duration) <-chan time.Time {
+			waits = append(waits, d)
+			c := make(chan time.Time, 1)
+			c <- time.Time{}
+			return c
+		}}, src, e.Service, &intents.Keys{Store: e.Store}, e.Watch[payment.Bitcoin], nil)
+	if err := sc.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(waits) < steps-1 {
+		t.Fatalf("%d steps against an inconsistent node, only %d waits between them (a hot loop)", steps, len(waits))
+	}
+	if longest := waits[len(waits)-1]; longest < 8*poll {
+		t.Fatalf("waits %v do not back off (last %s)", waits, longest)
+	}
+	if n := count(t, e, "SELECT count(*) FROM cursors WHERE critical <> ''"); n != 0 {
+		t.Fatal("an inconsistent node raised a critical state")
+	}
+}
