@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -357,6 +358,9 @@ func invalid(field, format string, args ...any) error {
 
 // Validate checks every field and names the first bad one.
 func (c *Config) Validate() error {
+	if err := checkStrings(reflect.ValueOf(c), ""); err != nil {
+		return err
+	}
 	if c.Listen == "" {
 		return invalid("listen", "must not be empty")
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/payment"
 )
 
 // btcCodec decodes Bitcoin blocks with btcd's wire package.
@@ -64,6 +65,8 @@ func (c btcCodec) tx(raw []byte) (mempoolTx, error) {
 	}
 	return m, nil
 }
+
+func (btcCodec) supply() int64 { return maxSatoshi[payment.Bitcoin] }
 
 func (c btcCodec) address(script []byte) string {
 	_, addrs, _, err := txscript.ExtractPkScriptAddrs(script, c.params)

@@ -42,6 +42,15 @@ type codec interface {
 	// address renders an output script in the network's display form, or ""
 	// for a script that has no address form.
 	address(script []byte) string
+	// supply is the network's supply in base units: no output pays more.
+	supply() int64
+}
+
+// maxSatoshi is each network's supply in base units: no output can pay
+// more (Bitcoin Core's MAX_MONEY; Litecoin's is 84 million LTC).
+var maxSatoshi = map[payment.Network]int64{
+	payment.Bitcoin:  21_000_000 * 100_000_000,
+	payment.Litecoin: 84_000_000 * 100_000_000,
 }
 
 // errTrailing reports bytes left after a complete block or transaction.
@@ -52,6 +61,9 @@ var errTrailing = errors.New("trailing bytes after the serialized data")
 func transfer(c codec, txid string, vout int, script []byte, value int64) (chains.Transfer, error) {
 	if value < 0 {
 		return chains.Transfer{}, fmt.Errorf("tx %s output %d: negative value %d", txid, vout, value)
+	}
+	if value > c.supply() {
+		return chains.Transfer{}, fmt.Errorf("tx %s output %d: value %d is more than the network's supply", txid, vout, value)
 	}
 	key := make([]byte, len(script))
 	copy(key, script)

@@ -8,6 +8,7 @@ import (
 	"github.com/ltcsuite/ltcd/wire"
 
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/payment"
 )
 
 // ltcCodec decodes Litecoin blocks with ltcd's wire package, which parses the
@@ -67,6 +68,8 @@ func (c ltcCodec) tx(raw []byte) (mempoolTx, error) {
 	}
 	return m, nil
 }
+
+func (ltcCodec) supply() int64 { return maxSatoshi[payment.Litecoin] }
 
 func (c ltcCodec) address(script []byte) string {
 	class, addrs, _, err := txscript.ExtractPkScriptAddrs(script, c.params)

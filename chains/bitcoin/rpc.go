@@ -297,6 +297,11 @@ func (c *rpcClient) callHex(ctx context.Context, method string, dst []byte, para
 				if env.Error != nil {
 					return dst, &RPCError{Method: method, Code: env.Error.Code, Message: env.Error.Message}
 				}
+				if string(env.Result) != `""` {
+					// The string found was not the top-level result (a
+					// nested "result" key came first): decode it all.
+					hexStr = nil
+				}
 			}
 		}
 	}
