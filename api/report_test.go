@@ -90,7 +90,7 @@ func TestReconciliationAsOfIsReproducibleAndClosedPeriodsAreStored(t *testing.T)
 	if r := rowOf(t, rep1, trC.ID); r.Status != "confirmed" || r.Classification != "settles" || r.IntentStatus != "paid" || r.Confirmations != 6 {
 		t.Fatalf("C at T1: %+v", r)
 	}
-	if r := rowOf(t, rep1, trU.ID); r.Resolution != "" {
+	if r := rowOf(t, rep1, trU.ID); r.Resolution != "" || r.IntentID != "" || r.Classification != "unknown_address" {
 		t.Fatalf("U at T1: %+v", r)
 	}
 
@@ -98,7 +98,8 @@ func TestReconciliationAsOfIsReproducibleAndClosedPeriodsAreStored(t *testing.T)
 	e.Clock.Advance(time.Minute)
 	e.Chains[btc].Mine(1)
 	e.Sync(btc)
-	if st, b := resolve(e, trU.ID, "finance", map[string]string{"action": "ignore", "note": "not ours to keep"}); st != 200 {
+	d := e.CreateIntent("order", "ORD-ASOF-D", "", "5.00", "BTC") // what U paid, it turns out
+	if st, b := resolve(e, trU.ID, "finance", map[string]string{"action": "credit_intent", "intent_id": d.ID, "note": "customer sent D to an old address"}); st != 200 {
 		t.Fatalf("resolve U: %d %s", st, b)
 	}
 	e.Chains[ltc].Reorg(6, 1, false)
@@ -121,7 +122,7 @@ func TestReconciliationAsOfIsReproducibleAndClosedPeriodsAreStored(t *testing.T)
 	if r := rowOf(t, now, trC.ID); r.Status != "orphaned" || r.Classification != "reverted" || r.IntentStatus != "reverted" {
 		t.Fatalf("C now: %+v", r)
 	}
-	if r := rowOf(t, now, trU.ID); r.Resolution != "ignore" {
+	if r := rowOf(t, now, trU.ID); r.Resolution != "credit_intent" || r.IntentID != d.ID || r.IntentStatus != "paid" {
 		t.Fatalf("U now: %+v", r)
 	}
 	// A time before anything was recorded has no rows; the future is refused.
