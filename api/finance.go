@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"errors"
 	"net/http"
 	"strconv"
@@ -65,45 +64,94 @@ func (s *Server) resolveTransfer(w http.ResponseWriter, r *http.Request, key sto
 }
 
 // reconciliation serves the report as JSON (rows and totals) or CSV (one
-// row per transfer).
+// row per transfer), as of ?as_of= (default: now; a closed period without
+// as_of is served as stored when it was closed).
 func (s *Server) reconciliation(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
 	q := r.URL.Query()
-	from, err := intents.ParseReportTime(q.Get("from"))
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request", "from: "+err.Error())
+	from, to, ok := reportPeriod(w, q.Get("from"), q.Get("to"))
+	if !ok {
 		return
 	}
-	to, err := intents.ParseReportTime(q.Get("to"))
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request", "to: "+err.Error())
-		return
+	var asOf time.Time
+	if v := q.Get("as_of"); v != "" {
+		t, err := intents.ParseReportTime(v)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "invalid_request", "as_of: "+err.Error())
+			return
+		}
+		asOf = t
 	}
 	format := q.Get("format")
 	if format == "" {
-		format = "json"
+		format = intents.FormatJSON
 	}
-	if format != "json" && format != "csv" {
-		writeError(w, http.StatusBadRequest, "invalid_request", "format must be csv or json")
-		return
-	}
-	rep, err := s.svc.Reconcile(r.Context(), from, to)
+	body, closed, err := s.svc.RenderReconciliation(r.Context(), from, to, asOf, format)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	if format == "json" {
-		writeJSON(w, 200, rep)
-		return
+	if closed != nil {
+		w.Header().Set("Paywatch-Report-Closed", closed.ID)
 	}
-	var buf bytes.Buffer
-	if err := rep.WriteCSV(&buf); err != nil {
-		s.internal(w, r, err)
+	if format == intents.FormatJSON {
+		writeRaw(w, 200, body)
 		return
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="reconciliation-`+from.Format("20060102")+`-`+to.Format("20060102")+`.csv"`)
 	w.WriteHeader(200)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(body)
+}
+
+// reportPeriod parses a report's from and to; false means an error was
+// written.
+func reportPeriod(w http.ResponseWriter, fromS, toS string) (time.Time, time.Time, bool) {
+	from, err := intents.ParseReportTime(fromS)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request", "from: "+err.Error())
+		return time.Time{}, time.Time{}, false
+	}
+	to, err := intents.ParseReportTime(toS)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request", "to: "+err.Error())
+		return time.Time{}, time.Time{}, false
+	}
+	return from, to, true
+}
+
+// closePeriod closes a reporting period: 201 the close, or 200 the
+// existing close of the same period.
+func (s *Server) closePeriod(w http.ResponseWriter, r *http.Request, key store.APIKey) {
+	var req struct {
+		From string `json:"from"`
+		To   string `json:"to"`
+	}
+	if _, ok := s.decode(w, r, &req, false); !ok {
+		return
+	}
+	from, to, ok := reportPeriod(w, req.From, req.To)
+	if !ok {
+		return
+	}
+	c, created, err := s.svc.ClosePeriod(r.Context(), from, to, key.Name)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, c)
+}
+
+func (s *Server) listCloses(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+	cs, err := s.svc.ReportCloses(r.Context())
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	writeJSON(w, 200, map[string]any{"closes": cs})
 }
 
 // WebhookEndpointView is one endpoint's delivery state.

@@ -19,6 +19,8 @@ func (s *Server) moneyRoutes() {
 	s.Handle("GET /v1/transfers/{id}", ScopeFinance, s.getTransfer)
 	s.Handle("POST /v1/transfers/{id}/resolve", ScopeFinance, s.resolveTransfer)
 	s.Handle("GET /v1/reports/reconciliation", ScopeFinance, s.reconciliation)
+	s.Handle("POST /v1/reports/closes", ScopeFinance, s.closePeriod)
+	s.Handle("GET /v1/reports/closes", ScopeFinance, s.listCloses)
 	s.Handle("GET /v1/webhooks", ScopeOperator, s.listWebhooks)
 	s.Handle("GET /v1/webhooks/deliveries", ScopeOperator, s.webhookDeliveries)
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"math/big"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -115,59 +114,6 @@ func (t *Tx) InsertResolution(ctx context.Context, transferID string, r Resoluti
 		VALUES ($1, $2, $3, $4, NULLIF($5, ''), NULLIF($6, ''), $7, NULLIF($8, ''), $9)`,
 		transferID, r.Action, r.Note, r.Actor, r.IntentID, r.Account, r.AmountCents, r.RefundTxID, r.CreatedAt)
 	return translate(err)
-}
-
-// ReconRow is one transfer of the reconciliation report with what it paid.
-type ReconRow struct {
-	Transfer Transfer
-	// Intent fields are empty for a transfer without an intent.
-	Method       string
-	IntentAmount *big.Int
-	IntentRate   string
-	IntentStatus string
-	PayableKind  string
-	PayableRef   string
-	Account      string
-	// OtherSettled is the sum of the intent's other settling transfers that
-	// are not orphaned (to split an overpaid transfer).
-	OtherSettled *big.Int
-	NodeHeight   int64
-}
-
-// ReconRows returns every transfer first seen in [from, to), oldest first,
-// with its intent, payable and resolution.
-func (s *Store) ReconRows(ctx context.Context, from, to time.Time) ([]ReconRow, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+transferColumns+`,
-		coalesce(i.method, ''), coalesce(i.amount, 0)::text, coalesce(i.rate::text, ''), coalesce(i.status, ''),
-		coalesce(p.kind, ''), coalesce(p.reference, ''), coalesce(p.account, ''),
-		coalesce((SELECT sum(o.amount) FROM transfers o WHERE o.intent_id = t.intent_id AND o.id <> t.id
-			AND o.classification = 'settles' AND o.status <> 'orphaned'), 0)::text,
-		coalesce((SELECT c.node_height FROM cursors c WHERE c.network = t.network), 0)`+transferFrom+`
-		LEFT JOIN intents i ON i.id = t.intent_id LEFT JOIN payables p ON p.id = i.payable_id
-		WHERE t.first_seen_at >= $1 AND t.first_seen_at < $2 ORDER BY t.first_seen_at, t.id`, from, to)
-	if err != nil {
-		return nil, translate(err)
-	}
-	defer rows.Close()
-	var out []ReconRow
-	for rows.Next() {
-		var r ReconRow
-		var intentAmount, other string
-		tr, err := scanTransfer(extraRow{rows, []any{&r.Method, &intentAmount, &r.IntentRate, &r.IntentStatus,
-			&r.PayableKind, &r.PayableRef, &r.Account, &other, &r.NodeHeight}})
-		if err != nil {
-			return nil, err
-		}
-		if r.IntentAmount, err = parseNum(intentAmount); err != nil {
-			return nil, err
-		}
-		if r.OtherSettled, err = parseNum(other); err != nil {
-			return nil, err
-		}
-		r.Transfer = tr
-		out = append(out, r)
-	}
-	return out, translate(rows.Err())
 }
 
 // IntentIDsOfPayable returns the ids of a payable's intents.

@@ -22,7 +22,7 @@ import (
 func moneyCommands() map[string]command {
 	return map[string]command{
 		"transfers": {"finance inbox: list transfers to review, resolve one", runTransfers},
-		"report":    {"reports: `report reconcile --from --to --format csv|json`", runReport},
+		"report":    {"reports: `report reconcile --from --to [--as-of] --format csv|json`, `report close --from --to`, `report closes`", runReport},
 		"webhooks":  {"webhook deliveries: log, endpoints, redeliver", runWebhooks},
 	}
 }
@@ -150,27 +150,37 @@ func runTransfers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 }
 
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	usage := "Usage: paywatch report reconcile --from 2026-11-01 --to 2026-12-01 [--format csv|json]"
-	if _, err := subcommand(args, stderr, usage, "reconcile"); err != nil {
+	usage := "Usage: paywatch report reconcile --from 2026-11-01 --to 2026-12-01 [--as-of TIME] [--format csv|json]\n" +
+		"       paywatch report close --from 2026-11-01 --to 2026-12-01   (stores the period's report; served as stored from then on)\n" +
+		"       paywatch report closes"
+	sub, err := subcommand(args, stderr, usage, "reconcile", "close", "closes")
+	if err != nil {
 		return err
 	}
-	fs := newFlags("report reconcile", "report reconcile --from DATE --to DATE [--format csv|json]", stderr)
+	fs := newFlags("report "+sub, "report "+sub+" [flags]", stderr)
 	cfgPath := configFlag(fs)
 	fromS := fs.String("from", "", "first day (2026-11-01) or RFC 3339 time, inclusive")
 	toS := fs.String("to", "", "last bound (2026-12-01) or RFC 3339 time, exclusive")
+	asOfS := fs.String("as-of", "", "show the records as they stood at this RFC 3339 time (default: now, or the stored report of a closed period)")
 	format := fs.String("format", "csv", "csv (one row per transfer) or json (rows and totals per method)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	from, err := intents.ParseReportTime(*fromS)
-	if err != nil {
-		return fmt.Errorf("--from: %w", err)
+	var from, to, asOf time.Time
+	if sub != "closes" {
+		if from, err = intents.ParseReportTime(*fromS); err != nil {
+			return fmt.Errorf("--from: %w", err)
+		}
+		if to, err = intents.ParseReportTime(*toS); err != nil {
+			return fmt.Errorf("--to: %w", err)
+		}
 	}
-	to, err := intents.ParseReportTime(*toS)
-	if err != nil {
-		return fmt.Errorf("--to: %w", err)
+	if *asOfS != "" {
+		if asOf, err = intents.ParseReportTime(*asOfS); err != nil {
+			return fmt.Errorf("--as-of: %w", err)
+		}
 	}
-	if *format != "csv" && *format != "json" {
+	if *format != intents.FormatCSV && *format != intents.FormatJSON {
 		return errors.New("--format must be csv or json")
 	}
 	cfg, st, err := openStore(ctx, *cfgPath)
@@ -178,16 +188,42 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer st.Close()
-	rep, err := intents.New(intents.Options{Store: st, Config: cfg}).Reconcile(ctx, from, to)
+	svc := intents.New(intents.Options{Store: st, Config: cfg})
+	switch sub {
+	case "close":
+		c, created, err := svc.ClosePeriod(ctx, from, to, cliActor())
+		if err != nil {
+			return err
+		}
+		if !created {
+			fmt.Fprintf(stderr, "the period was already closed by %s at %s; its stored report is unchanged\n", c.ClosedBy, c.ClosedAt.Format(time.RFC3339))
+		}
+		return json.NewEncoder(stdout).Encode(c)
+	case "closes":
+		cs, err := svc.ReportCloses(ctx)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tFROM\tTO\tAS_OF\tCLOSED_BY\tCLOSED_AT")
+		for _, c := range cs {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.From.Format(time.RFC3339), c.To.Format(time.RFC3339),
+				c.AsOf.Format(time.RFC3339Nano), c.ClosedBy, c.ClosedAt.Format(time.RFC3339))
+		}
+		return tw.Flush()
+	}
+	// The same bytes as GET /v1/reports/reconciliation.
+	body, _, err := svc.RenderReconciliation(ctx, from, to, asOf, *format)
 	if err != nil {
 		return err
 	}
-	if *format == "csv" {
-		return rep.WriteCSV(stdout)
+	if _, err := stdout.Write(body); err != nil {
+		return err
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
+	if *format == intents.FormatJSON {
+		_, err = io.WriteString(stdout, "\n")
+	}
+	return err
 }
 
 func runWebhooks(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -1,0 +1,143 @@
+package store
+
+import (
+	"context"
+	"math/big"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ReconRow is one transfer of the reconciliation report with what it paid.
+type ReconRow struct {
+	Transfer Transfer
+	// Intent fields are empty for a transfer without an intent.
+	Method       string
+	IntentAmount *big.Int
+	IntentRate   string
+	IntentStatus string
+	PayableKind  string
+	PayableRef   string
+	Account      string
+	// OtherSettled is the sum of the intent's other settling transfers that
+	// are not orphaned (to split an overpaid transfer).
+	OtherSettled *big.Int
+	NodeHeight   int64
+}
+
+// ReconRows returns every transfer first seen in [from, to) that was
+// recorded by asOf, oldest first, each as it stood at asOf: its intent,
+// classification, status and block from transfer_history, its intent's
+// status from intent_history, its resolution when decided by asOf, and the
+// node height from node_heights (migration 0006). The state at asOf is the
+// history row with the latest (recorded_at, seq) at or before it, so the
+// same asOf always gives the same rows.
+func (s *Store) ReconRows(ctx context.Context, from, to, asOf time.Time) ([]ReconRow, error) {
+	rows, err := s.pool.Query(ctx, reconRowsAsOfSQL, from, to, asOf)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []ReconRow
+	for rows.Next() {
+		var r ReconRow
+		var intentAmount, other string
+		tr, err := scanTransfer(extraRow{rows, []any{&r.Method, &intentAmount, &r.IntentRate, &r.IntentStatus,
+			&r.PayableKind, &r.PayableRef, &r.Account, &other, &r.NodeHeight}})
+		if err != nil {
+			return nil, err
+		}
+		if r.IntentAmount, err = parseNum(intentAmount); err != nil {
+			return nil, err
+		}
+		if r.OtherSettled, err = parseNum(other); err != nil {
+			return nil, err
+		}
+		r.Transfer = tr
+		out = append(out, r)
+	}
+	return out, translate(rows.Err())
+}
+
+// ReportClose is a closed reporting period: the reconciliation of
+// [From, To) as of AsOf, stored as it was rendered (JSON and CSV) when
+// ClosedBy closed it at ClosedAt. The table refuses updates and deletes.
+type ReportClose struct {
+	ID       string
+	From     time.Time
+	To       time.Time
+	AsOf     time.Time
+	ClosedBy string
+	ClosedAt time.Time
+	JSON     []byte
+	CSV      []byte
+}
+
+const reportCloseColumns = `id, period_from, period_to, as_of, closed_by, closed_at`
+
+func scanReportClose(row pgx.Row, withBodies bool) (ReportClose, error) {
+	var c ReportClose
+	dest := []any{&c.ID, &c.From, &c.To, &c.AsOf, &c.ClosedBy, &c.ClosedAt}
+	if withBodies {
+		dest = append(dest, &c.JSON, &c.CSV)
+	}
+	err := row.Scan(dest...)
+	return c, translate(err)
+}
+
+// InsertReportClose stores a closed period once per (From, To). When the
+// period was already closed it returns that close and created=false, and c
+// is not stored.
+func (s *Store) InsertReportClose(ctx context.Context, c ReportClose) (ReportClose, bool, error) {
+	tag, err := s.pool.Exec(ctx, `INSERT INTO report_closes (`+reportCloseColumns+`, report_json, report_csv)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (period_from, period_to) DO NOTHING`,
+		c.ID, c.From, c.To, c.AsOf, c.ClosedBy, c.ClosedAt, c.JSON, c.CSV)
+	if err != nil {
+		return ReportClose{}, false, translate(err)
+	}
+	stored, err := s.ReportCloseByPeriod(ctx, c.From, c.To)
+	return stored, tag.RowsAffected() == 1, err
+}
+
+// ReportCloseByPeriod returns the close of exactly [from, to) with its
+// stored report, or ErrNotFound.
+func (s *Store) ReportCloseByPeriod(ctx context.Context, from, to time.Time) (ReportClose, error) {
+	return scanReportClose(s.pool.QueryRow(ctx, `SELECT `+reportCloseColumns+`, report_json, report_csv
+		FROM report_closes WHERE period_from = $1 AND period_to = $2`, from, to), true)
+}
+
+// ReportCloses lists every closed period (without the stored reports),
+// oldest period first.
+func (s *Store) ReportCloses(ctx context.Context) ([]ReportClose, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+reportCloseColumns+` FROM report_closes ORDER BY period_from, period_to, id`)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (ReportClose, error) { return scanReportClose(r, false) })
+}
+
+// reconRowsAsOfSQL selects the transfer columns (in transferColumns order,
+// the mutable ones from the history as of $3) and the ReconRow extras.
+const reconRowsAsOfSQL = `SELECT t.id, t.network, t.txid, t.idx, t.asset, t.address, t.address_key, t.amount::text,
+	coalesce(h.intent_id, ''), h.block_height, coalesce(h.block_hash, ''), t.first_seen_at, h.status,
+	t.confirmations_required, h.confirmed_at, h.classification, h.credited, coalesce(t.notified_class, ''), t.created_at, h.recorded_at,
+	r.action, r.note, r.actor, r.intent_id, r.account, r.amount_cents, r.refund_txid, r.created_at,
+	coalesce(i.method, ''), coalesce(i.amount, 0)::text, coalesce(i.rate::text, ''), coalesce(ih.status, ''),
+	coalesce(p.kind, ''), coalesce(p.reference, ''), coalesce(p.account, ''),
+	coalesce((SELECT sum(o.amount) FROM transfers o CROSS JOIN LATERAL (
+			SELECT oh.intent_id, oh.classification, oh.status FROM transfer_history oh
+			WHERE oh.transfer_id = o.id AND oh.recorded_at <= $3 ORDER BY oh.recorded_at DESC, oh.seq DESC LIMIT 1) os
+		WHERE o.id IN (SELECT x.transfer_id FROM transfer_history x WHERE x.intent_id = h.intent_id) AND o.id <> t.id
+		AND os.intent_id = h.intent_id AND os.classification = 'settles' AND os.status <> 'orphaned'), 0)::text,
+	coalesce((SELECT n.node_height FROM node_heights n WHERE n.network = t.network AND n.recorded_at <= $3
+		ORDER BY n.recorded_at DESC, n.seq DESC LIMIT 1), 0)
+	FROM transfers t
+	CROSS JOIN LATERAL (SELECT th.intent_id, th.classification, th.status, th.block_height, th.block_hash, th.confirmed_at,
+			th.credited, th.recorded_at FROM transfer_history th
+		WHERE th.transfer_id = t.id AND th.recorded_at <= $3 ORDER BY th.recorded_at DESC, th.seq DESC LIMIT 1) h
+	LEFT JOIN resolutions r ON r.transfer_id = t.id AND r.created_at <= $3
+	LEFT JOIN intents i ON i.id = h.intent_id
+	LEFT JOIN LATERAL (SELECT x.status FROM intent_history x WHERE x.intent_id = i.id AND x.recorded_at <= $3
+		ORDER BY x.recorded_at DESC, x.seq DESC LIMIT 1) ih ON TRUE
+	LEFT JOIN payables p ON p.id = i.payable_id
+	WHERE t.first_seen_at >= $1 AND t.first_seen_at < $2 ORDER BY t.first_seen_at, t.id`
