@@ -47,6 +47,25 @@ type Config struct {
 	Webhooks []Webhook `yaml:"webhooks"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `yaml:"log_level"`
+	// Console configures the browser console served at /console/.
+	Console Console `yaml:"console"`
+}
+
+// Console configures the browser console (/console/ on the API listener).
+type Console struct {
+	// Enabled serves the console; on by default.
+	Enabled bool `yaml:"enabled"`
+	// SessionTTL is how long a sign-in lasts.
+	SessionTTL Duration `yaml:"session_ttl"`
+	// SecureCookies marks the session cookie Secure even when the request
+	// did not arrive over TLS (set it behind a TLS-terminating proxy).
+	SecureCookies bool `yaml:"secure_cookies"`
+	// SignInAttempts is how many failed sign-ins one client address may make
+	// per minute before it is refused for a minute.
+	SignInAttempts int `yaml:"signin_attempts"`
+	// Explorers maps a network to a block explorer URL template for a
+	// transaction; {txid} is replaced. None by default.
+	Explorers map[string]string `yaml:"explorers"`
 }
 
 // Method configures one payment method.
@@ -176,6 +195,7 @@ func Default() *Config {
 		Methods:      map[string]*Method{},
 		Networks:     map[string]*Network{},
 		LogLevel:     "info",
+		Console:      Console{Enabled: true, SessionTTL: Duration{12 * time.Hour}, SignInAttempts: 5, Explorers: map[string]string{}},
 		Rates: Rates{
 			Sources:      []string{"coinbase", "kraken", "coingecko"},
 			Refresh:      "@every 30s",
@@ -407,6 +427,9 @@ func (c *Config) Validate() error {
 	if err := c.validateRates(); err != nil {
 		return err
 	}
+	if err := c.validateConsole(); err != nil {
+		return err
+	}
 	seen := map[string]bool{}
 	for i, w := range c.Webhooks {
 		f := fmt.Sprintf("webhooks[%d]", i)
@@ -422,6 +445,26 @@ func (c *Config) Validate() error {
 		}
 		if w.Start != "" && w.Start != "beginning" && w.Start != "now" {
 			return invalid(f+".start", "must be beginning or now")
+		}
+	}
+	return nil
+}
+
+func (c *Config) validateConsole() error {
+	cc := c.Console
+	if cc.SessionTTL.Duration < time.Minute || cc.SessionTTL.Duration > 30*24*time.Hour {
+		return invalid("console.session_ttl", "must be between 1m and 720h, got %s", cc.SessionTTL)
+	}
+	if cc.SignInAttempts < 1 || cc.SignInAttempts > 1000 {
+		return invalid("console.signin_attempts", "must be between 1 and 1000")
+	}
+	for n, tmpl := range cc.Explorers {
+		if !payment.Network(n).Valid() {
+			return invalid("console.explorers."+n, "unknown network (known: bitcoin, litecoin, ethereum, tron, solana)")
+		}
+		u, err := url.Parse(strings.ReplaceAll(tmpl, "{txid}", "x"))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || !strings.Contains(tmpl, "{txid}") {
+			return invalid("console.explorers."+n, "must be an http(s) URL containing {txid}, like https://mempool.space/tx/{txid}")
 		}
 	}
 	return nil

@@ -69,6 +69,7 @@ func TestExampleListsEverySetting(t *testing.T) {
 	}
 	check("", reflect.TypeOf(config.Config{}), doc)
 	check("rates", reflect.TypeOf(config.Rates{}), doc["rates"].(map[string]any))
+	check("console", reflect.TypeOf(config.Console{}), doc["console"].(map[string]any))
 	for name, m := range doc["methods"].(map[string]any) {
 		check("methods."+name, reflect.TypeOf(config.Method{}), m.(map[string]any))
 	}
@@ -109,6 +110,9 @@ func TestInvalidConfigNamesTheField(t *testing.T) {
 		{"unknown rate source", strings.Replace(valid, "sources: [static]", "sources: [static, ftx]", 1), "rates.sources[1]"},
 		{"missing database", strings.Replace(valid, "database_url: postgres://u@127.0.0.1/pw", "", 1), "database_url"},
 		{"not a mapping", "- a\n- b\n", "mapping"},
+		{"explorer without txid", valid + "\nconsole: {explorers: {bitcoin: \"https://mempool.space/tx/\"}}\n", "console.explorers.bitcoin"},
+		{"explorer of an unknown network", valid + "\nconsole: {explorers: {ripple: \"https://x.example/{txid}\"}}\n", "console.explorers.ripple"},
+		{"short console session", valid + "\nconsole: {session_ttl: 5s}\n", "console.session_ttl"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

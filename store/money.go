@@ -81,6 +81,9 @@ type InboxFilter struct {
 	// After is the id of the last transfer of the previous page.
 	After string
 	Limit int
+	// SeenAfter and SeenBefore, when set, bound first_seen_at (the age
+	// filter of the console's inbox).
+	SeenAfter, SeenBefore *time.Time
 }
 
 // InboxTransfers lists transfers that did not settle cleanly (classification
@@ -99,8 +102,9 @@ func (s *Store) InboxTransfers(ctx context.Context, f InboxFilter) ([]Transfer, 
 		AND ($1 = 'all' OR ($1 = 'unresolved' AND r.transfer_id IS NULL) OR ($1 = 'resolved' AND r.transfer_id IS NOT NULL))
 		AND ($2 = '' OR t.network = $2) AND ($3 = '' OR t.classification = $3)
 		AND ($4 = '' OR (t.created_at, t.id) < ($5, $4))
+		AND ($7::timestamptz IS NULL OR t.first_seen_at >= $7) AND ($8::timestamptz IS NULL OR t.first_seen_at < $8)
 		ORDER BY t.created_at DESC, t.id DESC LIMIT $6`,
-		f.Status, f.Network, f.Classification, cursorID, at, f.Limit)
+		f.Status, f.Network, f.Classification, cursorID, at, f.Limit, f.SeenAfter, f.SeenBefore)
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -20,7 +20,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if len(args) > 0 && args[0] == "pay" {
 		return runDevPay(ctx, args[1:], stdout, stderr)
 	}
-	fs := newFlags("dev", "dev [--dir DIR] [--listen ADDR]\n       paywatch dev pay <intent-id> [--amount X] [--dir DIR]\n\n"+
+	fs := newFlags("dev", "dev [--dir DIR] [--listen ADDR] [--deadline 30m]\n       paywatch dev pay <intent-id> [--amount X] [--dir DIR]\n\n"+
 		"dev starts the local sandbox: PostgreSQL, btcd and litecoind (regtest), anvil,\n"+
 		"simulated Tron and Solana nodes, and the paywatch daemon with every method\n"+
 		"enabled. Everything lives under DIR; a second run reuses it. Ctrl-C stops it.\n"+
@@ -28,6 +28,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		"default the intent's exact amount) and mines the blocks it needs.", stderr)
 	dir := fs.String("dir", devDir, "sandbox directory (data, logs, config, sandbox.env)")
 	listen := fs.String("listen", "", "API listen address (default 127.0.0.1:8080 when free, else a free port; remembered)")
+	deadline := fs.Duration("deadline", 30*time.Minute, "how long sandbox intents accept payment (e.g. 2m to see late and underpaid transfers soon)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -36,7 +37,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("dev: unexpected argument %q (did you mean `dev pay %s`?)", fs.Arg(0), fs.Arg(0))
 	}
 	start := time.Now()
-	sb, err := startSandbox(ctx, devOptions{Dir: *dir, Listen: *listen, Out: stdout})
+	sb, err := startSandbox(ctx, devOptions{Dir: *dir, Listen: *listen, Out: stdout, Deadline: *deadline})
 	if err != nil {
 		return err
 	}
@@ -55,6 +56,10 @@ func printBanner(w io.Writer, sb *sandbox, r sandboxReady, took time.Duration) {
 	env := sb.env
 	fmt.Fprintf(w, "\npaywatch sandbox ready in %s\n\n", took.Round(100*time.Millisecond))
 	fmt.Fprintf(w, "  API            %s   (key in %s)\n", env[envURL], filepath.Join(sb.relDir, "sandbox.env"))
+	if r.SignInLink != "" {
+		fmt.Fprintf(w, "  console        %s/console/\n", env[envURL])
+		fmt.Fprintf(w, "                 one-time sign-in (sandbox only, valid %s): %s\n", signInLinkTTL, r.SignInLink)
+	}
 	fmt.Fprintf(w, "  bitcoin        btcd regtest       %s\n", env[envBitcoin])
 	fmt.Fprintf(w, "  litecoin       litecoind regtest  %s\n", env[envLitecoin])
 	fmt.Fprintf(w, "  ethereum       anvil              %s   USDT %s  USDC %s\n", env[envEthereum], env[envUSDT], env[envUSDC])

@@ -72,6 +72,8 @@ type devOptions struct {
 	Listen string
 	// Out receives progress lines.
 	Out io.Writer
+	// Deadline is how long the sandbox's intents accept payment (default 30m).
+	Deadline time.Duration
 }
 
 // devState is what the sandbox remembers between runs (state.json).
@@ -110,6 +112,9 @@ type sandbox struct {
 type sandboxReady struct {
 	// URL is the API base URL.
 	URL string
+	// SignInLink is a one-time console sign-in link ("" when the console is
+	// off or the link could not be made).
+	SignInLink string
 	// Unavailable lists networks that did not become available in time.
 	Unavailable []string
 }
@@ -168,7 +173,7 @@ func startSandbox(ctx context.Context, o devOptions) (_ *sandbox, err error) {
 	if err := s.startFakes(); err != nil {
 		return nil, err
 	}
-	if err := s.writeConfig(o.Listen); err != nil {
+	if err := s.writeConfig(o.Listen, o.Deadline); err != nil {
 		return nil, err
 	}
 	if err := s.prepareDatabase(ctx); err != nil {
@@ -503,7 +508,10 @@ func (s *sandbox) startFakes() error {
 
 // writeConfig writes paywatch.yaml for this run and loads it back, so the
 // daemon runs exactly what the file says.
-func (s *sandbox) writeConfig(listen string) error {
+func (s *sandbox) writeConfig(listen string, deadline time.Duration) error {
+	if deadline <= 0 {
+		deadline = 30 * time.Minute
+	}
 	if listen == "" {
 		if s.state.Listen != "" && addrFree(s.state.Listen) {
 			listen = s.state.Listen
@@ -521,7 +529,7 @@ func (s *sandbox) writeConfig(listen string) error {
 	p := s.state.Ports
 	url := func(name string) string { return fmt.Sprintf("http://127.0.0.1:%d", p[name]) }
 	tronUSDT := config.Default().Methods[string(payment.USDTTRC20)].Contract
-	y := fmt.Sprintf(sandboxConfig, time.Now().UTC().Format(time.RFC3339), listen, s.pg.URL("paywatch"),
+	y := fmt.Sprintf(sandboxConfig, time.Now().UTC().Format(time.RFC3339), listen, s.pg.URL("paywatch"), deadline,
 		s.state.USDT, s.state.USDC, tronUSDT,
 		s.btcd.RPCURL, addresses.SandboxKeys[payment.Bitcoin],
 		s.ltc.RPCURL, addresses.SandboxKeys[payment.Litecoin],
@@ -564,7 +572,7 @@ const sandboxConfig = `# paywatch SANDBOX config, written by ` + "`paywatch dev`
 listen: %q
 database_url: %q
 instance: sandbox
-deadline: 30m
+deadline: %s
 expiry_sweep: "@every 5s"
 log_level: info
 rates:
@@ -830,7 +838,7 @@ func (s *sandbox) serve(ctx context.Context, ready func(sandboxReady)) error {
 	// also shown on the terminal, so a newcomer sees what goes wrong.
 	log := slog.New(slog.NewMultiHandler(newLogger(logf, s.cfg.LogLevel).Handler(),
 		slog.NewTextHandler(s.terminal(), &slog.HandlerOptions{Level: slog.LevelWarn})))
-	d, err := newDaemon(ctx, s.cfg, log)
+	d, err := newDaemonWith(ctx, s.cfg, log, daemonOptions{SignInLinks: true})
 	if err != nil {
 		return err
 	}
@@ -843,6 +851,11 @@ func (s *sandbox) serve(ctx context.Context, ready func(sandboxReady)) error {
 			defer wg.Done()
 			url := "http://" + addr
 			r := sandboxReady{URL: url, Unavailable: waitAvailable(ctx, url, s.env[envAPIKey], time.Minute)}
+			if link, err := d.signInLink(ctx, s.env[envAPIKey]); err != nil {
+				log.Warn("console sign-in link failed", "err", err)
+			} else if link != "" {
+				r.SignInLink = url + link
+			}
 			if ctx.Err() == nil && ready != nil {
 				ready(r)
 			}

@@ -21,6 +21,7 @@ import (
 	"github.com/paywatch/paywatch/api"
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/console"
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/rates"
@@ -58,8 +59,16 @@ type daemon struct {
 	sources map[payment.Network]chains.Source
 	modes   map[payment.Network]func() string
 	api     *api.Server
+	console *console.Console // nil when console.enabled is false
 	reg     *prometheus.Registry
 	metrics *scanMetrics
+	opts    daemonOptions
+}
+
+// daemonOptions are what only the sandbox changes.
+type daemonOptions struct {
+	// SignInLinks lets the console exchange one-time sign-in links.
+	SignInLinks bool
 }
 
 // watchSets adapts the per-network sets to intents.Watcher.
@@ -72,6 +81,10 @@ func (w watchSets) Watch(n payment.Network, keys ...[]byte) {
 }
 
 func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (*daemon, error) {
+	return newDaemonWith(ctx, cfg, log, daemonOptions{})
+}
+
+func newDaemonWith(ctx context.Context, cfg *config.Config, log *slog.Logger, opts daemonOptions) (*daemon, error) {
 	if cfg.Instance == "" {
 		host, _ := os.Hostname()
 		cfg.Instance = fmt.Sprintf("%s-%d", host, os.Getpid())
@@ -81,7 +94,7 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (*daem
 		return nil, err
 	}
 	d := &daemon{cfg: cfg, log: log, store: st, watch: map[payment.Network]*chains.WatchSet{},
-		sources: map[payment.Network]chains.Source{}, modes: map[payment.Network]func() string{}}
+		sources: map[payment.Network]chains.Source{}, modes: map[payment.Network]func() string{}, opts: opts}
 	if n, err := st.Migrate(ctx); err != nil {
 		st.Close()
 		return nil, err
@@ -169,7 +182,41 @@ func (d *daemon) wire(ctx context.Context) error {
 	}
 	d.api = api.New(api.Options{Service: d.svc, Config: cfg, Status: d.nets, Log: d.log,
 		Metrics: promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{})})
+	if cfg.Console.Enabled {
+		if d.console, err = console.New(console.Options{Service: d.svc, Status: d.nets, Config: cfg, Log: d.log,
+			SignInLinks: d.opts.SignInLinks}); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// signInLinkTTL is how long the sandbox's one-time console link works.
+const signInLinkTTL = 10 * time.Minute
+
+// signInLink returns a one-time console sign-in path for the API key plain
+// ("" when the console is off). Only the sandbox enables such links.
+func (d *daemon) signInLink(ctx context.Context, plain string) (string, error) {
+	if d.console == nil || !d.opts.SignInLinks {
+		return "", nil
+	}
+	key, err := d.store.APIKeyByPlain(ctx, plain)
+	if err != nil {
+		return "", fmt.Errorf("sandbox API key: %w", err)
+	}
+	return d.console.IssueSignInLink(ctx, key, signInLinkTTL)
+}
+
+// handler serves the API, and the console under /console/ when enabled.
+func (d *daemon) handler() http.Handler {
+	if d.console == nil {
+		return d.api
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/console/", d.console)
+	mux.Handle("/console", http.RedirectHandler("/console/", http.StatusMovedPermanently))
+	mux.Handle("/", d.api)
+	return mux
 }
 
 // rateProviders builds the configured rate sources.
@@ -198,7 +245,7 @@ func (d *daemon) run(ctx context.Context, ready func(addr string)) error {
 		return fmt.Errorf("listen %s: %w", d.cfg.Listen, err)
 	}
 	g, ctx := errgroup.WithContext(ctx)
-	srv := &http.Server{Handler: d.api, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+	srv := &http.Server{Handler: d.handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 90 * time.Second, IdleTimeout: 120 * time.Second}
 	g.Go(func() error {
 		err := srv.Serve(ln)
@@ -220,6 +267,9 @@ func (d *daemon) run(ctx context.Context, ready func(addr string)) error {
 	}
 	for _, extra := range d.extraServices() {
 		g.Go(func() error { return extra(ctx) })
+	}
+	if d.console != nil {
+		g.Go(func() error { return d.console.Run(ctx) })
 	}
 	d.log.Info("paywatch serving", "listen", ln.Addr().String(), "instance", d.cfg.Instance)
 	if ready != nil {

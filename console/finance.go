@@ -1,0 +1,418 @@
+package console
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math/big"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/store"
+)
+
+// InboxPageSize is how many transfers one inbox page shows.
+const InboxPageSize = 100
+
+// classifications in the order the inbox counts them.
+var classifications = []string{"late", "partial", "overpaid", "duplicate", "wrong_asset", "unknown_address", "dust",
+	"unexplained", "reverted", "settles"}
+
+// ages are the inbox's age filters.
+var ages = []struct{ Value, Label string }{
+	{"", "any age"}, {"1h", "< 1 hour"}, {"24h", "< 24 hours"}, {"7d", "< 7 days"}, {"old", "≥ 7 days"},
+}
+
+// inboxRow is one transfer of the inbox with its intent.
+type inboxRow struct {
+	T        intents.TransferView
+	USD      string // at the intent's locked rate, "" without one
+	Intent   *store.Intent
+	Explorer string
+}
+
+type inboxData struct {
+	Status, Network, Class, Age string
+	Networks                    []payment.Network
+	Classes                     []string
+	Ages                        []struct{ Value, Label string }
+	Counts                      []classCount
+	Total                       int64
+	Rows                        []inboxRow
+	Next                        string
+	Query                       url.Values
+}
+
+type classCount struct {
+	Class string
+	N     int64
+}
+
+// ageBounds turns an age filter into first-seen bounds.
+func ageBounds(age string, now time.Time) (after, before *time.Time, ok bool) {
+	at := func(d time.Duration) *time.Time { t := now.Add(-d); return &t }
+	switch age {
+	case "":
+		return nil, nil, true
+	case "1h":
+		return at(time.Hour), nil, true
+	case "24h":
+		return at(24 * time.Hour), nil, true
+	case "7d":
+		return at(7 * 24 * time.Hour), nil, true
+	case "old":
+		return nil, at(7 * 24 * time.Hour), true
+	}
+	return nil, nil, false
+}
+
+func (c *Console) inbox(w http.ResponseWriter, r *http.Request, s *session) {
+	q := r.URL.Query()
+	d := inboxData{Status: q.Get("status"), Network: q.Get("network"), Class: q.Get("classification"), Age: q.Get("age"),
+		Networks: payment.Networks, Classes: classifications, Ages: ages}
+	if d.Status == "" {
+		d.Status = "unresolved"
+	}
+	after, before, ok := ageBounds(d.Age, c.now())
+	if !ok {
+		c.render(w, r, http.StatusBadRequest, "error", s, "Refused", errorData{Message: "age must be 1h, 24h, 7d or old"})
+		return
+	}
+	f := store.InboxFilter{Status: d.Status, Network: d.Network, Classification: d.Class, After: q.Get("after"),
+		Limit: InboxPageSize, SeenAfter: after, SeenBefore: before}
+	pg, err := c.svc.Inbox(r.Context(), f)
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	counts, err := c.store.InboxCounts(r.Context(), f)
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	for _, cl := range classifications {
+		if n := counts[cl]; n > 0 {
+			d.Counts = append(d.Counts, classCount{cl, n})
+			d.Total += n
+		}
+	}
+	if d.Rows, err = c.inboxRows(r, pg.Transfers); err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	if pg.Next != nil {
+		nq := url.Values{}
+		for k, v := range q {
+			nq[k] = v
+		}
+		nq.Set("after", *pg.Next)
+		d.Next = "/console/inbox?" + nq.Encode()
+	}
+	d.Query = q
+	c.render(w, r, http.StatusOK, "inbox", s, "Inbox", d)
+}
+
+// inboxRows adds each transfer's intent (one query for the page) and its
+// USD value at that intent's locked rate.
+func (c *Console) inboxRows(r *http.Request, ts []intents.TransferView) ([]inboxRow, error) {
+	var ids []string
+	for _, t := range ts {
+		if t.IntentID != nil {
+			ids = append(ids, *t.IntentID)
+		}
+	}
+	ins, err := c.store.IntentsByIDs(r.Context(), ids)
+	if err != nil {
+		return nil, err
+	}
+	by := map[string]*store.Intent{}
+	for i := range ins {
+		by[ins[i].ID] = &ins[i]
+	}
+	rows := make([]inboxRow, 0, len(ts))
+	for _, t := range ts {
+		row := inboxRow{T: t, Explorer: c.explorer(t.Network, t.TxID)}
+		if t.IntentID != nil {
+			row.Intent = by[*t.IntentID]
+		}
+		row.USD = usdOf(t, row.Intent)
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// usdOf values a transfer at its intent's locked rate, when it is in that
+// intent's asset.
+func usdOf(t intents.TransferView, in *store.Intent) string {
+	if in == nil || in.Asset != t.Asset || in.Network != t.Network || in.Rate == "" {
+		return ""
+	}
+	units, ok := new(big.Int).SetString(t.AmountBaseUnits, 10)
+	if !ok {
+		return ""
+	}
+	m, ok := payment.MethodFor(payment.Network(t.Network), payment.Asset(t.Asset))
+	if !ok {
+		return ""
+	}
+	return intents.USDValue(units, in.Rate, m.Decimals).String()
+}
+
+func (c *Console) explorer(network, txid string) string {
+	tmpl := c.cfg.Console.Explorers[network]
+	if tmpl == "" || strings.HasPrefix(txid, "balance:") {
+		return ""
+	}
+	return strings.ReplaceAll(tmpl, "{txid}", url.PathEscape(txid))
+}
+
+// transferData is the transfer page: the transfer, its intent, and the
+// resolve forms.
+type transferData struct {
+	Row     inboxRow
+	Form    resolveForm
+	Error   string
+	Done    bool
+	Actions []actionInfo
+}
+
+type resolveForm struct {
+	Action, Note, IntentID, Account, RefundTxID, USDPerUnit string
+}
+
+// actionInfo describes one resolve action: what it will do, in a sentence.
+type actionInfo struct {
+	Action, Label, Says string
+}
+
+func (c *Console) actions(row inboxRow) []actionInfo {
+	t := row.T
+	amount := t.Amount + " " + t.Asset
+	value := amount
+	if row.USD != "" {
+		value = row.USD + " USD"
+	}
+	intent := "the intent you name"
+	if t.IntentID != nil {
+		intent = *t.IntentID
+	}
+	return []actionInfo{
+		{intents.ActionCreditIntent, "Credit an intent", "Counts " + amount + " toward " + intent +
+			": it may become paid, and a top-up is then credited to its account."},
+		{intents.ActionCreditAccount, "Credit an account", "Credits " + value + " to the account you name" +
+			" (the reviewed part at the intent's locked rate, or the rate you give)."},
+		{intents.ActionRefunded, "Refunded", "Records that " + amount + " was sent back in the refund transaction you give; nothing is credited."},
+		{intents.ActionIgnore, "Ignore", "Records that " + amount + " is ignored (dust, spam); nothing is credited."},
+	}
+}
+
+func (c *Console) loadTransfer(r *http.Request, id string) (inboxRow, error) {
+	t, err := c.store.GetTransfer(r.Context(), id)
+	if err != nil {
+		return inboxRow{}, err
+	}
+	tip, err := c.store.NodeHeight(r.Context(), t.Network)
+	if err != nil {
+		return inboxRow{}, err
+	}
+	rows, err := c.inboxRows(r, []intents.TransferView{intents.TransferViewOf(t, tip)})
+	if err != nil {
+		return inboxRow{}, err
+	}
+	return rows[0], nil
+}
+
+func (c *Console) transfer(w http.ResponseWriter, r *http.Request, s *session) {
+	c.renderTransfer(w, r, s, http.StatusOK, resolveForm{IntentID: "", Action: r.URL.Query().Get("action")}, "")
+}
+
+func (c *Console) renderTransfer(w http.ResponseWriter, r *http.Request, s *session, status int, form resolveForm, msg string) {
+	row, err := c.loadTransfer(r, r.PathValue("id"))
+	if errors.Is(err, store.ErrNotFound) {
+		c.render(w, r, http.StatusNotFound, "error", s, "Not found", errorData{Message: "no transfer " + r.PathValue("id")})
+		return
+	}
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	if form.IntentID == "" && row.T.IntentID != nil {
+		form.IntentID = *row.T.IntentID
+	}
+	if form.Account == "" && row.Intent != nil {
+		form.Account = row.Intent.Account
+	}
+	c.render(w, r, status, "transfer", s, "Transfer "+row.T.ID, transferData{Row: row, Form: form, Error: msg,
+		Done: r.URL.Query().Get("done") == "1", Actions: c.actions(row)})
+}
+
+// resolve records a decision through the same service call as POST
+// /v1/transfers/{id}/resolve; the actor is the signed-in key's name.
+func (c *Console) resolve(w http.ResponseWriter, r *http.Request, s *session) {
+	form := resolveForm{Action: r.PostFormValue("action"), Note: r.PostFormValue("note"), IntentID: strings.TrimSpace(r.PostFormValue("intent_id")),
+		Account: strings.TrimSpace(r.PostFormValue("account")), RefundTxID: strings.TrimSpace(r.PostFormValue("refund_txid")),
+		USDPerUnit: strings.TrimSpace(r.PostFormValue("usd_per_unit"))}
+	req := intents.ResolveRequest{Action: form.Action, Note: form.Note}
+	switch form.Action {
+	case intents.ActionCreditIntent:
+		req.IntentID = form.IntentID
+	case intents.ActionCreditAccount:
+		req.Account, req.USDPerUnit = form.Account, form.USDPerUnit
+	case intents.ActionRefunded:
+		req.RefundTxID = form.RefundTxID
+	}
+	_, _, err := c.svc.Resolve(r.Context(), r.PathValue("id"), req, s.key.Name, nil)
+	var e *intents.Error
+	if errors.As(err, &e) {
+		c.renderTransfer(w, r, s, StatusOf(e.Kind), form, e.Message)
+		return
+	}
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	c.log.Info("console resolution", "key", s.key.Name, "transfer", r.PathValue("id"), "action", form.Action)
+	http.Redirect(w, r, "/console/transfers/"+url.PathEscape(r.PathValue("id"))+"?done=1", http.StatusSeeOther)
+}
+
+// reconData is the reconciliation page.
+type reconData struct {
+	From, To string
+	Rep      intents.Reconciliation
+	Checks   map[string]bool
+	Chart    chart
+	Rows     []intents.ReconRow
+	More     int
+	Query    string
+}
+
+// reconRowsShown caps the rows listed on screen (the downloads have all).
+const reconRowsShown = 500
+
+func (c *Console) reconRange(r *http.Request) (from, to time.Time, fromS, toS string, err error) {
+	q := r.URL.Query()
+	now := c.now().UTC()
+	fromS, toS = q.Get("from"), q.Get("to")
+	if fromS == "" {
+		fromS = time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC).Format("2006-01-02")
+	}
+	if toS == "" {
+		toS = now.AddDate(0, 0, 1).Format("2006-01-02")
+	}
+	if from, err = intents.ParseReportTime(fromS); err != nil {
+		return from, to, fromS, toS, errors.New("from: " + err.Error())
+	}
+	if to, err = intents.ParseReportTime(toS); err != nil {
+		return from, to, fromS, toS, errors.New("to: " + err.Error())
+	}
+	return from, to, fromS, toS, nil
+}
+
+func (c *Console) reconciliation(w http.ResponseWriter, r *http.Request, s *session) {
+	from, to, fromS, toS, err := c.reconRange(r)
+	if err != nil {
+		c.render(w, r, http.StatusBadRequest, "error", s, "Refused", errorData{Message: err.Error()})
+		return
+	}
+	rep, err := c.svc.Reconcile(r.Context(), from, to)
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	d := reconData{From: fromS, To: toS, Rep: rep, Checks: map[string]bool{}, Rows: rep.Rows,
+		Query: url.Values{"from": {fromS}, "to": {toS}}.Encode()}
+	for _, t := range rep.Totals {
+		d.Checks[t.Method] = identityHolds(t)
+	}
+	if len(d.Rows) > reconRowsShown {
+		d.More = len(d.Rows) - reconRowsShown
+		d.Rows = d.Rows[:reconRowsShown]
+	}
+	d.Chart = reconChart(rep.Totals)
+	c.render(w, r, http.StatusOK, "reconciliation", s, "Reconciliation", d)
+}
+
+// identityHolds checks total = settled + unresolved + resolved to the base
+// unit, the invariant the screen shows.
+func identityHolds(t intents.MethodTotals) bool {
+	var sum, total big.Int
+	for _, v := range []string{t.Settled, t.Unresolved, t.Resolved} {
+		n, ok := new(big.Int).SetString(v, 10)
+		if !ok {
+			return false
+		}
+		sum.Add(&sum, n)
+	}
+	if _, ok := total.SetString(t.Total, 10); !ok {
+		return false
+	}
+	return sum.Cmp(&total) == 0
+}
+
+// reconciliationDownload serves the report exactly as GET
+// /v1/reports/reconciliation does (JSON or CSV).
+func (c *Console) reconciliationDownload(w http.ResponseWriter, r *http.Request, s *session) {
+	from, to, _, _, err := c.reconRange(r)
+	if err != nil {
+		c.render(w, r, http.StatusBadRequest, "error", s, "Refused", errorData{Message: err.Error()})
+		return
+	}
+	format := r.URL.Query().Get("format")
+	if format != "json" && format != "csv" {
+		c.render(w, r, http.StatusBadRequest, "error", s, "Refused", errorData{Message: "format must be csv or json"})
+		return
+	}
+	rep, err := c.svc.Reconcile(r.Context(), from, to)
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	var buf bytes.Buffer
+	name := "reconciliation-" + from.Format("20060102") + "-" + to.Format("20060102")
+	if format == "json" {
+		err = json.NewEncoder(&buf).Encode(rep)
+		w.Header().Set("Content-Type", "application/json")
+	} else {
+		err = rep.WriteCSV(&buf)
+		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	}
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`.`+format+`"`)
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(buf.Bytes())
+}
+
+type balanceData struct {
+	Account string
+	Balance *intents.BalanceView
+	Ledger  intents.LedgerPage
+	Next    string
+}
+
+func (c *Console) balances(w http.ResponseWriter, r *http.Request, s *session) {
+	q := r.URL.Query()
+	d := balanceData{Account: strings.TrimSpace(q.Get("account"))}
+	if d.Account != "" {
+		b, err := c.svc.Balance(r.Context(), d.Account)
+		if err != nil {
+			c.fail(w, r, s, err)
+			return
+		}
+		d.Balance = &b
+		if d.Ledger, err = c.svc.Ledger(r.Context(), d.Account, q.Get("after"), 100); err != nil {
+			c.fail(w, r, s, err)
+			return
+		}
+		if d.Ledger.Next != nil {
+			d.Next = "/console/balances?" + url.Values{"account": {d.Account}, "after": {*d.Ledger.Next}}.Encode()
+		}
+	}
+	c.render(w, r, http.StatusOK, "balances", s, "Balances", d)
+}

@@ -1,0 +1,225 @@
+package console
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	qrcode "github.com/skip2/go-qrcode"
+
+	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/store"
+)
+
+type searchData struct {
+	Q    string
+	Hits []searchHit
+}
+
+type searchHit struct {
+	Kind, Label, Detail, Href string
+}
+
+// search finds what one box names: an intent id or address, a transfer id
+// or txid, a payable reference, or an account. One exact hit opens it.
+func (c *Console) search(w http.ResponseWriter, r *http.Request, s *session) {
+	q := strings.TrimSpace(r.URL.Query().Get("q"))
+	d := searchData{Q: q}
+	if q != "" {
+		if len(q) > 200 {
+			c.render(w, r, http.StatusBadRequest, "error", s, "Refused", errorData{Message: "search text must be at most 200 characters"})
+			return
+		}
+		hits, err := c.store.Search(r.Context(), q)
+		if err != nil {
+			c.internal(w, r, err)
+			return
+		}
+		for _, h := range hits {
+			sh := searchHit{Kind: h.Kind, Label: h.ID, Detail: h.Detail}
+			switch h.Kind {
+			case "intent":
+				sh.Href = "/console/intents/" + url.PathEscape(h.ID)
+			case "transfer":
+				if !s.can(ScopeFinance) {
+					continue
+				}
+				sh.Href = "/console/transfers/" + url.PathEscape(h.ID)
+			case "payable":
+				kind, ref, _ := strings.Cut(h.ID, "/")
+				sh.Href = "/console/payables/" + url.PathEscape(kind) + "/" + url.PathEscape(ref)
+			case "account":
+				if !s.can(ScopeFinance) {
+					continue
+				}
+				sh.Href = "/console/balances?" + url.Values{"account": {h.ID}}.Encode()
+			}
+			d.Hits = append(d.Hits, sh)
+		}
+		if len(d.Hits) == 1 {
+			http.Redirect(w, r, d.Hits[0].Href, http.StatusSeeOther)
+			return
+		}
+	}
+	c.render(w, r, http.StatusOK, "search", s, "Search", d)
+}
+
+// timelineItem is one line of an intent's history.
+type timelineItem struct {
+	At     time.Time
+	Type   string
+	Detail string
+	Href   string
+}
+
+type intentData struct {
+	In       intents.IntentView
+	Timeline []timelineItem
+	Others   []intents.IntentView
+	Payable  *store.Payable
+	Explorer map[string]string
+}
+
+func (c *Console) intent(w http.ResponseWriter, r *http.Request, s *session) {
+	v, err := c.svc.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	d := intentData{In: v, Explorer: map[string]string{}}
+	var tids []string
+	for _, t := range v.Transfers {
+		tids = append(tids, t.ID)
+		d.Explorer[t.ID] = c.explorer(t.Network, t.TxID)
+	}
+	evs, err := c.store.EventsOfIntent(r.Context(), v.ID, tids, 500)
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	for _, e := range evs {
+		d.Timeline = append(d.Timeline, timelineItem{At: e.CreatedAt.UTC(), Type: e.Type, Detail: eventDetail(e)})
+	}
+	for _, t := range v.Transfers {
+		// Confirmation milestones are not events: show where each transfer is.
+		if t.BlockHeight != nil && t.Status != "orphaned" {
+			d.Timeline = append(d.Timeline, timelineItem{At: t.FirstSeenAt, Type: "confirmations",
+				Detail: t.ID + ": " + itoa(t.Confirmations) + " of " + itoa(int64(t.Required)) + " confirmations (" + t.Status + ")"})
+		}
+	}
+	p, err := c.store.PayableByReference(r.Context(), v.Kind, v.Reference)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		c.internal(w, r, err)
+		return
+	}
+	if err == nil {
+		d.Payable = &p
+		others, err := c.store.IntentsByPayable(r.Context(), p.ID)
+		if err != nil {
+			c.internal(w, r, err)
+			return
+		}
+		for _, o := range others {
+			if o.ID == v.ID {
+				continue
+			}
+			ov, err := c.svc.Get(r.Context(), o.ID)
+			if err != nil {
+				c.internal(w, r, err)
+				return
+			}
+			d.Others = append(d.Others, ov)
+		}
+	}
+	c.render(w, r, http.StatusOK, "intent", s, "Intent "+v.ID, d)
+}
+
+// eventDetail summarises an event's data in a few words.
+func eventDetail(e store.Event) string {
+	var v struct {
+		Status         string `json:"status"`
+		Classification string `json:"classification"`
+		Amount         string `json:"amount"`
+		AmountUSD      string `json:"amount_usd"`
+		Asset          string `json:"asset"`
+		Resolution     *struct {
+			Action, Note, Actor string
+		} `json:"resolution"`
+	}
+	_ = json.Unmarshal(e.Data, &v)
+	parts := []string{}
+	if e.TransferID != "" {
+		parts = append(parts, e.TransferID)
+	}
+	if v.Amount != "" && v.Asset != "" {
+		parts = append(parts, v.Amount+" "+v.Asset)
+	} else if v.AmountUSD != "" {
+		parts = append(parts, v.AmountUSD+" USD")
+	}
+	if v.Classification != "" && strings.HasPrefix(e.Type, "transfer.") {
+		parts = append(parts, v.Classification)
+	}
+	if v.Resolution != nil {
+		parts = append(parts, v.Resolution.Action+" by "+v.Resolution.Actor+": "+v.Resolution.Note)
+	}
+	return strings.Join(parts, " · ")
+}
+
+func (c *Console) intentQR(w http.ResponseWriter, r *http.Request, s *session) {
+	v, err := c.svc.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	png, err := qrcode.Encode(v.PaymentURI, qrcode.Medium, 256)
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "image/png")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(png)
+}
+
+type payableData struct {
+	P       store.Payable
+	Intents []intents.IntentView
+}
+
+func (c *Console) payable(w http.ResponseWriter, r *http.Request, s *session) {
+	kind, ref := r.PathValue("kind"), r.PathValue("reference")
+	if kind != "order" && kind != "topup" {
+		c.render(w, r, http.StatusBadRequest, "error", s, "Refused", errorData{Message: "kind must be order or topup"})
+		return
+	}
+	p, err := c.store.PayableByReference(r.Context(), kind, ref)
+	if errors.Is(err, store.ErrNotFound) {
+		c.render(w, r, http.StatusNotFound, "error", s, "Not found", errorData{Message: "no " + kind + " " + ref})
+		return
+	}
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	ins, err := c.store.IntentsByPayable(r.Context(), p.ID)
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	d := payableData{P: p}
+	for _, in := range ins {
+		v, err := c.svc.Get(r.Context(), in.ID)
+		if err != nil {
+			c.internal(w, r, err)
+			return
+		}
+		d.Intents = append(d.Intents, v)
+	}
+	c.render(w, r, http.StatusOK, "payable", s, kind+" "+ref, d)
+}
+
+func usd(cents int64) string { return payment.Cents(cents).String() }

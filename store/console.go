@@ -1,0 +1,164 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ConsoleSession is a signed-in browser session of the console and the API
+// key it acts as.
+type ConsoleSession struct {
+	Key       APIKey
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
+func secretHash(plain string) []byte {
+	h := sha256.Sum256([]byte(plain))
+	return h[:]
+}
+
+// CreateConsoleSession stores the hash of a new session token for key.
+func (s *Store) CreateConsoleSession(ctx context.Context, token, keyID string, now, expires time.Time) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO console_sessions (hash, api_key_id, created_at, expires_at) VALUES ($1, $2, $3, $4)`,
+		secretHash(token), keyID, now, expires)
+	return translate(err)
+}
+
+// ConsoleSessionByToken returns the live session of token: not expired at
+// now, and its API key not revoked. Anything else is ErrNotFound.
+func (s *Store) ConsoleSessionByToken(ctx context.Context, token string, now time.Time) (ConsoleSession, error) {
+	var cs ConsoleSession
+	err := s.pool.QueryRow(ctx, `SELECT k.id, k.name, k.scopes, k.created_at, k.revoked_at, c.created_at, c.expires_at
+		FROM console_sessions c JOIN api_keys k ON k.id = c.api_key_id
+		WHERE c.hash = $1 AND c.expires_at > $2 AND k.revoked_at IS NULL`, secretHash(token), now).
+		Scan(&cs.Key.ID, &cs.Key.Name, &cs.Key.Scopes, &cs.Key.CreatedAt, &cs.Key.RevokedAt, &cs.CreatedAt, &cs.ExpiresAt)
+	return cs, translate(err)
+}
+
+// DeleteConsoleSession ends a session (sign-out) and drops sessions that
+// expired before now. Deleting an unknown session is not an error.
+func (s *Store) DeleteConsoleSession(ctx context.Context, token string, now time.Time) error {
+	_, err := s.pool.Exec(ctx, `DELETE FROM console_sessions WHERE hash = $1 OR expires_at <= $2`, secretHash(token), now)
+	return translate(err)
+}
+
+// CreateSignInToken stores the hash of a one-time sign-in token for key.
+func (s *Store) CreateSignInToken(ctx context.Context, token, keyID string, now, expires time.Time) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO console_signin_tokens (hash, api_key_id, created_at, expires_at) VALUES ($1, $2, $3, $4)`,
+		secretHash(token), keyID, now, expires)
+	return translate(err)
+}
+
+// UseSignInToken consumes a one-time sign-in token and returns its key. A
+// token that is unknown, expired, already used or whose key is revoked is
+// ErrNotFound; a token is consumed at most once even under concurrency.
+func (s *Store) UseSignInToken(ctx context.Context, token string, now time.Time) (APIKey, error) {
+	var k APIKey
+	err := s.pool.QueryRow(ctx, `WITH used AS (
+			UPDATE console_signin_tokens SET used_at = $2
+			WHERE hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING api_key_id)
+		SELECT k.id, k.name, k.scopes, k.created_at, k.revoked_at FROM used JOIN api_keys k ON k.id = used.api_key_id
+		WHERE k.revoked_at IS NULL`, secretHash(token), now).Scan(&k.ID, &k.Name, &k.Scopes, &k.CreatedAt, &k.RevokedAt)
+	return k, translate(err)
+}
+
+// IntentsByIDs returns the intents with the given ids (in no order); ids
+// that do not exist are left out.
+func (s *Store) IntentsByIDs(ctx context.Context, ids []string) ([]Intent, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+intentColumns+intentFrom+`WHERE i.id = ANY($1)`, ids)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return scanIntents(rows)
+}
+
+// InboxCounts counts the inbox's transfers per classification, with the
+// same selection as InboxTransfers (status, network, age; not the
+// classification, whose counts these are).
+func (s *Store) InboxCounts(ctx context.Context, f InboxFilter) (map[string]int64, error) {
+	rows, err := s.pool.Query(ctx, `SELECT t.classification, count(*)`+transferFrom+`
+		WHERE (t.classification <> 'settles' OR r.transfer_id IS NOT NULL)
+		AND ($1 = 'all' OR ($1 = 'unresolved' AND r.transfer_id IS NULL) OR ($1 = 'resolved' AND r.transfer_id IS NOT NULL))
+		AND ($2 = '' OR t.network = $2)
+		AND ($3::timestamptz IS NULL OR t.first_seen_at >= $3) AND ($4::timestamptz IS NULL OR t.first_seen_at < $4)
+		GROUP BY t.classification`, f.Status, f.Network, f.SeenAfter, f.SeenBefore)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var c string
+		var n int64
+		if err := rows.Scan(&c, &n); err != nil {
+			return nil, translate(err)
+		}
+		out[c] = n
+	}
+	return out, translate(rows.Err())
+}
+
+// EventsOfIntent returns the events about an intent or about one of the
+// given transfers, in seq order (at most limit).
+func (s *Store) EventsOfIntent(ctx context.Context, intentID string, transferIDs []string, limit int) ([]Event, error) {
+	return collectEvents(s.pool.Query(ctx, `SELECT seq, id, type, coalesce(intent_id, ''), coalesce(transfer_id, ''),
+		coalesce(account, ''), data, created_at FROM events
+		WHERE intent_id = $1 OR transfer_id = ANY($2) ORDER BY seq LIMIT $3`, intentID, transferIDs, limit))
+}
+
+// SearchHit is one thing a console search matched.
+type SearchHit struct {
+	// Kind is intent, transfer, payable or account.
+	Kind string
+	// ID is the intent or transfer id, the payable's "kind/reference", or
+	// the account.
+	ID string
+	// Detail says what matched (address, txid, reference…).
+	Detail string
+}
+
+// Search finds what q names exactly: an intent id or address, a transfer id
+// or txid, a payable reference, or an account (at most 50 hits).
+func (s *Store) Search(ctx context.Context, q string) ([]SearchHit, error) {
+	rows, err := s.pool.Query(ctx, `
+		(SELECT 'intent', id, 'intent id' FROM intents WHERE id = $1)
+		UNION ALL (SELECT 'intent', id, 'address ' || address FROM intents WHERE address = $1 ORDER BY created_at DESC LIMIT 20)
+		UNION ALL (SELECT 'transfer', id, 'transfer id' FROM transfers WHERE id = $1)
+		UNION ALL (SELECT 'transfer', id, 'txid on ' || network FROM transfers WHERE txid = $1 ORDER BY created_at DESC LIMIT 20)
+		UNION ALL (SELECT 'payable', kind || '/' || reference, kind || ' reference' FROM payables WHERE reference = $1)
+		UNION ALL (SELECT 'account', account, 'account' FROM accounts WHERE account = $1)
+		UNION ALL (SELECT DISTINCT 'account', account, 'account of a payable' FROM payables WHERE account = $1
+			AND NOT EXISTS (SELECT 1 FROM accounts WHERE account = $1))
+		LIMIT 50`, q)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (SearchHit, error) {
+		var h SearchHit
+		err := r.Scan(&h.Kind, &h.ID, &h.Detail)
+		return h, err
+	})
+}
+
+// EventCountAfter counts events with seq > after, optionally only of the
+// given types (a webhook endpoint's backlog).
+func (s *Store) EventCountAfter(ctx context.Context, after int64, types []string) (int64, error) {
+	var n int64
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM events WHERE seq > $1
+		AND (coalesce(cardinality($2::text[]), 0) = 0 OR type = ANY($2))`, after, types).Scan(&n)
+	return n, translate(err)
+}
+
+// LastEventSeq returns the seq of the newest event (0 when there is none).
+func (s *Store) LastEventSeq(ctx context.Context) (int64, error) {
+	var seq int64
+	err := s.pool.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM events`).Scan(&seq)
+	return seq, translate(err)
+}
