@@ -318,7 +318,7 @@ func (c *Console) reconciliation(w http.ResponseWriter, r *http.Request, s *sess
 		c.render(w, r, http.StatusBadRequest, "error", s, "Refused", errorData{Message: err.Error()})
 		return
 	}
-	rep, err := c.svc.Reconcile(r.Context(), from, to)
+	rep, err := c.svc.Reconcile(r.Context(), from, to, time.Time{})
 	if err != nil {
 		c.fail(w, r, s, err)
 		return
@@ -366,7 +366,7 @@ func (c *Console) reconciliationDownload(w http.ResponseWriter, r *http.Request,
 		c.render(w, r, http.StatusBadRequest, "error", s, "Refused", errorData{Message: "format must be csv or json"})
 		return
 	}
-	rep, err := c.svc.Reconcile(r.Context(), from, to)
+	rep, err := c.svc.Reconcile(r.Context(), from, to, time.Time{})
 	if err != nil {
 		c.fail(w, r, s, err)
 		return
