@@ -251,7 +251,7 @@ func TestHostileValuesNeverReachTheDatabase(t *testing.T) {
 		{name: "resolve note", method: "POST", scope: "finance", path: fixed("/v1/transfers/" + missingTr + "/resolve"), body: resolveWith("ignore", "note"), strict: broken, accepts: []string{"newline", "tab padded"}, want: all(bad)},
 		{name: "resolve intent_id", method: "POST", scope: "finance", path: fixed("/v1/transfers/" + missingTr + "/resolve"), body: resolveWith("credit_intent", "intent_id"), strict: numeric, want: [3]answer{bad, notFound, notFound}},
 		{name: "resolve account", method: "POST", scope: "finance", path: fixed("/v1/transfers/" + missingTr + "/resolve"), body: resolveWith("credit_account", "account"), strict: pathish, want: all(bad)},
-		{name: "resolve refund_txid", method: "POST", scope: "finance", path: fixed("/v1/transfers/" + missingTr + "/resolve"), body: resolveWith("refunded", "refund_txid"), strict: broken, want: all(bad)},
+		{name: "resolve refund_txid", method: "POST", scope: "finance", path: fixed("/v1/transfers/" + missingTr + "/resolve"), body: resolveWith("refunded", "refund_txid"), strict: broken, accepts: []string{"tab padded"}, want: all(bad)}, // refund_txid is trimmed (issue 14.5),
 		{name: "resolve usd_per_unit", method: "POST", scope: "finance", path: fixed("/v1/transfers/" + missingTr + "/resolve"), body: resolveWith("credit_account", "usd_per_unit"), strict: numeric, accepts: []string{"fraction", "past int64"}, want: [3]answer{bad, badAmt, badAmt}},
 		{name: "rescan from_height", method: "POST", scope: "operator", path: fixed("/v1/networks/bitcoin/rescan"), body: func(tok string) []byte { return object("from_height", tok) }, strict: numeric, want: all(bad), jsonNumber: true},
 	}

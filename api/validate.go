@@ -232,6 +232,7 @@ type bodyField struct {
 	idPrefix  string // the field is an id of this shape
 	noun      string // what the id names
 	decimal   bool   // the field is a plain non-negative decimal
+	trimmed   bool   // surrounding blanks are trimmed by the domain before use
 }
 
 // bodyFields are the JSON fields with rules of their own; any other string
@@ -239,8 +240,12 @@ type bodyField struct {
 var bodyFields = map[string]bodyField{
 	"note":         {max: 2000, multiline: true},
 	"intent_id":    {max: maxText, idPrefix: "pi", noun: "intent"},
-	"amount_usd":   {max: 100, decimal: true},
+	// Amounts are checked by the domain, after an Idempotency-Key replay:
+	// a retried request gets its stored answer, or idempotency_mismatch,
+	// whatever its body holds (the domain's message is the same).
+	"amount_usd":   {max: 100},
 	"usd_per_unit": {max: 100, decimal: true},
+	"refund_txid":  {max: maxText, trimmed: true},
 }
 
 // plainDecimal reports whether v is digits with an optional fraction.
@@ -322,6 +327,9 @@ func checkBodyString(field, v string) error {
 	rule, ok := bodyFields[field]
 	if !ok {
 		rule = bodyField{max: maxText}
+	}
+	if rule.trimmed {
+		v = strings.TrimSpace(v)
 	}
 	if err := checkText(field, v, rule.max, rule.multiline); err != nil {
 		return err
