@@ -11,7 +11,7 @@ import (
 
 func (s *Server) getStatus(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
 	if s.status == nil {
-		writeJSON(w, 200, map[string]any{"networks": []NetworkStatus{}})
+		writeJSON(w, 200, map[string]any{"networks": []NetworkStatus{}, "rates": s.ratesStatus()})
 		return
 	}
 	nets, err := s.status.Networks(r.Context())
@@ -19,7 +19,23 @@ func (s *Server) getStatus(w http.ResponseWriter, r *http.Request, _ store.APIKe
 		s.internal(w, r, err)
 		return
 	}
-	writeJSON(w, 200, map[string]any{"networks": nets})
+	writeJSON(w, 200, map[string]any{"networks": nets, "rates": s.ratesStatus()})
+}
+
+// RatesStatus is the rates part of GET /v1/status: where prices come from
+// and how many must agree. SingleSource is true when one source alone sets
+// prices (an explicit rates.min_sources: 1).
+type RatesStatus struct {
+	Sources      []string `json:"sources"`
+	MinSources   int      `json:"min_sources"`
+	SingleSource bool     `json:"single_source"`
+}
+
+func (s *Server) ratesStatus() *RatesStatus {
+	if s.cfg == nil {
+		return nil
+	}
+	return &RatesStatus{Sources: s.cfg.Rates.Sources, MinSources: s.cfg.Rates.MinSources, SingleSource: s.cfg.Rates.MinSources == 1}
 }
 
 // RescanRequest is the body of POST /v1/networks/{network}/rescan.

@@ -55,3 +55,12 @@ func TestRescanOutsideTheScannedRangeIsRefused(t *testing.T) {
 		t.Fatalf("after rescans cursor %d, tip %d", got.Height, f.TipHeight())
 	}
 }
+
+// A single-source rates setup is explicit in config and shown in /v1/status.
+func TestStatusShowsASingleRateSource(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	st, body := e.Do("GET", "/v1/status", "operator", nil)
+	if st != 200 || !strings.Contains(string(body), `"rates":{"sources":["static"],"min_sources":1,"single_source":true}`) {
+		t.Fatalf("status: %d %s, want the single static rate source shown", st, body)
+	}
+}

@@ -166,6 +166,9 @@ func (s *Scanner) Run(ctx context.Context) error {
 		if s.cfg.Observe != nil {
 			s.cfg.Observe(err)
 		}
+		// Node errors name the node by its host only: the message goes to the
+		// database, the API and the logs.
+		err = RedactError(err)
 		h := Health{Healthy: err == nil}
 		if err != nil {
 			h.LastError = err.Error()

@@ -138,7 +138,8 @@ type Rates struct {
 	MaxAge Duration `yaml:"max_age"`
 	// MaxDeviation drops a source further than this fraction from the median.
 	MaxDeviation string `yaml:"max_deviation"`
-	// MinSources fresh prices needed for a quote.
+	// MinSources fresh, agreeing prices needed for a quote. Default 2: a
+	// single-source setup must say min_sources: 1 (and /v1/status shows it).
 	MinSources int `yaml:"min_sources"`
 	// Static prices (symbol → USD) used only when "static" is a source.
 	Static map[string]string `yaml:"static"`
@@ -201,7 +202,7 @@ func Default() *Config {
 			Refresh:      "@every 30s",
 			MaxAge:       Duration{5 * time.Minute},
 			MaxDeviation: "0.02",
-			MinSources:   1,
+			MinSources:   2,
 		},
 	}
 	for _, m := range payment.Methods {
@@ -607,6 +608,9 @@ func (c *Config) validateRates() error {
 	}
 	if _, err := payment.ParseUnits(r.MaxDeviation, 6); err != nil {
 		return invalid("rates.max_deviation", "%v", err)
+	}
+	if len(r.Sources) == 1 && r.MinSources != 1 {
+		return invalid("rates.min_sources", "is %d but only one source is listed: a single-source setup must say min_sources: 1 explicitly, or list a second source", r.MinSources)
 	}
 	if r.MinSources < 1 || r.MinSources > len(r.Sources) {
 		return invalid("rates.min_sources", "must be between 1 and the number of sources")

@@ -83,7 +83,7 @@ func TestExampleListsEverySetting(t *testing.T) {
 
 const valid = `
 database_url: postgres://u@127.0.0.1/pw
-rates: {sources: [static], static: {BTC: "50000"}}
+rates: {sources: [static], min_sources: 1, static: {BTC: "50000"}}
 networks:
   bitcoin: {enabled: true, chain: regtest, rpc_url: "http://u:p@127.0.0.1:18443", account_key: "xpubX"}
 methods:
@@ -251,5 +251,20 @@ func TestWebhookStartIsChecked(t *testing.T) {
 	_, err := config.Parse(strings.NewReader(valid+fmt.Sprintf(hook, "yesterday")), env(nil))
 	if err == nil || !strings.Contains(err.Error(), "webhooks[0].start") {
 		t.Fatalf("start yesterday: %v", err)
+	}
+}
+
+// Rates default to two sources; one source alone must be said explicitly.
+func TestSingleRateSourceMustBeExplicit(t *testing.T) {
+	if got := config.Default().Rates.MinSources; got != 2 {
+		t.Fatalf("default rates.min_sources %d, want 2", got)
+	}
+	implicit := strings.Replace(valid, "min_sources: 1, ", "", 1)
+	_, err := config.Parse(strings.NewReader(implicit), env(nil))
+	if err == nil || !strings.Contains(err.Error(), "rates.min_sources") || !strings.Contains(err.Error(), "min_sources: 1") {
+		t.Fatalf("one source without min_sources: %v, want an error naming rates.min_sources", err)
+	}
+	if _, err := config.Parse(strings.NewReader(valid), env(nil)); err != nil {
+		t.Fatalf("one source with min_sources: 1: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
@@ -119,9 +120,9 @@ func (n *Networks) now() time.Time {
 func (n *Networks) judge(c store.Cursor, nc *config.Network) error {
 	switch {
 	case c.Critical != "":
-		return fmt.Errorf("critical: %s", c.Critical)
+		return fmt.Errorf("critical: %s", chains.RedactText(c.Critical))
 	case !c.Healthy:
-		return fmt.Errorf("its node is failing: %s", c.LastError)
+		return fmt.Errorf("its node is failing: %s", chains.RedactText(c.LastError))
 	case n.now().Sub(c.UpdatedAt) > n.staleAfter(nc):
 		return fmt.Errorf("its scanner has not reported for %s", n.now().Sub(c.UpdatedAt).Round(time.Second))
 	case c.NodeHeight-c.Height > nc.MaxLagBlocks:
@@ -153,7 +154,7 @@ func (n *Networks) Networks(ctx context.Context) ([]NetworkStatus, error) {
 			if c.LastBlockAt != nil && !c.LastBlockAt.IsZero() {
 				st.LagSeconds = max(0, int64(n.now().Sub(*c.LastBlockAt).Seconds()))
 			}
-			st.Healthy, st.LastError, st.Critical, st.Leader = c.Healthy && c.Critical == "", c.LastError, c.Critical, c.Leader
+			st.Healthy, st.LastError, st.Critical, st.Leader = c.Healthy && c.Critical == "", chains.RedactText(c.LastError), chains.RedactText(c.Critical), c.Leader
 			u := c.UpdatedAt
 			st.UpdatedAt = &u
 			if !st.Enabled {

@@ -21,10 +21,13 @@ type BookConfig struct {
 	MaxAge time.Duration
 	// MaxDeviation is the largest relative distance from the median of all
 	// fresh prices that a price may have; a price further away is an outlier
-	// and dropped. Default 2/100. A price exactly at the bound is kept.
+	// and dropped. Default 2/100. A price exactly at the bound is kept. Two
+	// prices left must also agree within MaxDeviation of the higher, so that
+	// neither moves the quote (their mean) by the full deviation.
 	MaxDeviation *big.Rat
-	// MinSources is how many fresh, non-outlier prices a quote needs.
-	// Default 1.
+	// MinSources is how many fresh, non-outlier, agreeing prices a quote
+	// needs. Default 2: one source alone sets no price unless the setup says
+	// so (MinSources 1).
 	MinSources int
 	// CallTimeout bounds each (provider, symbol) fetch in Refresh. Default
 	// 10s.
@@ -37,7 +40,7 @@ type BookConfig struct {
 // Defaults of BookConfig.
 const (
 	DefaultMaxAge      = 5 * time.Minute
-	DefaultMinSources  = 1
+	DefaultMinSources  = 2
 	DefaultCallTimeout = 10 * time.Second
 )
 
@@ -304,6 +307,10 @@ func (b *Book) Quote(symbol string, now time.Time) (Quote, error) {
 			used = append(used, c)
 		}
 	}
+	used = agreeing(used, b.cfg.MaxDeviation, func(c cand, m *big.Rat, spread string) {
+		rejected[c.idx] = SourceReason{b.providers[c.idx].Name(),
+			fmt.Sprintf("disagrees: %s, the two prices are %s%% apart around %s", decimalString(c.price.USDPerUnit), spread, decimalString(m))}
+	}, func(c cand) *big.Rat { return c.price.USDPerUnit })
 	if len(used) < b.cfg.MinSources || len(used) == 0 {
 		e := &UnavailableError{Symbol: symbol, Sources: len(slots), Usable: len(used), Need: b.cfg.MinSources}
 		for _, r := range rejected {
@@ -324,6 +331,33 @@ func (b *Book) Quote(symbol string, now time.Time) (Quote, error) {
 	}
 	q.USDPerUnit = new(big.Rat).Set(median(vals))
 	return q, nil
+}
+
+// agreeing returns cs when it holds three or more prices (their median
+// cannot be moved past another source by one of them) or two that agree:
+// apart by at most maxDev of the higher, so that neither moves the quote
+// (their mean) by more than half the deviation. Two that disagree are both
+// dropped (drop is called for each): the Book does not guess which is right.
+func agreeing[C any](cs []C, maxDev *big.Rat, drop func(c C, median *big.Rat, spread string), price func(C) *big.Rat) []C {
+	if len(cs) != 2 {
+		return cs
+	}
+	a, b := price(cs[0]), price(cs[1])
+	hi := a
+	if b.Cmp(a) > 0 {
+		hi = b
+	}
+	diff := new(big.Rat).Abs(new(big.Rat).Sub(a, b))
+	if diff.Cmp(new(big.Rat).Mul(maxDev, hi)) <= 0 {
+		return cs
+	}
+	m := median([]*big.Rat{a, b})
+	pct := new(big.Rat).Quo(diff, hi)
+	pct.Mul(pct, big.NewRat(100, 1))
+	for _, c := range cs {
+		drop(c, m, pct.FloatString(2))
+	}
+	return nil
 }
 
 // median returns the middle value, or the mean of the two middle values, of

@@ -185,7 +185,7 @@ func TestQuoteDropsOutlier(t *testing.T) {
 	}
 
 	// A tighter configured bound drops more.
-	tight := book(BookConfig{MaxDeviation: big.NewRat(1, 1000)}, a, b, c)
+	tight := book(BookConfig{MaxDeviation: big.NewRat(1, 1000), MinSources: 1}, a, b, c)
 	tight.Refresh(context.Background())
 	if q := mustQuote(t, tight, "USDT", t0); !slices.Equal(q.Sources, []string{"kraken"}) {
 		t.Fatalf("tight USDT from %v, want kraken only", q.Sources)
@@ -315,7 +315,7 @@ func TestRefreshKeepsLastGoodPrice(t *testing.T) {
 		_, _ = w.Write([]byte(`{"data":{"amount":"97000.12","base":"BTC","currency":"USD"}}`))
 	}))
 	t.Cleanup(srv.Close)
-	bk := NewBook(BookConfig{}, []Provider{NewCoinbase(srv.URL, nil)}, []string{"BTC"}, nil)
+	bk := NewBook(BookConfig{MinSources: 1}, []Provider{NewCoinbase(srv.URL, nil)}, []string{"BTC"}, nil)
 	bk.Refresh(context.Background())
 	first := mustQuote(t, bk, "BTC", time.Now())
 
@@ -346,7 +346,7 @@ func TestRefreshKeepsLastGoodPrice(t *testing.T) {
 func TestRefreshIgnoresOwnCancellation(t *testing.T) {
 	a := newScripted("coinbase")
 	a.set("BTC", "97000", t0)
-	bk := book(BookConfig{}, a)
+	bk := book(BookConfig{MinSources: 1}, a)
 	bk.Refresh(context.Background())
 	a.block = true
 	ctx, cancel := context.WithCancel(context.Background())
@@ -416,7 +416,7 @@ func TestRunRefreshesThenStopsOnCancel(t *testing.T) {
 	a := newScripted("coinbase")
 	a.set("BTC", "97000", t0)
 	a.calls = make(chan string, 16)
-	bk := NewBook(BookConfig{}, []Provider{a}, []string{"BTC"}, nil)
+	bk := NewBook(BookConfig{MinSources: 1}, []Provider{a}, []string{"BTC"}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- bk.Run(ctx, "@every 1s") }()
@@ -520,4 +520,37 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.b.Write(p)
+}
+
+// By default a quote needs two fresh sources, and two must agree within
+// MaxDeviation: one source can neither set the price alone nor move it by
+// the full deviation.
+func TestQuoteNeedsTwoAgreeingSourcesByDefault(t *testing.T) {
+	a, b := newScripted("coinbase"), newScripted("kraken")
+	a.set("BTC", "100000", t0)
+	b.fail("BTC", errors.New("connection refused"))
+	bk := book(BookConfig{}, a, b)
+	bk.Refresh(context.Background())
+	if q, err := bk.Quote("BTC", t0); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("one fresh source of two set the price %s by default (err %v)", q.Decimal(), err)
+	}
+	// 103,900 is within 2% of the pair's median (101,950): before, the pair
+	// quoted 101,950, moved 1.95% by one source.
+	b.set("BTC", "103900", t0)
+	bk.Refresh(context.Background())
+	_, err := bk.Quote("BTC", t0)
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "disagrees") {
+		t.Fatalf("two sources 3.9%% apart: %v, want no quote", err)
+	}
+	b.set("BTC", "101500", t0)
+	bk.Refresh(context.Background())
+	if q := mustQuote(t, bk, "BTC", t0); q.Decimal() != "100750" || len(q.Sources) != 2 {
+		t.Fatalf("two agreeing sources: %s from %v, want 100750 from both", q.Decimal(), q.Sources)
+	}
+	// Explicitly single-source: one price is enough.
+	single := book(BookConfig{MinSources: 1}, a)
+	single.Refresh(context.Background())
+	if q := mustQuote(t, single, "BTC", t0); q.Decimal() != "100000" {
+		t.Fatalf("single source: %s", q.Decimal())
+	}
 }

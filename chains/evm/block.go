@@ -136,7 +136,7 @@ func (c *Client) Block(ctx context.Context, height uint64, w chains.Watched) (ch
 				return chains.Block{}, classify(err, at("eth_getBlockReceipts"))
 			}
 			c.noBlockReceipts.Store(true)
-			c.log.Warn("node lacks eth_getBlockReceipts; fetching receipts per matching transaction", "err", err)
+			c.log.Warn("node lacks eth_getBlockReceipts; fetching receipts per matching transaction", "err", chains.RedactError(err))
 			wantBlockReceipts = false
 		}
 	}

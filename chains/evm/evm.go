@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/big"
 	"net"
@@ -55,6 +56,15 @@ const maxCallDepth = 1024
 // refuses batches above 1000 items by default.
 const balanceBatch = 500
 
+// DefaultMaxResponseBytes bounds one response body (HTTP) or message
+// (websocket), as the other chain clients do: a full block with receipts
+// and traces stays well below it.
+const DefaultMaxResponseBytes = 64 << 20
+
+// ErrResponseTooLarge is a node answer above Config.MaxResponseBytes; it
+// wraps chains.ErrInvalidResponse.
+var ErrResponseTooLarge = fmt.Errorf("%w: node response too large", chains.ErrInvalidResponse)
+
 // Token is an ERC-20 contract whose transfers count as payments in Asset.
 type Token struct {
 	// Asset is the token's symbol (payment.USDT, payment.USDC).
@@ -75,6 +85,8 @@ type Config struct {
 	HTTPClient *http.Client
 	// Log receives diagnostics; nil discards them.
 	Log *slog.Logger
+	// MaxResponseBytes bounds a response; 0 means DefaultMaxResponseBytes.
+	MaxResponseBytes int64
 }
 
 // Client reads Ethereum blocks from one JSON-RPC node. It is safe for
@@ -95,6 +107,12 @@ var _ chains.Source = (*Client)(nil)
 // New connects to cfg.URL, checks that the node answers and, in auto mode,
 // probes whether it can trace blocks.
 func New(ctx context.Context, cfg Config) (*Client, error) {
+	c, err := newClient(ctx, cfg)
+	// The URL may hold credentials or an API key: errors name its host.
+	return c, chains.RedactError(err)
+}
+
+func newClient(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.URL == "" {
 		return nil, errors.New("evm: empty node URL")
 	}
@@ -115,13 +133,14 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		c.tokens[t.Contract] = t.Asset
 		c.contracts = append(c.contracts, t.Contract)
 	}
-	var opts []rpc.ClientOption
-	if cfg.HTTPClient != nil {
-		opts = append(opts, rpc.WithHTTPClient(cfg.HTTPClient))
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
+	opts := []rpc.ClientOption{rpc.WithHTTPClient(cappedHTTPClient(cfg.HTTPClient, cfg.MaxResponseBytes)),
+		rpc.WithWebsocketMessageSizeLimit(cfg.MaxResponseBytes)}
 	var err error
 	if c.rpc, err = rpc.DialOptions(ctx, cfg.URL, opts...); err != nil {
-		return nil, fmt.Errorf("evm: dial %s: %w", cfg.URL, err)
+		return nil, fmt.Errorf("evm: dial %s: %w", chains.NodeHost(cfg.URL), err)
 	}
 	switch cfg.Trace {
 	case TraceOff:
@@ -141,7 +160,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		}
 		c.trace = ok
 		if !ok {
-			c.log.Info("node cannot trace blocks; internal ETH transfers need the balance check", "reason", why)
+			c.log.Info("node cannot trace blocks; internal ETH transfers need the balance check", "reason", chains.RedactText(why))
 		}
 	default:
 		return nil, fmt.Errorf("evm: trace setting %q: want auto, on or off", cfg.Trace)
@@ -205,7 +224,7 @@ func (c *Client) FinalizedHeight(ctx context.Context) (uint64, error) {
 	err := c.rpc.CallContext(ctx, &h, "eth_getBlockByNumber", "finalized", false)
 	var rerr rpc.Error
 	if errors.As(err, &rerr) {
-		c.log.Debug("node has no finalized block", "err", err)
+		c.log.Debug("node has no finalized block", "err", chains.RedactError(err))
 		return 0, nil
 	}
 	if err != nil {
@@ -253,7 +272,7 @@ func (c *Client) Balances(ctx context.Context, accounts []common.Address, height
 // they are; anything else comes from an answer that does not parse, lacks a
 // result or misses a batch element, and wraps chains.ErrInvalidResponse.
 func classify(err error, what string) error {
-	if isNodeOrTransportError(err) {
+	if isNodeOrTransportError(err) || errors.Is(err, chains.ErrInvalidResponse) {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return fmt.Errorf("%s: %w: %v", what, chains.ErrInvalidResponse, err)
@@ -270,4 +289,54 @@ func isNodeOrTransportError(err error) bool {
 	return errors.As(err, &rerr) || errors.As(err, &herr) || errors.As(err, &uerr) || errors.As(err, &nerr) ||
 		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, rpc.ErrClientQuit) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// cappedHTTPClient returns a copy of hc (nil: a default client) whose
+// response bodies fail with ErrResponseTooLarge past max bytes.
+func cappedHTTPClient(hc *http.Client, max int64) *http.Client {
+	c := &http.Client{}
+	if hc != nil {
+		*c = *hc
+	}
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	c.Transport = cappedTransport{base: base, max: max}
+	return c
+}
+
+type cappedTransport struct {
+	base http.RoundTripper
+	max  int64
+}
+
+func (t cappedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = &cappedBody{ReadCloser: resp.Body, left: t.max, max: t.max}
+	return resp, nil
+}
+
+// cappedBody reads at most max bytes; one more is ErrResponseTooLarge.
+type cappedBody struct {
+	io.ReadCloser
+	left, max int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, fmt.Errorf("%w: larger than %d bytes", ErrResponseTooLarge, b.max)
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return n - int(-b.left), fmt.Errorf("%w: larger than %d bytes", ErrResponseTooLarge, b.max)
+	}
+	return n, err
 }

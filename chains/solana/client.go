@@ -159,7 +159,7 @@ func (c *Client) Block(ctx context.Context, slot uint64, w chains.Watched) (chai
 		c.log.Debug("solana block", "slot", slot, "hash", b.Hash, "transfers", len(b.Transfers))
 		return b, nil
 	}
-	err = classify(err, "getBlock", slot)
+	err = c.confirmSkip(ctx, slot, classify(err, "getBlock", slot))
 	var rpcErr *RPCError
 	if errors.As(err, &rpcErr) && rpcErr.Code == codeBlockNotAvailable {
 		// -32004 means both "above the finalized root" and "not yet
@@ -170,6 +170,28 @@ func (c *Client) Block(ctx context.Context, slot uint64, w chains.Watched) (chai
 		}
 	}
 	return chains.Block{}, err
+}
+
+// confirmSkip checks a skip answer (-32007 "skipped, or missing due to
+// ledger jump", -32009 "missing in long-term storage") against getBlocks
+// over the slot: only a slot getBlocks leaves out is chains.ErrSkipped. A
+// slot it lists was produced and this node cannot serve it (a ledger jump,
+// a gap in its storage): ErrFaultySkip, retried and reported, never
+// skipped. Any other err is returned as it is.
+func (c *Client) confirmSkip(ctx context.Context, slot uint64, err error) error {
+	if !errors.Is(err, chains.ErrSkipped) {
+		return err
+	}
+	slots, serr := c.Slots(ctx, slot, slot)
+	if serr != nil {
+		return fmt.Errorf("solana: confirming skipped slot %d: %w", slot, serr)
+	}
+	if len(slots) == 0 {
+		return err
+	}
+	var rpcErr *RPCError
+	errors.As(err, &rpcErr)
+	return fmt.Errorf("solana: getBlock %d: %w: getBlocks lists the slot: %w", slot, ErrFaultySkip, rpcErr)
 }
 
 // classify wraps a node error in the sentinel the scanner acts on.

@@ -197,22 +197,34 @@ func TestErrorClassification(t *testing.T) {
 	f := newFake(t, Config{HTTPClient: &http.Client{Timeout: 300 * time.Millisecond}})
 	f.node.Mine(3)
 	slot := f.node.Tip() - 1
+	// A skip answer is believed only for a slot getBlocks leaves out (see
+	// TestSkipAnswerForAProducedSlotIsAFaultNotASkip): those rows read a
+	// skipped slot.
+	f.node.Skip(1)
+	skipped := f.node.Tip()
+	f.node.Mine(1)
 	cases := []struct {
 		fail int
 		is   error
 		not  []error
+		// skipped: read a slot getBlocks leaves out.
+		skipped bool
 	}{
-		{-32004, ErrTransient, []error{chains.ErrBlockNotFound, chains.ErrSkipped}},
-		{-32014, ErrTransient, []error{chains.ErrSkipped}},
-		{-32019, ErrTransient, []error{chains.ErrSkipped}},
-		{-32009, chains.ErrSkipped, []error{ErrTransient}},
-		{-32007, chains.ErrSkipped, []error{ErrTransient}},
-		{solanafake.FailHTTP429, ErrTransient, []error{chains.ErrInvalidResponse}},
-		{solanafake.FailHTTP500, ErrTransient, []error{chains.ErrInvalidResponse}},
-		{solanafake.FailHang, ErrTransient, []error{chains.ErrInvalidResponse}},
-		{solanafake.FailGarbage, chains.ErrInvalidResponse, []error{ErrTransient, chains.ErrSkipped}},
+		{fail: -32004, is: ErrTransient, not: []error{chains.ErrBlockNotFound, chains.ErrSkipped}},
+		{fail: -32014, is: ErrTransient, not: []error{chains.ErrSkipped}},
+		{fail: -32019, is: ErrTransient, not: []error{chains.ErrSkipped}},
+		{fail: -32009, is: chains.ErrSkipped, not: []error{ErrTransient}, skipped: true},
+		{fail: -32007, is: chains.ErrSkipped, not: []error{ErrTransient}, skipped: true},
+		{fail: solanafake.FailHTTP429, is: ErrTransient, not: []error{chains.ErrInvalidResponse}},
+		{fail: solanafake.FailHTTP500, is: ErrTransient, not: []error{chains.ErrInvalidResponse}},
+		{fail: solanafake.FailHang, is: ErrTransient, not: []error{chains.ErrInvalidResponse}},
+		{fail: solanafake.FailGarbage, is: chains.ErrInvalidResponse, not: []error{ErrTransient, chains.ErrSkipped}},
 	}
 	for _, tc := range cases {
+		slot := slot
+		if tc.skipped {
+			slot = skipped
+		}
 		f.node.FailNext(tc.fail)
 		_, err := f.client.Block(ctx(t), slot, keySet{})
 		if !errors.Is(err, tc.is) {
@@ -226,7 +238,7 @@ func TestErrorClassification(t *testing.T) {
 		if tc.is == chains.ErrInvalidResponse && !strings.Contains(err.Error(), fmt.Sprint(slot)) {
 			t.Fatalf("invalid response error %q does not name slot %d", err, slot)
 		}
-		if _, err := f.client.Block(ctx(t), slot, keySet{}); err != nil {
+		if _, err := f.client.Block(ctx(t), slot, keySet{}); err != nil && !(tc.skipped && errors.Is(err, chains.ErrSkipped)) {
 			t.Fatalf("after fail %d: %v", tc.fail, err)
 		}
 	}
@@ -523,5 +535,40 @@ func TestPollErrors(t *testing.T) {
 	got, _, err := f.client.Poll(context.Background(), [][]byte{a[:]}, nil)
 	if err != nil || len(got) != 1 {
 		t.Fatalf("Poll after recovery: %+v, %v", got, err)
+	}
+}
+
+// A skip answer (-32007, -32009) is believed only when getBlocks confirms
+// the slot holds no block. A node that says "skipped" for a slot its own
+// getBlocks lists is faulty: the block read fails (transient), the slot is
+// never skipped, and the scanner stays at its cursor until the node serves
+// it; then the payment in it is found.
+func TestSkipAnswerForAProducedSlotIsAFaultNotASkip(t *testing.T) {
+	f := newFake(t, Config{})
+	f.node.Mine(2)
+	before := f.node.Tip()
+	f.node.Skip(2)
+	f.node.Mine(1)
+	produced := f.node.Tip()
+	for _, code := range []int{-32007, -32009} {
+		f.node.Lose(produced, code)
+		_, err := f.client.Block(ctx(t), produced, keySet{})
+		if errors.Is(err, chains.ErrSkipped) || !errors.Is(err, ErrFaultySkip) || !errors.Is(err, ErrTransient) {
+			t.Fatalf("Block(%d) answered %d while getBlocks lists it: %v, want ErrFaultySkip, not ErrSkipped", produced, code, err)
+		}
+		var rpcErr *RPCError
+		if !errors.As(err, &rpcErr) || rpcErr.Code != code {
+			t.Fatalf("Block(%d): %v does not carry the node's %d", produced, err, code)
+		}
+	}
+	// Really skipped slots stay skips (getBlocks leaves them out).
+	for s := before + 1; s < produced; s++ {
+		if _, err := f.client.Block(ctx(t), s, keySet{}); !errors.Is(err, chains.ErrSkipped) {
+			t.Fatalf("Block(%d) of a skipped slot: %v", s, err)
+		}
+	}
+	f.node.Restore(produced)
+	if _, err := f.client.Block(ctx(t), produced, keySet{}); err != nil {
+		t.Fatalf("after restore: %v", err)
 	}
 }

@@ -31,7 +31,9 @@
 // closes into a watched key. Failed transactions are never counted.
 //
 // Errors: -32007 and -32009 (skipped, or missing in long-term storage) are
-// chains.ErrSkipped; -32004 above the finalized slot is
+// chains.ErrSkipped only once getBlocks over the slot confirms it holds no
+// block; a slot getBlocks lists is ErrFaultySkip (transient: retried, the
+// network reported unhealthy, the slot never skipped); -32004 above the finalized slot is
 // chains.ErrBlockNotFound, otherwise -32004, -32014, -32019, HTTP 429 and
 // 5xx, timeouts and broken connections wrap ErrTransient; -32015 is
 // ErrUnsupportedVersion (cannot happen while maxSupportedTransactionVersion

@@ -217,7 +217,7 @@ func (m *ModeSource) header(ctx context.Context, slot uint64) (chains.Block, err
 		return err
 	})
 	if err != nil {
-		return chains.Block{}, fmt.Errorf("header: %w", classify(err, "getBlock", slot))
+		return chains.Block{}, fmt.Errorf("header: %w", m.confirmSkip(ctx, slot, classify(err, "getBlock", slot)))
 	}
 	return b, nil
 }

@@ -23,6 +23,12 @@ var ErrTransient = errors.New("solana: transient node error")
 // format exists on the cluster and paywatch must be upgraded to read it.
 var ErrUnsupportedVersion = errors.New("solana: transaction version not supported by this client")
 
+// ErrFaultySkip is a node answering -32007 or -32009 (skipped) for a slot
+// its own getBlocks lists as produced: it cannot serve a block that exists.
+// It wraps ErrTransient: the scanner retries at the slot (and reports the
+// network unhealthy) and never moves past it.
+var ErrFaultySkip = fmt.Errorf("%w: node reports a produced slot as skipped", ErrTransient)
+
 // ErrCleanedUp is the node's -32001: the block was pruned from the node's
 // ledger. It is not a skip (the block exists); point URL at an archive RPC.
 var ErrCleanedUp = errors.New("solana: block cleaned up on this node")

@@ -46,7 +46,7 @@ listen: 127.0.0.1:0
 database_url: %q
 instance: test-a
 log_level: warn
-rates: {sources: [static], static: {TRX: "0.25", SOL: "200", USDT: "1"}, refresh: "@every 1s"}
+rates: {sources: [static], min_sources: 1, static: {TRX: "0.25", SOL: "200", USDT: "1"}, refresh: "@every 1s"}
 methods:
   TRX: {enabled: true, confirmations: 0}
   SOL: {enabled: true}

@@ -20,6 +20,12 @@ import (
 // newSource builds the chain client of network n; mode, when not nil,
 // reports a mode string for the status endpoint.
 func newSource(ctx context.Context, cfg *config.Config, n payment.Network, log *slog.Logger) (chains.Source, func() string, error) {
+	src, mode, err := newSourceAny(ctx, cfg, n, log)
+	// A node URL may hold credentials or an API key: errors name its host.
+	return src, mode, chains.RedactError(err)
+}
+
+func newSourceAny(ctx context.Context, cfg *config.Config, n payment.Network, log *slog.Logger) (chains.Source, func() string, error) {
 	nc := cfg.Networks[string(n)]
 	switch n {
 	case payment.Bitcoin, payment.Litecoin:

@@ -128,6 +128,7 @@ func New(t testing.TB, opts ...Option) *Env {
 	cfg.DatabaseURL = url
 	cfg.Instance = "test"
 	cfg.Rates.Sources = []string{"static"}
+	cfg.Rates.MinSources = 1 // one static source, explicitly
 	cfg.Rates.Static = Prices
 	for _, n := range payment.Networks {
 		nc := cfg.Networks[string(n)]
@@ -165,7 +166,7 @@ func New(t testing.TB, opts ...Option) *Env {
 	if e.prices != nil {
 		prices = e.prices
 	}
-	book := rates.NewBook(rates.BookConfig{MaxAge: 24 * 365 * time.Hour, Now: clock.Now}, []rates.Provider{rates.NewStatic(prices)}, []string{"BTC", "LTC", "ETH", "USDT", "USDC", "TRX", "SOL"}, nil)
+	book := rates.NewBook(rates.BookConfig{MaxAge: 24 * 365 * time.Hour, MinSources: 1, Now: clock.Now}, []rates.Provider{rates.NewStatic(prices)}, []string{"BTC", "LTC", "ETH", "USDT", "USDC", "TRX", "SOL"}, nil)
 	book.Refresh(ctx)
 	e.Store, e.Clock = st, clock
 	addrs := map[payment.Network]intents.AddressSource{}

@@ -27,7 +27,10 @@
 //     support commitment below `confirmed`"; a slot above the tip is -32004
 //     "Block not available for slot N"; a slot without a block is -32007
 //     "Slot N was skipped, or missing due to ledger jump to recent snapshot";
-//     getBlocks clamps its end to the tip, answers [] for end < start and
+//     getBlocks lists exactly the produced slots (a skipped slot never, a
+//     slot given to Node.Lose still: the faulty node whose getBlock says
+//     -32007/-32009 for a block that exists), clamps its end to the tip,
+//     answers [] for end < start and
 //     -32602 "Slot range too large; max 500000"; getSignaturesForAddress
 //     validates limit 1..1000 and pages newest first with before/until.
 //

@@ -56,6 +56,10 @@ type Node struct {
 	balances map[string]uint64
 	fails    []int
 	seq      uint64 // makes hashes and signatures unique
+	// lost are produced slots getBlock answers with a skip code (a node
+	// after a ledger jump, a gap in long-term storage) while getBlocks
+	// still lists them.
+	lost map[uint64]int
 }
 
 // pending is a payment waiting for the next mined block.
@@ -138,6 +142,26 @@ func (n *Node) Skip(k int) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.tip += uint64(k)
+}
+
+// Lose makes getBlock of the produced slot answer code, -32007 ("skipped,
+// or missing due to ledger jump to recent snapshot") or -32009 ("missing in
+// long-term storage"), while getBlocks keeps listing it: the faulty node a
+// client must not take for a skip. Restore undoes it.
+func (n *Node) Lose(slot uint64, code int) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.lost == nil {
+		n.lost = map[uint64]int{}
+	}
+	n.lost[slot] = code
+}
+
+// Restore makes a slot given to Lose readable again.
+func (n *Node) Restore(slot uint64) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.lost, slot)
 }
 
 // newBlock appends an empty block at slot on top of the newest block.

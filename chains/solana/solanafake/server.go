@@ -452,6 +452,12 @@ func (n *Node) getBlock(params []json.RawMessage) (any, *rpcError) {
 		return nil, &rpcError{Code: codeBlockNotAvailable, Message: fmt.Sprintf("Block not available for slot %d", slot)}
 	}
 	b := n.blocks[slot]
+	if code, lost := n.lost[slot]; lost && b != nil {
+		b = nil
+		if code == codeLongTermSkipped {
+			return nil, &rpcError{Code: code, Message: fmt.Sprintf("Slot %d was skipped, or missing in long-term storage", slot)}
+		}
+	}
 	if b == nil {
 		return nil, &rpcError{Code: codeSlotSkipped, Message: fmt.Sprintf("Slot %d was skipped, or missing due to ledger jump to recent snapshot", slot)}
 	}
