@@ -7,7 +7,7 @@ export GOFLAGS := -tags=gofuzz -buildvcs=false
 
 BIN := bin/paywatch
 
-.PHONY: build run test vet bench clean
+.PHONY: build run test vet bench fuzz clean
 
 build:
 	go build -o $(BIN) ./cmd/paywatch
@@ -22,6 +22,19 @@ vet:
 # is set; chain-node tests start btcd, litecoind and anvil themselves.
 test: vet
 	go test -count=1 -timeout 40m ./...
+
+# fuzz runs every native fuzz target for FUZZTIME each, one target at a
+# time, package by package (go test -fuzz takes one target of one package).
+# `make test` already runs each target's seed corpus and testdata/fuzz.
+FUZZTIME ?= 30s
+fuzz:
+	@set -e; for pkg in $$(go list ./...); do \
+	  dir=$$(go list -f '{{.Dir}}' $$pkg); \
+	  for fz in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/^func //' | sort -u); do \
+	    echo "== $$pkg $$fz"; \
+	    go test -run '^$$' -fuzz "^$$fz\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
 
 bench:
 	go test -run '^$$' -bench . -benchmem ./...

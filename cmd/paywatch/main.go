@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/paywatch/paywatch/config"
 )
@@ -59,7 +61,33 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		usage(stderr, cmds)
 		return fmt.Errorf("unknown command %q", args[0])
 	}
+	if err := checkArgs(args[1:]); err != nil {
+		return fmt.Errorf("%s: %w", args[0], err)
+	}
 	return c.run(ctx, args[1:], stdout, stderr)
+}
+
+// checkArgs refuses an argument that is not valid UTF-8 or holds a control
+// character (a URL or id with a newline, an escape sequence), before any
+// command sends it to the database or a node. Only a --note may span lines.
+// The error names the argument's position, not its value.
+func checkArgs(args []string) error {
+	for i, a := range args {
+		multiline := strings.HasPrefix(a, "--note=") || strings.HasPrefix(a, "-note=") ||
+			(i > 0 && (args[i-1] == "--note" || args[i-1] == "-note"))
+		if !utf8.ValidString(a) {
+			return fmt.Errorf("argument %d is not valid UTF-8", i+1)
+		}
+		for _, r := range a {
+			if multiline && (r == '\n' || r == '\t') {
+				continue
+			}
+			if unicode.IsControl(r) {
+				return fmt.Errorf("argument %d contains a control character (%U)", i+1, r)
+			}
+		}
+	}
+	return nil
 }
 
 func usage(w io.Writer, cmds map[string]command) {
