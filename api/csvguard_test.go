@@ -51,7 +51,7 @@ func TestRefundTxIDShapeAndCSVFormulaGuard(t *testing.T) {
 		t.Fatalf("refused resolutions changed the database: %v → %v", before, after)
 	}
 	// Valid ids are stored trimmed (hex in lower case).
-	if st, body := resolve(e, btc1.ID, "finance", map[string]string{"action": "refunded", "refund_txid": "  " + strings.ToUpper(hex64) + "\n", "note": "sent back"}); st != 200 {
+	if st, body := resolve(e, btc1.ID, "finance", map[string]string{"action": "refunded", "refund_txid": "  " + strings.ToUpper(hex64) + "  ", "note": "sent back"}); st != 200 {
 		t.Fatalf("refund btc: %d %s", st, body)
 	}
 	if st, body := resolve(e, eth.ID, "finance", map[string]string{"action": "refunded", "refund_txid": "0x" + hex64, "note": "sent back"}); st != 200 {

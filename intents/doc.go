@@ -14,4 +14,11 @@
 //     on every change, so replaying a block or a sweep changes nothing.
 //   - A paid top-up is credited exactly once net; a reverted one is reversed
 //     by a compensating entry, never deleted.
+//   - A request whose Idempotency-Key already completed is answered with its
+//     stored response before any validation or availability check.
+//   - An intent is never created for an amount below its method's dust
+//     minimum (it could never be paid).
+//   - A reconciliation as of a past time is the same every time it is
+//     computed (it reads the history of transfers, intents and node
+//     heights); a closed period is served exactly as stored when closed.
 package intents

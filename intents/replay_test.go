@@ -51,11 +51,12 @@ func TestIdempotentCreateReplaysDuringOutage(t *testing.T) {
 	if st != 201 || !bytes.Equal(body, first) {
 		t.Fatalf("replay without chain and rate: %d %s", st, body)
 	}
-	// Another body under the same key is still a mismatch, even one that
-	// would fail validation.
-	other := maps.Clone(req)
-	other["amount_usd"] = "250.00"
-	for _, b := range []any{other, map[string]string{"kind": "order", "reference": "ORD-REPLAY", "amount_usd": "-1", "method": "BTC"}} {
+	// Another body under the same key is still a mismatch, even one the
+	// service would refuse (LTC is disabled in this Env; 0.01 USD is below
+	// the BTC dust minimum).
+	other, disabled, tiny := maps.Clone(req), maps.Clone(req), maps.Clone(req)
+	other["amount_usd"], disabled["method"], tiny["amount_usd"] = "250.00", "LTC", "0.01"
+	for _, b := range []any{other, disabled, tiny} {
 		st, body = e.Do("POST", "/v1/intents", "storefront", b, "Idempotency-Key", "k-create")
 		if c, _ := code(t, body); st != 409 || c != "idempotency_mismatch" {
 			t.Fatalf("same key, other body: %d %s, want 409 idempotency_mismatch", st, body)
