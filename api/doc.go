@@ -7,5 +7,8 @@
 // every error has the API.md shape {"error":{"code","message"}}; a request
 // that fails changes nothing (each write is one transaction); API keys are
 // compared by SHA-256 hash and never logged; a key without the route's scope
-// is 403, a missing or unknown key 401.
+// is 403, a missing or unknown key 401. Event long-polls are answered by one
+// reader per process (Server.Run): one query per wake-up whatever the number
+// of waiters, each waiter getting exactly what the non-waiting feed returns
+// after its cursor; waiters are capped per key and in total (429).
 package api

@@ -3,7 +3,9 @@ package api
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,10 +25,10 @@ type EventsPage struct {
 }
 
 // getEvents serves the event feed in seq order after a cursor (an event id,
-// or a seq number). With wait, it long-polls: when nothing is new it
-// subscribes to the process's shared LISTEN connection, re-reads, and
-// returns as soon as a NOTIFY wakes it with something new, or after wait.
-func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+// or a seq number). With wait, it long-polls through the process's event
+// feed (eventfeed.go), which answers every waiting client from one read per
+// wake-up; beyond the waiter caps it answers 429 with Retry-After.
+func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, key store.APIKey) {
 	q := r.URL.Query()
 	limit, ok := limitParam(w, r, 100, 1000)
 	if !ok {
@@ -55,6 +57,10 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, _ store.APIKe
 	switch {
 	case after == "":
 	case strings.HasPrefix(after, "ev_") && validID("ev", after):
+		if n, ok := s.feed.seqOf(after); ok {
+			seq = n
+			break
+		}
 		n, err := s.store.EventSeqByID(r.Context(), after)
 		if errors.Is(err, store.ErrNotFound) {
 			writeError(w, http.StatusBadRequest, "invalid_request", "after="+after+" is not an event id")
@@ -73,9 +79,20 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, _ store.APIKe
 		}
 		seq = n
 	}
-	evs, err := s.store.EventsAfter(r.Context(), seq, types, limit)
-	if err == nil && len(evs) == 0 && wait > 0 {
-		evs, err = s.waitEvents(r.Context(), seq, types, limit, wait)
+	var evs []store.Event
+	var err error
+	if wait > 0 {
+		ctx, cancel := context.WithTimeout(r.Context(), wait)
+		evs, err = s.feed.Wait(ctx, key.ID, seq, types, limit)
+		cancel()
+		if errors.Is(err, errTooManyWaiters) {
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(s.feed.poll.Seconds()))))
+			writeError(w, http.StatusTooManyRequests, "rate_limited",
+				"too many long-polls are waiting (for this API key or this instance); retry after Retry-After seconds, or poll without wait")
+			return
+		}
+	} else {
+		evs, err = s.store.EventsAfter(r.Context(), seq, types, limit)
 	}
 	if err != nil {
 		s.fail(w, r, err)
@@ -89,36 +106,4 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, _ store.APIKe
 		page.Next = evs[len(evs)-1].ID
 	}
 	writeJSON(w, 200, page)
-}
-
-// waitEvents blocks until events after seq exist or wait passes.
-func (s *Server) waitEvents(ctx context.Context, seq int64, types []string, limit int, wait time.Duration) ([]store.Event, error) {
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	sub, err := s.store.Notifier().Subscribe(ctx)
-	if err != nil {
-		return nil, nil // the wait ended before LISTEN was ready: nothing new
-	}
-	defer sub.Close()
-	// Safety net: re-read now and then even without a wake.
-	tick := time.NewTicker(5 * time.Second)
-	defer tick.Stop()
-	for {
-		evs, err := s.store.EventsAfter(ctx, seq, types, limit)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, nil
-			}
-			return nil, err
-		}
-		if len(evs) > 0 {
-			return evs, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, nil
-		case <-sub.C:
-		case <-tick.C:
-		}
-	}
 }

@@ -42,6 +42,7 @@ type Server struct {
 	mux     *http.ServeMux
 	metrics http.Handler
 	keys    keyCache
+	feed    *eventFeed
 	// Extra lets other packages mount routes (finance, events) on the mux.
 	now func() time.Time
 }
@@ -54,6 +55,11 @@ type Options struct {
 	Metrics http.Handler
 	Log     *slog.Logger
 	Now     func() time.Time
+	// Events is what the long-poll reader reads (default the service's
+	// store), and Wake what wakes it (default the store's LISTEN
+	// connection).
+	Events EventReader
+	Wake   Waker
 }
 
 // New returns the API server with every route mounted.
@@ -66,9 +72,25 @@ func New(opt Options) *Server {
 	}
 	s := &Server{svc: opt.Service, store: opt.Service.Store(), cfg: opt.Config, status: opt.Status,
 		log: opt.Log.With("component", "api"), mux: http.NewServeMux(), metrics: opt.Metrics, now: opt.Now}
+	if opt.Events == nil {
+		opt.Events = s.store
+	}
+	if opt.Wake == nil {
+		opt.Wake = NotifierWaker{N: s.store.Notifier()}
+	}
+	ev := opt.Config.Events
+	s.feed = newEventFeed(opt.Events, opt.Wake, ev.PollInterval.Duration, ev.MaxWaiters, ev.MaxWaitersPerKey,
+		opt.Log.With("component", "events"))
 	s.routes()
 	return s
 }
+
+// LongPolls returns the number of event long-polls waiting now.
+func (s *Server) LongPolls() int { return s.feed.Waiting() }
+
+// Run runs the reader that serves the event feed's long-polls until ctx
+// ends (a clean exit, nil). Waiting requests get an empty page then.
+func (s *Server) Run(ctx context.Context) error { return s.feed.Run(ctx) }
 
 // ServeHTTP serves the API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -45,6 +45,8 @@ type Config struct {
 	Rates Rates `yaml:"rates"`
 	// Webhooks are the endpoints events are delivered to.
 	Webhooks []Webhook `yaml:"webhooks"`
+	// Events configures the long-polls of the event feed.
+	Events Events `yaml:"events"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `yaml:"log_level"`
 	// Console configures the browser console served at /console/.
@@ -147,6 +149,19 @@ type Rates struct {
 	BaseURLs map[string]string `yaml:"base_urls"`
 }
 
+// Events configures GET /v1/events?wait= long-polls. One reader per
+// instance serves every waiting client; these bound how many wait.
+type Events struct {
+	// MaxWaiters caps the long-polls waiting at once on this instance; one
+	// more gets 429 rate_limited with Retry-After.
+	MaxWaiters int `yaml:"max_waiters"`
+	// MaxWaitersPerKey caps the long-polls of one API key waiting at once.
+	MaxWaitersPerKey int `yaml:"max_waiters_per_key"`
+	// PollInterval is how often the reader re-reads while clients wait even
+	// without a NOTIFY (a safety net), and the Retry-After of a 429.
+	PollInterval Duration `yaml:"poll_interval"`
+}
+
 // Webhook is one event receiver.
 type Webhook struct {
 	// Name identifies the endpoint in the delivery log.
@@ -197,6 +212,7 @@ func Default() *Config {
 		Networks:     map[string]*Network{},
 		LogLevel:     "info",
 		Console:      Console{Enabled: true, SessionTTL: Duration{12 * time.Hour}, SignInAttempts: 5, Explorers: map[string]string{}},
+		Events:       Events{MaxWaiters: 2000, MaxWaitersPerKey: 200, PollInterval: Duration{5 * time.Second}},
 		Rates: Rates{
 			Sources:      []string{"coinbase", "kraken", "coingecko"},
 			Refresh:      "@every 30s",
@@ -430,6 +446,15 @@ func (c *Config) Validate() error {
 	}
 	if err := c.validateConsole(); err != nil {
 		return err
+	}
+	if c.Events.MaxWaiters < 1 || c.Events.MaxWaiters > 100000 {
+		return invalid("events.max_waiters", "must be between 1 and 100000")
+	}
+	if c.Events.MaxWaitersPerKey < 1 || c.Events.MaxWaitersPerKey > c.Events.MaxWaiters {
+		return invalid("events.max_waiters_per_key", "must be between 1 and events.max_waiters (%d)", c.Events.MaxWaiters)
+	}
+	if c.Events.PollInterval.Duration < 100*time.Millisecond || c.Events.PollInterval.Duration > time.Minute {
+		return invalid("events.poll_interval", "must be between 100ms and 1m, got %s", c.Events.PollInterval)
 	}
 	seen := map[string]bool{}
 	for i, w := range c.Webhooks {

@@ -29,7 +29,7 @@ func TestExampleParsesToTheDefaults(t *testing.T) {
 	d := config.Default()
 	d.DatabaseURL = c.DatabaseURL
 	if c.Deadline != d.Deadline || c.Listen != d.Listen || c.Rates.Refresh != d.Rates.Refresh ||
-		!reflect.DeepEqual(c.TopupAmounts, d.TopupAmounts) || c.MaxBodyBytes != d.MaxBodyBytes {
+		!reflect.DeepEqual(c.TopupAmounts, d.TopupAmounts) || c.MaxBodyBytes != d.MaxBodyBytes || c.Events != d.Events {
 		t.Fatalf("example top-level settings differ from the defaults")
 	}
 	for name, m := range d.Methods {
@@ -70,6 +70,7 @@ func TestExampleListsEverySetting(t *testing.T) {
 	check("", reflect.TypeOf(config.Config{}), doc)
 	check("rates", reflect.TypeOf(config.Rates{}), doc["rates"].(map[string]any))
 	check("console", reflect.TypeOf(config.Console{}), doc["console"].(map[string]any))
+	check("events", reflect.TypeOf(config.Events{}), doc["events"].(map[string]any))
 	for name, m := range doc["methods"].(map[string]any) {
 		check("methods."+name, reflect.TypeOf(config.Method{}), m.(map[string]any))
 	}
@@ -113,6 +114,10 @@ func TestInvalidConfigNamesTheField(t *testing.T) {
 		{"explorer without txid", valid + "\nconsole: {explorers: {bitcoin: \"https://mempool.space/tx/\"}}\n", "console.explorers.bitcoin"},
 		{"explorer of an unknown network", valid + "\nconsole: {explorers: {ripple: \"https://x.example/{txid}\"}}\n", "console.explorers.ripple"},
 		{"short console session", valid + "\nconsole: {session_ttl: 5s}\n", "console.session_ttl"},
+		{"no waiters", valid + "\nevents: {max_waiters: 0}\n", "events.max_waiters"},
+		{"per-key cap above the total", valid + "\nevents: {max_waiters: 10, max_waiters_per_key: 11}\n", "events.max_waiters_per_key"},
+		{"busy event poll", valid + "\nevents: {poll_interval: 1ms}\n", "events.poll_interval"},
+		{"unknown events key", valid + "\nevents: {max_waiter: 3}\n", "max_waiter"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

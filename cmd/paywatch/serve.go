@@ -260,6 +260,7 @@ func (d *daemon) run(ctx context.Context, ready func(addr string)) error {
 		defer cancel()
 		return srv.Shutdown(sctx)
 	})
+	g.Go(func() error { return d.api.Run(ctx) })
 	g.Go(func() error { return d.book.Run(ctx, d.cfg.Rates.Refresh) })
 	g.Go(func() error { return d.sweep(ctx) })
 	for n, src := range d.sources {

@@ -199,6 +199,7 @@ func New(t testing.TB, opts ...Option) *Env {
 	e.API = api.New(api.Options{Service: e.Service, Config: cfg, Status: e.Nets, Now: clock.Now})
 	e.Server = httptest.NewServer(e.API)
 	t.Cleanup(e.Server.Close)
+	runAPI(t, e.API)
 	for _, scope := range []string{"storefront", "finance", "operator"} {
 		plain, _, err := st.CreateAPIKey(ctx, scope+"-key", []string{scope}, clock.Now())
 		if err != nil {
@@ -397,4 +398,18 @@ func (e *Env) Counts() map[string]int64 {
 	}
 	out["derivation_counters"] = counters
 	return out
+}
+
+// runAPI runs the API's background reader (as serve does) until the test
+// ends, and waits for it to stop.
+func runAPI(t testing.TB, a *api.Server) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("api reader: %v", err)
+		}
+	})
 }
