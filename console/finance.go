@@ -191,7 +191,7 @@ type actionInfo struct {
 
 func (c *Console) actions(row inboxRow) []actionInfo {
 	t := row.T
-	amount := t.Amount + " " + t.Asset
+	amount := t.Amount + " " + symbol(t.Network, t.Asset)
 	value := amount
 	if row.USD != "" {
 		value = row.USD + " USD"

@@ -188,3 +188,44 @@ func sessionCookie(resp *http.Response) *http.Cookie {
 	}
 	return nil
 }
+
+// transfer reads a transfer through the API.
+func (s *site) transfer(t testing.TB, id string) intents.TransferView {
+	t.Helper()
+	status, body := s.Do("GET", "/v1/transfers/"+id, "finance", nil)
+	if status != 200 {
+		t.Fatalf("transfer %s: %d %s", id, status, body)
+	}
+	var v intents.TransferView
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// hasEvent reports whether the API's event feed has an event of typ about
+// transfer id.
+func (s *site) hasEvent(t testing.TB, typ, transferID string) bool {
+	t.Helper()
+	status, body := s.Do("GET", "/v1/events?limit=1000&type="+typ, "storefront", nil)
+	if status != 200 {
+		t.Fatalf("events: %d %s", status, body)
+	}
+	var p struct {
+		Events []struct {
+			Type string
+			Data struct {
+				ID string `json:"id"`
+			}
+		}
+	}
+	if err := json.Unmarshal(body, &p); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range p.Events {
+		if e.Type == typ && e.Data.ID == transferID {
+			return true
+		}
+	}
+	return false
+}

@@ -266,12 +266,13 @@ type liveNetwork struct {
 // maxLiveWait bounds how long /console/live waits for a new event.
 const maxLiveWait = 15 * time.Second
 
-// live long-polls the event feed: given ?seq= (the last event seen), it
-// waits until a newer event exists or maxLiveWait passes, then answers the
-// unresolved inbox count (finance) and network health (operator).
+// live long-polls the event feed: given ?seq= (the last event seen, -1
+// or none for "answer now"), it waits until a newer event exists or
+// maxLiveWait passes, then answers the unresolved inbox count (finance) and
+// network health (operator).
 func (c *Console) live(w http.ResponseWriter, r *http.Request, s *session) {
-	seq, _ := strconv.ParseInt(r.URL.Query().Get("seq"), 10, 64)
-	if seq > 0 {
+	seq, err := strconv.ParseInt(r.URL.Query().Get("seq"), 10, 64)
+	if err == nil && seq >= 0 {
 		c.waitEvent(r.Context(), seq)
 	}
 	ctx := r.Context()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/payment"
 )
 
 // funcs are the templates' helpers: formatting only, no decisions.
@@ -55,6 +56,16 @@ var funcs = template.FuncMap{
 	},
 	"chartOf": func(m map[string]chart, k string) chart { return m[k] },
 	"list":    func(s ...string) []string { return s },
+	"sym":     symbol,
+}
+
+// symbol names an asset of a network as people do (BTC, USDT), not as it
+// is stored ("native").
+func symbol(network, asset string) string {
+	if m, ok := payment.MethodFor(payment.Network(network), payment.Asset(asset)); ok {
+		return m.Symbol
+	}
+	return asset
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

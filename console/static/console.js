@@ -15,7 +15,7 @@
   // Live: long-poll /console/live, which answers when a new event exists
   // (or after a few seconds), with the inbox count and network health.
   function live() {
-    var seq = 0, failures = 0;
+    var seq = -1, failures = 0;
     function set(sel, text, show) {
       document.querySelectorAll(sel).forEach(function (el) { el.textContent = text; el.hidden = !show; });
     }
@@ -45,7 +45,7 @@
     function poll() {
       fetch("/console/live?seq=" + seq, { credentials: "same-origin", headers: { Accept: "application/json" } })
         .then(function (r) { if (!r.ok) throw new Error(r.status); return r.json(); })
-        .then(function (v) { failures = 0; seq = v.seq; apply(v); setTimeout(poll, 250); })
+        .then(function (v) { failures = 0; seq = v.seq; apply(v); document.body.dataset.live = "1"; setTimeout(poll, 250); })
         .catch(function () { failures++; setTimeout(poll, Math.min(30000, 1000 * failures * failures)); });
     }
     poll();
