@@ -29,12 +29,27 @@ type Fake struct {
 	salt    int
 	clock   func() time.Time
 	fetches int
+	// stamp shifts the time of blocks mined from now on (block times that
+	// lag or lead the clock).
+	stamp time.Duration
 }
 
 type fakeBlock struct {
 	ref       chains.BlockRef
 	time      time.Time
 	transfers []chains.Transfer
+	// skipped is a slot without a block (Solana): Block returns ErrSkipped.
+	skipped bool
+}
+
+// FakeBlock is a height of a Fake's best chain as Chain returns it.
+type FakeBlock struct {
+	chains.BlockRef
+	Time time.Time
+	// Skipped is a slot that has no block.
+	Skipped bool
+	// Transfers are every transfer of the block, watched or not.
+	Transfers []chains.Transfer
 }
 
 var _ chains.Source = (*Fake)(nil)
@@ -104,9 +119,9 @@ func (f *Fake) Mine(n int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i := 0; i < n; i++ {
-		tip := f.blocks[len(f.blocks)-1].ref
-		h := tip.Height + 1
-		b := fakeBlock{ref: chains.BlockRef{Height: h, Hash: f.hash(h, tip.Hash), Parent: tip.Hash}, time: f.clock()}
+		tip := f.parentRef()
+		h := uint64(len(f.blocks))
+		b := fakeBlock{ref: chains.BlockRef{Height: h, Hash: f.hash(h, tip.Hash), Parent: tip.Hash}, time: f.clock().Add(f.stamp)}
 		if i == 0 {
 			b.transfers, f.next = f.next, nil
 			mined := map[string]bool{}
@@ -123,6 +138,88 @@ func (f *Fake) Mine(n int) {
 		}
 		f.blocks = append(f.blocks, b)
 	}
+}
+
+// parentRef is the newest block that is not a skipped slot (the parent of
+// the next block). The caller holds f.mu.
+func (f *Fake) parentRef() chains.BlockRef {
+	for i := len(f.blocks) - 1; i > 0; i-- {
+		if !f.blocks[i].skipped {
+			return f.blocks[i].ref
+		}
+	}
+	return f.blocks[0].ref
+}
+
+// Skip appends a slot without a block (a skipped Solana slot): Block of its
+// height returns ErrSkipped and the next block's parent is the block before
+// it. Mine after Skip, so that the tip is a block.
+func (f *Fake) Skip() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h := uint64(len(f.blocks))
+	f.blocks = append(f.blocks, fakeBlock{ref: chains.BlockRef{Height: h}, skipped: true})
+}
+
+// SetStamp shifts the time of the blocks mined from now on by d from the
+// clock (negative: block times that lag, as Bitcoin's may; positive: lead).
+func (f *Fake) SetStamp(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stamp = d
+}
+
+// ReorgTo replaces the last depth heights by len(blocks) new blocks holding
+// the given transfers (with new hashes), as a competing branch that drops,
+// keeps or re-orders what the replaced blocks held. The mempool and the
+// queue of the next block are left alone: the caller broadcasts what goes
+// back to the mempool.
+func (f *Fake) ReorgTo(depth int, blocks [][]chains.Transfer) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.salt++
+	f.blocks = f.blocks[:len(f.blocks)-depth]
+	mined := map[string]bool{}
+	for _, ts := range blocks {
+		tip := f.parentRef()
+		h := uint64(len(f.blocks))
+		f.blocks = append(f.blocks, fakeBlock{ref: chains.BlockRef{Height: h, Hash: f.hash(h, tip.Hash), Parent: tip.Hash},
+			time: f.clock().Add(f.stamp), transfers: append([]chains.Transfer(nil), ts...)})
+		for _, t := range ts {
+			mined[t.TxID] = true
+		}
+	}
+	f.pending = dropMined(f.pending, mined)
+	f.next = dropMined(f.next, mined)
+}
+
+func dropMined(ts []chains.Transfer, mined map[string]bool) []chains.Transfer {
+	out := ts[:0:0]
+	for _, t := range ts {
+		if !mined[t.TxID] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Chain returns the best chain, every height from genesis (skipped slots
+// included), with all transfers of each block.
+func (f *Fake) Chain() []FakeBlock {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]FakeBlock, len(f.blocks))
+	for i, b := range f.blocks {
+		out[i] = FakeBlock{BlockRef: b.ref, Time: b.time, Skipped: b.skipped, Transfers: append([]chains.Transfer(nil), b.transfers...)}
+	}
+	return out
+}
+
+// Mempool returns the transfers in the mempool.
+func (f *Fake) Mempool() []chains.Transfer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]chains.Transfer(nil), f.pending...)
 }
 
 // Reorg replaces the last depth blocks by depth+extra new blocks. The
@@ -243,6 +340,9 @@ func (f *Fake) Block(ctx context.Context, h uint64, w chains.Watched) (chains.Bl
 		return chains.Block{}, fmt.Errorf("height %d: %w", h, chains.ErrBlockNotFound)
 	}
 	b := f.blocks[h]
+	if b.skipped {
+		return chains.Block{}, fmt.Errorf("slot %d: %w", h, chains.ErrSkipped)
+	}
 	out := chains.Block{BlockRef: b.ref, Time: b.time}
 	for _, t := range b.transfers {
 		if w.Contains(t.Key) {

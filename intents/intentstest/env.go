@@ -74,6 +74,8 @@ type Env struct {
 	Watch    map[payment.Network]*chains.WatchSet
 	sources  map[payment.Network]chains.Source
 	prices   map[string]string
+	book     *rates.Book
+	addrs    map[payment.Network]intents.AddressSource
 }
 
 // Option adjusts an Env before it starts: its Config, or a real Source for
@@ -187,17 +189,15 @@ func New(t testing.TB, opts ...Option) *Env {
 		fp, _ := addresses.Fingerprint(nc.AccountKey)
 		addrs[n] = intents.AddressSource{Deriver: der, Source: fp, Gap: nc.Gap}
 	}
-	e.Nets = &intents.Networks{Store: st, Config: cfg, Now: clock.Now}
-	e.Service = intents.New(intents.Options{Store: st, Config: cfg, Quotes: book, Addresses: addrs, Chains: e.Nets,
-		Watcher: watchSets(e.Watch), Now: clock.Now})
+	e.book, e.addrs = book, addrs
+	e.startService()
 	if err := e.Service.EnsureLookahead(ctx); err != nil {
 		t.Fatalf("look-ahead: %v", err)
 	}
 	if cfg.Networks["solana"].Enabled {
 		e.ImportSolanaPool(addresses.SandboxSolanaPool[:10]...)
 	}
-	e.API = api.New(api.Options{Service: e.Service, Config: cfg, Status: e.Nets, Now: clock.Now})
-	e.Server = httptest.NewServer(e.API)
+	e.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { e.API.ServeHTTP(w, r) }))
 	t.Cleanup(e.Server.Close)
 	runAPI(t, e.API)
 	for _, scope := range []string{"storefront", "finance", "operator"} {
@@ -231,6 +231,34 @@ func New(t testing.TB, opts ...Option) *Env {
 		e.Sync(n)
 	}
 	return e
+}
+
+// startService builds the Service, its network status and the API from the
+// Env's store, config, quotes and addresses.
+func (e *Env) startService() {
+	e.Nets = &intents.Networks{Store: e.Store, Config: e.Config, Now: e.Clock.Now}
+	e.Service = intents.New(intents.Options{Store: e.Store, Config: e.Config, Quotes: e.book, Addresses: e.addrs, Chains: e.Nets,
+		Watcher: watchSets(e.Watch), Now: e.Clock.Now})
+	e.API = api.New(api.Options{Service: e.Service, Config: e.Config, Status: e.Nets, Now: e.Clock.Now})
+}
+
+// RestartService replaces the Service, the API behind e.Server and every
+// scanner by new ones over the same database and chains, as a restarted
+// process (all state is in the database; the watched sets are reloaded by
+// the new scanners).
+func (e *Env) RestartService() {
+	e.T.Helper()
+	for n := range e.Watch {
+		e.Watch[n] = chains.NewWatchSet(64)
+	}
+	e.startService()
+	for n := range e.Scanners {
+		src := e.sources[n]
+		if src == nil {
+			src = e.Chains[n]
+		}
+		e.Scanners[n] = e.NewScanner(n, src)
+	}
 }
 
 // NewScanner returns a scanner of network n over src writing to the Env's
