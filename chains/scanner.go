@@ -124,6 +124,10 @@ type Scanner struct {
 	ahead *prefetch
 	// checkedTips are the tips of the last successful balance check.
 	checkedTips Tips
+	// lastPending are the txids of the last mempool read handed to the sink
+	// in full (pendingKnown), to tell when one went missing.
+	lastPending  map[string]bool
+	pendingKnown bool
 }
 
 // NewScanner returns a scanner for one network.
@@ -275,23 +279,101 @@ func (s *Scanner) Step(ctx context.Context) (bool, error) {
 		if err != nil {
 			return true, fmt.Errorf("mempool: %w", err)
 		}
-		// ApplyPending takes a recorded mempool transfer missing from this
-		// read for vanished. That holds only if no block came in since the
-		// tip read: one mined in between took it out of the mempool, and it
-		// is in a block not scanned yet. Then scan that block first (the
-		// next step) and read the mempool again.
-		again, err := s.src.Tip(ctx)
+		state, err := s.mempoolState(ctx, tips, pending)
 		if err != nil {
-			return true, fmt.Errorf("node tip: %w", err)
+			return true, err
 		}
-		if int64(again) != tips.Node {
+		switch state {
+		case mempoolComplete:
+			err = s.sink.ApplyPending(ctx, n, pending)
+		case mempoolTipMoved:
+			// A block came in since the tip read: scan it first (the next
+			// step), then read the mempool again.
 			return false, nil
+		case mempoolTipLags:
+			// The node's tip lags its own mempool: record what is in the
+			// mempool, take nothing for vanished.
+			if pr, ok := s.sink.(PendingRecorder); ok {
+				err = pr.RecordPending(ctx, n, pending)
+			}
 		}
-		if err := s.sink.ApplyPending(ctx, n, pending); err != nil {
+		if err != nil {
 			return true, fmt.Errorf("apply mempool: %w", err)
 		}
+		s.mu.Lock()
+		s.lastPending, s.pendingKnown = txids(pending), state == mempoolComplete
+		s.mu.Unlock()
 	}
 	return true, nil
+}
+
+// PendingRecorder is a Sink that can record the mempool's transfers without
+// taking the recorded ones missing from it for vanished (ApplyPending
+// does both).
+type PendingRecorder interface {
+	RecordPending(ctx context.Context, network payment.Network, pending []Transfer) error
+}
+
+// What a mempool read may be taken for (mempoolState).
+const (
+	// mempoolComplete: the blocks up to the node's current tip are scanned,
+	// so a recorded mempool transfer missing from the read vanished.
+	mempoolComplete = iota
+	// mempoolTipMoved: a block came in after the tip read; it may hold a
+	// transfer that left the mempool.
+	mempoolTipMoved
+	// mempoolTipLags: the node already has a block above the tip it
+	// reports.
+	mempoolTipLags
+)
+
+// mempoolState tells whether a recorded mempool transfer missing from
+// pending may be taken for vanished: only once the blocks up to the node's
+// current tip were scanned. A block mined between the tip read and the
+// mempool read took the transfer out of the mempool into a block not
+// scanned yet; a node whose tip lags its mempool already has the block
+// above its tip. Both are checked only when a transaction of the last read
+// is missing now (or after a start), so a quiet mempool costs no call.
+func (s *Scanner) mempoolState(ctx context.Context, tips Tips, pending []Transfer) (int, error) {
+	s.mu.Lock()
+	known, last := s.pendingKnown, s.lastPending
+	s.mu.Unlock()
+	if known {
+		now := txids(pending)
+		missing := false
+		for id := range last {
+			if !now[id] {
+				missing = true
+				break
+			}
+		}
+		if !missing {
+			return mempoolComplete, nil
+		}
+	}
+	again, err := s.src.Tip(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("node tip: %w", err)
+	}
+	if int64(again) != tips.Node {
+		return mempoolTipMoved, nil
+	}
+	_, err = s.src.Block(ctx, uint64(tips.Node)+1, s.watched)
+	switch {
+	case errors.Is(err, ErrBlockNotFound):
+		return mempoolComplete, nil
+	case err == nil || errors.Is(err, ErrSkipped):
+		return mempoolTipLags, nil
+	}
+	return 0, fmt.Errorf("block %d above the tip: %w", tips.Node+1, err)
+}
+
+func txids(ts []Transfer) map[string]bool {
+	m := make(map[string]bool, len(ts))
+	for _, t := range ts {
+		m[t.TxID] = true
+	}
+	return m
 }
 
 // checkBalances runs the Sink's balance check once per new tips, when the

@@ -442,8 +442,23 @@ func (s *Service) Rewind(ctx context.Context, network payment.Network, height in
 
 // ApplyPending records the mempool's transfers to our addresses (detected,
 // first seen now) and orphans earlier mempool transfers that vanished
-// unmined (replaced or evicted).
+// unmined (replaced or evicted). The scanner calls it only once the blocks
+// up to the node's current tip are scanned, so a transfer missing from the
+// mempool is not in a block we have not read.
 func (s *Service) ApplyPending(ctx context.Context, network payment.Network, pending []chains.Transfer) error {
+	return s.applyPending(ctx, network, pending, true)
+}
+
+// RecordPending records the mempool's transfers as ApplyPending does but
+// takes none of the recorded ones for vanished: the scanner calls it when
+// the node's tip lags its mempool.
+func (s *Service) RecordPending(ctx context.Context, network payment.Network, pending []chains.Transfer) error {
+	return s.applyPending(ctx, network, pending, false)
+}
+
+var _ chains.PendingRecorder = (*Service)(nil)
+
+func (s *Service) applyPending(ctx context.Context, network payment.Network, pending []chains.Transfer, orphan bool) error {
 	n := string(network)
 	return s.store.InTx(ctx, func(tx *store.Tx) error {
 		now := s.now().UTC()
@@ -459,13 +474,15 @@ func (s *Service) ApplyPending(ctx context.Context, network payment.Network, pen
 				affected[id] = true
 			}
 		}
-		gone, err := tx.OrphanPending(ctx, n, keep, now)
-		if err != nil {
-			return err
-		}
-		for _, t := range gone {
-			if t.IntentID != "" {
-				affected[t.IntentID] = true
+		if orphan {
+			gone, err := tx.OrphanPending(ctx, n, keep, now)
+			if err != nil {
+				return err
+			}
+			for _, t := range gone {
+				if t.IntentID != "" {
+					affected[t.IntentID] = true
+				}
 			}
 		}
 		return s.reevaluateAll(ctx, tx, affected, now)

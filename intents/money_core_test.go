@@ -390,6 +390,14 @@ func TestRefundedDuplicateNeverPaysTheOrder(t *testing.T) {
 type racyFake struct {
 	*chainstest.Fake
 	armed atomic.Bool
+	// lag makes Tip read that many blocks behind the chain (a node behind a
+	// load balancer), while Block and Pending see the chain as it is.
+	lag atomic.Int64
+}
+
+func (r *racyFake) Tip(ctx context.Context) (uint64, error) {
+	t, err := r.Fake.Tip(ctx)
+	return t - uint64(r.lag.Load()), err
 }
 
 func (r *racyFake) Pending(ctx context.Context, w chains.Watched) ([]chains.Transfer, error) {
@@ -539,5 +547,36 @@ func TestDetectedIntentOfAPayablePaidElsewhereDoesNotAnnounceAVanishedPayment(t 
 	}
 	if got := e.Intent(x.ID); got.Status != "expired" {
 		t.Fatalf("after the deadline: %s", got.Status)
+	}
+}
+
+// Issue 9 item 5 with a node whose tip lags its own mempool (found by the
+// simulator, sim-findings F5): the payment left the mempool for a block
+// above the tip the node reports. It is not vanished.
+func TestPaymentMinedAboveALaggingTipIsNotVanished(t *testing.T) {
+	f := chainstest.NewFake(func() time.Time { return time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC) })
+	racy := &racyFake{Fake: f}
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin), intentstest.WithSource(payment.Bitcoin, racy))
+	btc := payment.Bitcoin
+	v := e.CreateIntent("order", "ORD-LAG", "cust-lag", "100.00", "BTC")
+	broadcast(t, e, f, v, intentstest.Units(v.AmountBaseUnits), "lag")
+	e.Sync(btc)
+	if got := e.Intent(v.ID); got.Status != "detected" {
+		t.Fatalf("pending payment: %s", got.Status)
+	}
+	racy.lag.Store(1)
+	f.Mine(1) // the payment's block; the node's tip still reads the one before
+	e.Sync(btc)
+	if got := e.Intent(v.ID); got.Status != "detected" || got.Transfers[0].Status == "orphaned" {
+		t.Fatalf("with a lagging tip: %s %+v", got.Status, got.Transfers)
+	}
+	racy.lag.Store(0)
+	f.Mine(1)
+	e.Sync(btc)
+	if got := e.Intent(v.ID); got.Status != "paid" {
+		t.Fatalf("confirmed: %s %+v", got.Status, got.Transfers)
+	}
+	if ev := eventTypes(t, e, v.ID); contains(ev, "intent.awaiting_payment") {
+		t.Fatalf("events %v: the payment never vanished", ev)
 	}
 }
