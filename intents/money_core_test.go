@@ -580,3 +580,40 @@ func TestPaymentMinedAboveALaggingTipIsNotVanished(t *testing.T) {
 		t.Fatalf("events %v: the payment never vanished", ev)
 	}
 }
+
+// Found by the simulator (sim-findings F6): a rescan replays the blocks of
+// a paid top-up while the node reports a lower tip (a load balancer, a
+// resync). Re-applying a block with the same hash must keep its confirmed
+// transfers confirmed: no reversal, no second credit.
+func TestReplayedBlockKeepsAConfirmedTransferConfirmed(t *testing.T) {
+	f := chainstest.NewFake(func() time.Time { return time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC) })
+	racy := &racyFake{Fake: f}
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin), intentstest.WithSource(payment.Bitcoin, racy))
+	btc := payment.Bitcoin
+	f.Mine(1)
+	e.Sync(btc)
+	v := e.CreateIntent("topup", "TOPUP-RS", "cust-rs", "100.00", "BTC")
+	f.Send(chainstest.TxID("rs"), 0, payment.Native, keyOf(t, e, v), v.Address, intentstest.Units(v.AmountBaseUnits))
+	f.Mine(2)
+	e.Sync(btc)
+	if got := e.Intent(v.ID); got.Status != "paid" {
+		t.Fatalf("top-up: %s", got.Status)
+	}
+	if status, body := e.Do("POST", "/v1/networks/bitcoin/rescan", "operator", map[string]int{"from_height": 1}); status != 202 {
+		t.Fatalf("rescan: %d %s", status, body)
+	}
+	racy.lag.Store(1) // the node reports the payment's block as its tip
+	e.Sync(btc)
+	racy.lag.Store(0)
+	e.Sync(btc)
+	got := e.Intent(v.ID)
+	if got.Status != "paid" {
+		t.Fatalf("after the rescan: %s", got.Status)
+	}
+	if ev := eventTypes(t, e, v.ID); contains(ev, "intent.reverted") {
+		t.Fatalf("events %v", ev)
+	}
+	if types := checkLedger(t, e, "cust-rs"); len(types) != 1 {
+		t.Fatalf("ledger %v, want one credit", types)
+	}
+}

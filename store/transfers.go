@@ -100,7 +100,10 @@ func scanTransfers(rows pgx.Rows) ([]Transfer, error) {
 // UpsertTransfer records a transfer on its natural key (network, txid,
 // index). A transfer seen again (mempool, then block; orphaned, then
 // re-mined) keeps its id, first-seen time and classification; its block and
-// status are updated. It returns the stored row and whether it is new.
+// status are updated, except that a confirmed transfer seen again in the
+// same block (a rescan replays it) stays confirmed: its depth did not
+// change, whatever tip the node reports meanwhile. It returns the stored row
+// and whether it is new.
 func (t *Tx) UpsertTransfer(ctx context.Context, tr Transfer) (Transfer, bool, error) {
 	var id string
 	var inserted bool
@@ -109,8 +112,9 @@ func (t *Tx) UpsertTransfer(ctx context.Context, tr Transfer) (Transfer, bool, e
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8::numeric, NULLIF($9, ''), $10, NULLIF($11, ''), $12, $13, $14, $15, NULLIF($17, ''), $16, $16)
 		ON CONFLICT (network, txid, idx) DO UPDATE SET
 			block_height = EXCLUDED.block_height, block_hash = EXCLUDED.block_hash,
-			status = EXCLUDED.status, updated_at = EXCLUDED.updated_at,
-			confirmed_at = CASE WHEN EXCLUDED.status = 'confirmed' THEN transfers.confirmed_at ELSE NULL END
+			status = CASE WHEN `+sameConfirmedBlock+` THEN transfers.status ELSE EXCLUDED.status END,
+			updated_at = EXCLUDED.updated_at,
+			confirmed_at = CASE WHEN EXCLUDED.status = 'confirmed' OR `+sameConfirmedBlock+` THEN transfers.confirmed_at ELSE NULL END
 		RETURNING id, (xmax = 0)`,
 		tr.ID, tr.Network, tr.TxID, tr.Index, tr.Asset, tr.Address, tr.AddressKey, num(tr.Amount),
 		tr.IntentID, tr.BlockHeight, tr.BlockHash, tr.FirstSeenAt, tr.Status, tr.ConfirmationsRequired,
@@ -121,6 +125,10 @@ func (t *Tx) UpsertTransfer(ctx context.Context, tr Transfer) (Transfer, bool, e
 	stored, err := t.GetTransfer(ctx, id)
 	return stored, inserted, err
 }
+
+// sameConfirmedBlock is true in UpsertTransfer's conflict branch when the
+// stored transfer is confirmed in the very block being applied again.
+const sameConfirmedBlock = `(transfers.status = 'confirmed' AND EXCLUDED.block_hash IS NOT NULL AND transfers.block_hash = EXCLUDED.block_hash)`
 
 // GetTransfer returns a transfer by id inside the transaction.
 func (t *Tx) GetTransfer(ctx context.Context, id string) (Transfer, error) {
