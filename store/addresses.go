@@ -127,28 +127,28 @@ func (t *Tx) AddressByKey(ctx context.Context, network string, key []byte) (Addr
 	return a, translate(err)
 }
 
-// WatchedKeys streams every watched key of network created after `after`
-// (zero time for all) to fn, in creation order, and returns the newest
-// creation time seen.
-func (s *Store) WatchedKeys(ctx context.Context, network string, after time.Time, fn func(key []byte)) (time.Time, error) {
-	rows, err := s.pool.Query(ctx, `SELECT key, created_at FROM addresses WHERE network = $1 AND created_at > $2 ORDER BY created_at`, network, after)
+// WatchedKeysSince streams every watched key of network with seq > after
+// (0 for all) to fn, in seq order, and returns the largest seq seen (after
+// when none). seq is commit-ordered (migration 0005), so calling it again
+// with the returned value never misses a row, however late it commits and
+// whatever its writer's clock.
+func (s *Store) WatchedKeysSince(ctx context.Context, network string, after int64, fn func(key []byte)) (int64, error) {
+	rows, err := s.pool.Query(ctx, `SELECT key, seq FROM addresses WHERE network = $1 AND seq > $2 ORDER BY seq`, network, after)
 	if err != nil {
 		return after, translate(err)
 	}
 	defer rows.Close()
-	newest := after
+	last := after
 	for rows.Next() {
 		var key []byte
-		var at time.Time
-		if err := rows.Scan(&key, &at); err != nil {
-			return newest, translate(err)
+		var seq int64
+		if err := rows.Scan(&key, &seq); err != nil {
+			return last, translate(err)
 		}
 		fn(key)
-		if at.After(newest) {
-			newest = at
-		}
+		last = max(last, seq)
 	}
-	return newest, translate(rows.Err())
+	return last, translate(rows.Err())
 }
 
 // CountAddresses counts the watched addresses of network.

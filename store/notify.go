@@ -8,16 +8,18 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Notifier shares one LISTEN connection on EventsChannel among every waiter
-// of the process (long-polling readers, webhook senders). The connection is
+// Notifier shares one LISTEN connection on a channel (EventsChannel,
+// AddressesChannel) among every waiter of the process (long-polling
+// readers, webhook senders, scanners). The connection is
 // separate from the pool; it is opened by the first subscriber and closed
 // Linger after the last one leaves. While it reconnects after an error,
 // every subscriber is woken (a notification may have been missed), so a
 // subscriber that re-reads the events table on every wake never misses an
 // event.
 type Notifier struct {
-	store  *Store
-	linger time.Duration
+	store   *Store
+	channel string
+	linger  time.Duration
 
 	mu      sync.Mutex
 	subs    map[*Subscription]struct{}
@@ -28,25 +30,36 @@ type Notifier struct {
 }
 
 // Subscription receives a value on C (buffered, coalesced) after every
-// NOTIFY on EventsChannel and after every reconnection.
+// NOTIFY on the notifier's channel and after every reconnection.
 type Subscription struct {
 	C chan struct{}
 	n *Notifier
 }
 
+type notifierKey struct {
+	store   *Store
+	channel string
+}
+
 var (
 	notifiersMu sync.Mutex
-	notifiers   = map[*Store]*Notifier{}
+	notifiers   = map[notifierKey]*Notifier{}
 )
 
-// Notifier returns the process-wide notifier of this store.
-func (s *Store) Notifier() *Notifier {
+// Notifier returns the process-wide notifier of this store on
+// EventsChannel.
+func (s *Store) Notifier() *Notifier { return s.NotifierOn(EventsChannel) }
+
+// NotifierOn returns the process-wide notifier of this store on channel
+// (EventsChannel, AddressesChannel).
+func (s *Store) NotifierOn(channel string) *Notifier {
 	notifiersMu.Lock()
 	defer notifiersMu.Unlock()
-	n := notifiers[s]
+	k := notifierKey{s, channel}
+	n := notifiers[k]
 	if n == nil {
-		n = &Notifier{store: s, linger: 30 * time.Second, subs: map[*Subscription]struct{}{}}
-		notifiers[s] = n
+		n = &Notifier{store: s, channel: channel, linger: 30 * time.Second, subs: map[*Subscription]struct{}{}}
+		notifiers[k] = n
 	}
 	return n
 }
@@ -156,7 +169,7 @@ func (n *Notifier) listen(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, `LISTEN `+pgx.Identifier{EventsChannel}.Sanitize()); err != nil {
+	if _, err := conn.Exec(ctx, `LISTEN `+pgx.Identifier{n.channel}.Sanitize()); err != nil {
 		return err
 	}
 	n.mu.Lock()

@@ -329,6 +329,8 @@ func (d *daemon) lead(ctx context.Context, n payment.Network, src chains.Source)
 			sc := chains.NewScanner(chains.ScannerConfig{Network: n, PollInterval: nc.PollInterval.Duration,
 				Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, StartHeight: nc.StartHeight,
 				Observe: d.metrics.observe(n)}, src, d.svc, keys, d.watch[n], d.log)
+			// Addresses handed out by another instance wake the scanner.
+			go func() { _ = keys.Listen(sctx, sc.Wake) }()
 			err := sc.Run(sctx)
 			cancel()
 			lease.Release()

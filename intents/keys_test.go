@@ -1,0 +1,152 @@
+package intents_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/paywatch/paywatch/addresses"
+	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/rates"
+	"github.com/paywatch/paywatch/store"
+)
+
+// standby is a second paywatch instance on the leader's database: its own
+// store (connection pool), Service and clock, and no scanner.
+func standby(t *testing.T, e *intentstest.Env, now func() time.Time) *intents.Service {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, e.Config.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	cfg := *e.Config
+	cfg.Instance = "standby"
+	book := rates.NewBook(rates.BookConfig{MaxAge: 24 * 365 * time.Hour, MinSources: 1, Now: now},
+		[]rates.Provider{rates.NewStatic(intentstest.Prices)}, []string{"BTC"}, nil)
+	book.Refresh(ctx)
+	nc := cfg.Networks["bitcoin"]
+	der, err := addresses.NewDeriver(payment.Bitcoin, nc.AccountKey, nc.Chain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp, _ := addresses.Fingerprint(nc.AccountKey)
+	return intents.New(intents.Options{Store: st, Config: &cfg, Quotes: book, Chains: e.Nets, Now: now,
+		Addresses: map[payment.Network]intents.AddressSource{payment.Bitcoin: {Deriver: der, Source: fp, Gap: nc.Gap}}})
+}
+
+// An address handed out by a standby instance whose clock runs an hour
+// behind the leader's is watched by the leader's scanner (the refresh is by
+// a commit-ordered sequence, not by created_at), the standby's commit wakes
+// the leader (LISTEN), and the payment to it is recorded by the leader.
+func TestAddressFromAStandbyIsWatchedByTheLeader(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	behind := func() time.Time { return e.Clock.Now().Add(-time.Hour) }
+	sb := standby(t, e, behind)
+	keys := &intents.Keys{Store: e.Store}
+	woken := make(chan struct{}, 1)
+	go func() {
+		_ = keys.Listen(ctx, func() {
+			select {
+			case woken <- struct{}{}:
+			default:
+			}
+		})
+	}()
+	// The leader's scanner, with its own watched set (the standby's
+	// Service cannot add to it).
+	watch := chains.NewWatchSet(64)
+	nc := e.Config.Networks["bitcoin"]
+	f := e.Chains[payment.Bitcoin]
+	sc := chains.NewScanner(chains.ScannerConfig{Network: payment.Bitcoin, Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth},
+		f, e.Service, keys, watch, nil)
+	step := func() {
+		t.Helper()
+		for i := 0; i < 100; i++ {
+			caughtUp, err := sc.Step(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if caughtUp {
+				return
+			}
+		}
+		t.Fatal("not caught up")
+	}
+	step()
+	<-woken // the listener's first wake, once LISTEN is active
+	// The standby hands out addresses until one is of its own making (the
+	// pre-derived ones the leader already watched run out).
+	var v intents.IntentView
+	var created time.Time
+	for i := 0; ; i++ {
+		if i == 20 {
+			t.Fatal("the standby never handed out an address it derived")
+		}
+		st, body, err := sb.Create(ctx, intents.CreateRequest{Kind: "order", Reference: fmt.Sprintf("ORD-SB-%d", i), AmountUSD: "20.00", Method: "BTC"}, nil)
+		if err != nil || st != 201 {
+			t.Fatalf("standby create: %d %s %v", st, body, err)
+		}
+		if err := json.Unmarshal(body, &v); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Store.Pool().QueryRow(ctx, `SELECT created_at FROM addresses WHERE network = 'bitcoin' AND address = $1`, v.Address).Scan(&created); err != nil {
+			t.Fatal(err)
+		}
+		if created.Before(e.Clock.Now().Add(-30 * time.Minute)) {
+			break
+		}
+	}
+	select {
+	case <-woken:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the standby's new addresses did not wake the leader (LISTEN)")
+	}
+	// A block pays it; the leader's scanner records the payment.
+	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "standby-pay")
+	step()
+	got := e.Intent(v.ID)
+	if len(got.Transfers) != 1 || got.Status == "awaiting_payment" {
+		t.Fatalf("payment to the standby's address %s (created %s, leader clock %s): %s %+v",
+			v.Address, created, e.Clock.Now(), got.Status, got.Transfers)
+	}
+}
+
+// A due reconciliation compares the watched set with the stored count and
+// reloads a set that falls short, even when no new row was committed.
+func TestKeysReconcileReloadsAShortSet(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	ctx := context.Background()
+	now := e.Clock.Now()
+	keys := &intents.Keys{Store: e.Store, Reconcile: time.Minute, Now: func() time.Time { return now }}
+	full := chains.NewWatchSet(64)
+	if err := keys.Refresh(ctx, payment.Bitcoin, full); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := e.Store.CountAddresses(ctx, "bitcoin")
+	if err != nil || stored == 0 || int64(full.Len()) != stored {
+		t.Fatalf("first refresh: %d keys, %d stored (%v)", full.Len(), stored, err)
+	}
+	short := chains.NewWatchSet(64) // lost its keys (a restart of the set)
+	if err := keys.Refresh(ctx, payment.Bitcoin, short); err != nil {
+		t.Fatal(err)
+	}
+	if short.Len() != 0 {
+		t.Fatalf("a refresh before the reconciliation is due read %d old keys", short.Len())
+	}
+	now = now.Add(time.Minute)
+	if err := keys.Refresh(ctx, payment.Bitcoin, short); err != nil {
+		t.Fatal(err)
+	}
+	if int64(short.Len()) != stored {
+		t.Fatalf("after reconciliation: %d keys, %d stored", short.Len(), stored)
+	}
+}
