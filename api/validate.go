@@ -232,6 +232,9 @@ type bodyField struct {
 	idPrefix  string // the field is an id of this shape
 	noun      string // what the id names
 	decimal   bool   // the field is a plain non-negative decimal
+	// trimmed: the service trims surrounding white space (a pasted txid
+	// with its line break), so only the inside is checked.
+	trimmed bool
 }
 
 // bodyFields are the JSON fields with rules of their own; any other string
@@ -241,6 +244,7 @@ var bodyFields = map[string]bodyField{
 	"intent_id":    {max: maxText, idPrefix: "pi", noun: "intent"},
 	"amount_usd":   {max: 100, decimal: true},
 	"usd_per_unit": {max: 100, decimal: true},
+	"refund_txid":  {max: maxText, trimmed: true},
 }
 
 // plainDecimal reports whether v is digits with an optional fraction.
@@ -322,6 +326,9 @@ func checkBodyString(field, v string) error {
 	rule, ok := bodyFields[field]
 	if !ok {
 		rule = bodyField{max: maxText}
+	}
+	if rule.trimmed {
+		v = strings.TrimSpace(v)
 	}
 	if err := checkText(field, v, rule.max, rule.multiline); err != nil {
 		return err
