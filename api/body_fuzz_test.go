@@ -53,6 +53,9 @@ func FuzzRequestBody(f *testing.F) {
 			max := maxText
 			if r, ok := bodyFields[name]; ok {
 				max = r.max
+				if r.trimmed {
+					s = strings.TrimSpace(s)
+				}
 			}
 			if len(s) > max {
 				t.Fatalf("%s: %d bytes accepted, bound %d", name, len(s), max)

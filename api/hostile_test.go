@@ -233,6 +233,9 @@ func TestHostileValuesNeverReachTheDatabase(t *testing.T) {
 		{name: "reconciliation from", method: "GET", scope: "finance", path: queryIn("/v1/reports/reconciliation?to=2026-12-01&", "from"), strict: numeric, want: all(bad)},
 		{name: "reconciliation to", method: "GET", scope: "finance", path: queryIn("/v1/reports/reconciliation?from=2026-11-01&", "to"), strict: numeric, want: all(bad)},
 		{name: "reconciliation format", method: "GET", scope: "finance", path: queryIn("/v1/reports/reconciliation?from=2026-11-01&to=2026-12-01&", "format"), strict: numeric, want: all(bad)},
+		{name: "reconciliation as_of", method: "GET", scope: "finance", path: queryIn("/v1/reports/reconciliation?from=2026-11-01&to=2026-12-01&", "as_of"), strict: numeric, want: all(bad)},
+		{name: "close from", method: "POST", scope: "finance", path: fixed("/v1/reports/closes"), body: func(tok string) []byte { return object("from", tok, "to", q("2026-12-01")) }, strict: numeric, want: all(bad)},
+		{name: "close to", method: "POST", scope: "finance", path: fixed("/v1/reports/closes"), body: func(tok string) []byte { return object("from", q("2026-11-01"), "to", tok) }, strict: numeric, want: all(bad)},
 		{name: "deliveries before", method: "GET", scope: "operator", path: queryIn("/v1/webhooks/deliveries?", "before"), strict: numeric, want: all(bad)},
 		{name: "deliveries limit", method: "GET", scope: "operator", path: queryIn("/v1/webhooks/deliveries?", "limit"), strict: numeric, want: all(bad)},
 		{name: "deliveries endpoint", method: "GET", scope: "operator", path: queryIn("/v1/webhooks/deliveries?", "endpoint"), strict: broken, want: all(bad)},
@@ -251,7 +254,7 @@ func TestHostileValuesNeverReachTheDatabase(t *testing.T) {
 		{name: "resolve note", method: "POST", scope: "finance", path: fixed("/v1/transfers/" + missingTr + "/resolve"), body: resolveWith("ignore", "note"), strict: broken, accepts: []string{"newline", "tab padded"}, want: all(bad)},
 		{name: "resolve intent_id", method: "POST", scope: "finance", path: fixed("/v1/transfers/" + missingTr + "/resolve"), body: resolveWith("credit_intent", "intent_id"), strict: numeric, want: [3]answer{bad, notFound, notFound}},
 		{name: "resolve account", method: "POST", scope: "finance", path: fixed("/v1/transfers/" + missingTr + "/resolve"), body: resolveWith("credit_account", "account"), strict: pathish, want: all(bad)},
-		{name: "resolve refund_txid", method: "POST", scope: "finance", path: fixed("/v1/transfers/" + missingTr + "/resolve"), body: resolveWith("refunded", "refund_txid"), strict: broken, accepts: []string{"tab padded"}, want: all(bad)}, // refund_txid is trimmed (issue 14.5),
+		{name: "resolve refund_txid", method: "POST", scope: "finance", path: fixed("/v1/transfers/" + missingTr + "/resolve"), body: resolveWith("refunded", "refund_txid"), strict: broken, accepts: []string{"tab padded"}, want: all(bad)}, // trimmed like a pasted txid; its shape check needs the transfer
 		{name: "resolve usd_per_unit", method: "POST", scope: "finance", path: fixed("/v1/transfers/" + missingTr + "/resolve"), body: resolveWith("credit_account", "usd_per_unit"), strict: numeric, accepts: []string{"fraction", "past int64"}, want: [3]answer{bad, badAmt, badAmt}},
 		{name: "rescan from_height", method: "POST", scope: "operator", path: fixed("/v1/networks/bitcoin/rescan"), body: func(tok string) []byte { return object("from_height", tok) }, strict: numeric, want: all(bad), jsonNumber: true},
 	}

@@ -232,7 +232,9 @@ type bodyField struct {
 	idPrefix  string // the field is an id of this shape
 	noun      string // what the id names
 	decimal   bool   // the field is a plain non-negative decimal
-	trimmed   bool   // surrounding blanks are trimmed by the domain before use
+	// trimmed: the service trims surrounding white space (a pasted txid
+	// with its line break), so only the inside is checked.
+	trimmed bool
 }
 
 // bodyFields are the JSON fields with rules of their own; any other string
@@ -240,10 +242,7 @@ type bodyField struct {
 var bodyFields = map[string]bodyField{
 	"note":         {max: 2000, multiline: true},
 	"intent_id":    {max: maxText, idPrefix: "pi", noun: "intent"},
-	// Amounts are checked by the domain, after an Idempotency-Key replay:
-	// a retried request gets its stored answer, or idempotency_mismatch,
-	// whatever its body holds (the domain's message is the same).
-	"amount_usd":   {max: 100},
+	"amount_usd":   {max: 100, decimal: true},
 	"usd_per_unit": {max: 100, decimal: true},
 	"refund_txid":  {max: maxText, trimmed: true},
 }
