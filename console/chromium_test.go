@@ -236,7 +236,7 @@ func TestChromiumFinanceResolvesWithEachAction(t *testing.T) {
 	}{
 		{late, intents.ActionCreditIntent, map[string]string{"intent_id": cs.Late.ID}, "toward " + cs.Late.ID},
 		{under, intents.ActionCreditAccount, map[string]string{"account": "cust-u"}, "Credits 50.00 USD"},
-		{dup, intents.ActionRefunded, map[string]string{"refund_txid": "refund-tx-1"}, "sent back"},
+		{dup, intents.ActionRefunded, map[string]string{"refund_txid": "5e1f" + strings.Repeat("0", 60)}, "sent back"},
 		{dust, intents.ActionIgnore, nil, "ignored"},
 	}
 	// The API's text for a missing note.

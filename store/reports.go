@@ -116,28 +116,42 @@ func (s *Store) ReportCloses(ctx context.Context) ([]ReportClose, error) {
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (ReportClose, error) { return scanReportClose(r, false) })
 }
 
-// reconRowsAsOfSQL selects the transfer columns (in transferColumns order,
+// reconRowsAsOfSQL (a variable only because it is assembled from
+// transferAsOf) selects the transfer columns (in transferColumns order,
 // the mutable ones from the history as of $3) and the ReconRow extras.
-const reconRowsAsOfSQL = `SELECT t.id, t.network, t.txid, t.idx, t.asset, t.address, t.address_key, t.amount::text,
+var reconRowsAsOfSQL = `SELECT t.id, t.network, t.txid, t.idx, t.asset, t.address, t.address_key, t.amount::text,
 	coalesce(h.intent_id, ''), h.block_height, coalesce(h.block_hash, ''), t.first_seen_at, h.status,
 	t.confirmations_required, h.confirmed_at, h.classification, h.credited, coalesce(t.notified_class, ''), t.created_at, h.recorded_at,
 	r.action, r.note, r.actor, r.intent_id, r.account, r.amount_cents, r.refund_txid, r.created_at,
-	coalesce(i.method, ''), coalesce(i.amount, 0)::text, coalesce(i.rate::text, ''), coalesce(ih.status, ''),
+	coalesce(i.method, ''), coalesce(i.amount, 0)::text, coalesce(i.rate::text, ''), coalesce(ih.status, i.status, ''),
 	coalesce(p.kind, ''), coalesce(p.reference, ''), coalesce(p.account, ''),
-	coalesce((SELECT sum(o.amount) FROM transfers o CROSS JOIN LATERAL (
-			SELECT oh.intent_id, oh.classification, oh.status FROM transfer_history oh
-			WHERE oh.transfer_id = o.id AND oh.recorded_at <= $3 ORDER BY oh.recorded_at DESC, oh.seq DESC LIMIT 1) os
-		WHERE o.id IN (SELECT x.transfer_id FROM transfer_history x WHERE x.intent_id = h.intent_id) AND o.id <> t.id
+	coalesce((SELECT sum(o.amount) FROM transfers o CROSS JOIN LATERAL (` + transferAsOf("o") + `) os
+		WHERE (o.intent_id = h.intent_id OR o.id IN (SELECT x.transfer_id FROM transfer_history x WHERE x.intent_id = h.intent_id))
+		AND o.id <> t.id AND o.created_at <= $3
 		AND os.intent_id = h.intent_id AND os.classification = 'settles' AND os.status <> 'orphaned'), 0)::text,
 	coalesce((SELECT n.node_height FROM node_heights n WHERE n.network = t.network AND n.recorded_at <= $3
 		ORDER BY n.recorded_at DESC, n.seq DESC LIMIT 1), 0)
 	FROM transfers t
-	CROSS JOIN LATERAL (SELECT th.intent_id, th.classification, th.status, th.block_height, th.block_hash, th.confirmed_at,
-			th.credited, th.recorded_at FROM transfer_history th
-		WHERE th.transfer_id = t.id AND th.recorded_at <= $3 ORDER BY th.recorded_at DESC, th.seq DESC LIMIT 1) h
+	CROSS JOIN LATERAL (` + transferAsOf("t") + `) h
 	LEFT JOIN resolutions r ON r.transfer_id = t.id AND r.created_at <= $3
 	LEFT JOIN intents i ON i.id = h.intent_id
 	LEFT JOIN LATERAL (SELECT x.status FROM intent_history x WHERE x.intent_id = i.id AND x.recorded_at <= $3
 		ORDER BY x.recorded_at DESC, x.seq DESC LIMIT 1) ih ON TRUE
 	LEFT JOIN payables p ON p.id = i.payable_id
-	WHERE t.first_seen_at >= $1 AND t.first_seen_at < $2 ORDER BY t.first_seen_at, t.id`
+	WHERE t.created_at <= $3 AND t.first_seen_at >= $1 AND t.first_seen_at < $2 ORDER BY t.first_seen_at, t.id`
+
+// transferAsOf selects the tracked state of transfer alias as of $3: its
+// latest transfer_history row at or before $3, or, for a transfer that
+// never changed (no history: the first change records the state it
+// replaces), its current columns. The caller only asks for transfers
+// created by $3.
+func transferAsOf(alias string) string {
+	return `SELECT coalesce(hh.intent_id, CASE WHEN hh.seq IS NULL THEN ` + alias + `.intent_id END) AS intent_id,
+		coalesce(hh.classification, ` + alias + `.classification) AS classification, coalesce(hh.status, ` + alias + `.status) AS status,
+		CASE WHEN hh.seq IS NULL THEN ` + alias + `.block_height ELSE hh.block_height END AS block_height,
+		CASE WHEN hh.seq IS NULL THEN ` + alias + `.block_hash ELSE hh.block_hash END AS block_hash,
+		CASE WHEN hh.seq IS NULL THEN ` + alias + `.confirmed_at ELSE hh.confirmed_at END AS confirmed_at,
+		coalesce(hh.credited, ` + alias + `.credited) AS credited, coalesce(hh.recorded_at, ` + alias + `.created_at) AS recorded_at
+		FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT * FROM transfer_history th WHERE th.transfer_id = ` + alias + `.id AND th.recorded_at <= $3
+			ORDER BY th.recorded_at DESC, th.seq DESC LIMIT 1) hh ON TRUE`
+}

@@ -1,11 +1,11 @@
 -- Reproducible reports. A reconciliation as of a time T shows every
--- transfer as it stood at T, so each change to what a report shows is kept
--- with the time it was recorded (the writer's `now`, which every write of
--- these tables stores in updated_at):
+-- transfer recorded by T as it stood at T, so each change to what a report
+-- shows is kept with the time it was recorded (the writer's `now`, which
+-- every write of these tables stores in updated_at):
 --   transfer_history  a transfer's intent, classification, status, block,
---                     confirmation time and credited flag, one row per change;
---   intent_history    an intent's status, one row per change;
---   node_heights      each network's node height, one row per change (the
+--                     confirmation time and credited flag, per change;
+--   intent_history    an intent's status, per change;
+--   node_heights      each network's node height, per change (the
 --                     confirmations of a transfer at T);
 -- resolutions already carry created_at and are never changed. The rows are
 -- written by triggers, so no writer can change a transfer, an intent or a
@@ -27,16 +27,23 @@ CREATE TABLE transfer_history (
 CREATE INDEX transfer_history_as_of ON transfer_history (transfer_id, recorded_at DESC, seq DESC);
 CREATE INDEX transfer_history_intent ON transfer_history (intent_id) WHERE intent_id IS NOT NULL;
 
+-- Only changes write history, so recording a transfer (or creating an
+-- intent) costs nothing more. The first change of a row also records the
+-- state it replaces, as of the row's created_at: until then nothing it
+-- tracks had changed. A row without history has had its current state
+-- since it was created.
 CREATE FUNCTION paywatch_transfer_history() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+    IF NOT EXISTS (SELECT 1 FROM transfer_history WHERE transfer_id = OLD.id) THEN
+        INSERT INTO transfer_history (transfer_id, recorded_at, intent_id, classification, status, block_height, block_hash, confirmed_at, credited)
+        VALUES (OLD.id, OLD.created_at, OLD.intent_id, OLD.classification, OLD.status, OLD.block_height, OLD.block_hash, OLD.confirmed_at, OLD.credited);
+    END IF;
     INSERT INTO transfer_history (transfer_id, recorded_at, intent_id, classification, status, block_height, block_hash, confirmed_at, credited)
     VALUES (NEW.id, NEW.updated_at, NEW.intent_id, NEW.classification, NEW.status, NEW.block_height, NEW.block_hash, NEW.confirmed_at, NEW.credited);
     RETURN NULL;
 END;
 $$;
-CREATE TRIGGER transfers_history_insert AFTER INSERT ON transfers
-    FOR EACH ROW EXECUTE FUNCTION paywatch_transfer_history();
-CREATE TRIGGER transfers_history_update AFTER UPDATE ON transfers
+CREATE TRIGGER transfers_history AFTER UPDATE ON transfers
     FOR EACH ROW WHEN ((OLD.intent_id, OLD.classification, OLD.status, OLD.block_height, OLD.block_hash, OLD.confirmed_at, OLD.credited)
         IS DISTINCT FROM (NEW.intent_id, NEW.classification, NEW.status, NEW.block_height, NEW.block_hash, NEW.confirmed_at, NEW.credited))
     EXECUTE FUNCTION paywatch_transfer_history();
@@ -51,13 +58,14 @@ CREATE INDEX intent_history_as_of ON intent_history (intent_id, recorded_at DESC
 
 CREATE FUNCTION paywatch_intent_history() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+    IF NOT EXISTS (SELECT 1 FROM intent_history WHERE intent_id = OLD.id) THEN
+        INSERT INTO intent_history (intent_id, recorded_at, status) VALUES (OLD.id, OLD.created_at, OLD.status);
+    END IF;
     INSERT INTO intent_history (intent_id, recorded_at, status) VALUES (NEW.id, NEW.updated_at, NEW.status);
     RETURN NULL;
 END;
 $$;
-CREATE TRIGGER intents_history_insert AFTER INSERT ON intents
-    FOR EACH ROW EXECUTE FUNCTION paywatch_intent_history();
-CREATE TRIGGER intents_history_update AFTER UPDATE OF status ON intents
+CREATE TRIGGER intents_history AFTER UPDATE OF status ON intents
     FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status) EXECUTE FUNCTION paywatch_intent_history();
 
 CREATE TABLE node_heights (
@@ -79,12 +87,7 @@ CREATE TRIGGER cursors_node_height_insert AFTER INSERT ON cursors
 CREATE TRIGGER cursors_node_height_update AFTER UPDATE OF node_height ON cursors
     FOR EACH ROW WHEN (OLD.node_height IS DISTINCT FROM NEW.node_height) EXECUTE FUNCTION paywatch_node_height();
 
--- What existed before this migration has no history: each row's current
--- state is taken as its state since it was created (cursors: since their
--- last update). Reports as of earlier times are as exact as the old ones.
-INSERT INTO transfer_history (transfer_id, recorded_at, intent_id, classification, status, block_height, block_hash, confirmed_at, credited)
-    SELECT id, created_at, intent_id, classification, status, block_height, block_hash, confirmed_at, credited FROM transfers ORDER BY created_at, id;
-INSERT INTO intent_history (intent_id, recorded_at, status) SELECT id, created_at, status FROM intents ORDER BY created_at, id;
+-- Cursors that exist already: their node height since their last update.
 INSERT INTO node_heights (network, recorded_at, node_height) SELECT network, updated_at, node_height FROM cursors ORDER BY network;
 
 -- A closed period: its reconciliation as rendered when finance closed it,
