@@ -8,7 +8,12 @@
 //     transferThenRevert method for reverted-transfer tests;
 //   - Forwarder: passes received ETH on through internal CALLs (the payment
 //     is invisible in the block's transaction list);
-//   - Reverter: refuses every ETH payment.
+//   - Reverter: refuses every ETH payment;
+//   - Selfdestructor: sends its balance to a beneficiary by SELFDESTRUCT,
+//     in its constructor (destroyed in the creating transaction) or later
+//     (after Cancun only the balance moves);
+//   - Relay: forwards ETH through a chain of nested CALLs of any depth, and
+//     pays from a Selfdestructor it creates and destroys inside a call.
 //
 // Guarantees: the ABI and bytecode exported here are exactly the committed
 // build/ outputs of the committed src/ sources; the parsed ABIs are checked at

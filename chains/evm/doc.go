@@ -17,10 +17,15 @@
 //     contract (a look-alike token with the same symbol never counts) and has
 //     exactly three topics; zero-value transfers (address poisoning) are
 //     reported with Amount 0 for the matcher to classify;
+//   - in trace mode, internal ETH is every successful CALL with value and
+//     every SELFDESTRUCT (its balance goes to the beneficiary, whether or not
+//     the contract is destroyed after Cancun) at any depth of the call tree;
+//     a frame that failed moved nothing, nor did anything below it;
 //   - native transfers use chains.NativeIndex, token transfers their log
 //     index, internal transfers found by tracing -2-n (n: the call's
-//     depth-first position inside its transaction), so natural keys are
-//     unique and stable;
+//     depth-first position inside its transaction among the first 8 levels,
+//     deeper frames numbered after those), so natural keys are unique and
+//     stable, also across the change that started walking deeper than 8;
 //   - every answer is checked against the block it belongs to (hash, number,
 //     transaction list); a response that does not parse or contradicts itself
 //     is an error wrapping chains.ErrInvalidResponse naming the height, never

@@ -25,6 +25,7 @@ type genTx struct {
 // genCall is a call frame of a generated trace.
 type genCall struct {
 	Type  string
+	From  *common.Address // default genFrom
 	To    common.Address
 	Value *big.Int
 	Error string
@@ -156,6 +157,9 @@ func frames(calls []genCall) []map[string]any {
 			typ = "CALL"
 		}
 		m := map[string]any{"type": typ, "from": genFrom, "to": c.To, "value": hexBig(c.Value), "gas": "0x0", "gasUsed": "0x0", "input": "0x"}
+		if c.From != nil {
+			m["from"] = *c.From
+		}
 		if c.Error != "" {
 			m["error"] = c.Error
 		}
