@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 
@@ -111,6 +112,7 @@ func (c *Console) intent(w http.ResponseWriter, r *http.Request, s *session) {
 				Detail: t.ID + ": " + itoa(t.Confirmations) + " of " + itoa(int64(t.Required)) + " confirmations (" + t.Status + ")"})
 		}
 	}
+	sort.SliceStable(d.Timeline, func(i, j int) bool { return d.Timeline[i].At.Before(d.Timeline[j].At) })
 	p, err := c.store.PayableByReference(r.Context(), v.Kind, v.Reference)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		c.internal(w, r, err)
@@ -145,6 +147,7 @@ func eventDetail(e store.Event) string {
 		Classification string `json:"classification"`
 		Amount         string `json:"amount"`
 		AmountUSD      string `json:"amount_usd"`
+		Network        string `json:"network"`
 		Asset          string `json:"asset"`
 		Resolution     *struct {
 			Action, Note, Actor string
@@ -156,7 +159,7 @@ func eventDetail(e store.Event) string {
 		parts = append(parts, e.TransferID)
 	}
 	if v.Amount != "" && v.Asset != "" {
-		parts = append(parts, v.Amount+" "+v.Asset)
+		parts = append(parts, v.Amount+" "+symbol(v.Network, v.Asset))
 	} else if v.AmountUSD != "" {
 		parts = append(parts, v.AmountUSD+" USD")
 	}

@@ -118,7 +118,7 @@ func (c *Console) networks(w http.ResponseWriter, r *http.Request, s *session) {
 		if n.Critical != "" {
 			d.Critical = append(d.Critical, n)
 		}
-		d.Charts[n.Network] = lagChart(c.lag.get(n.Network), c.now(), c.lag.span)
+		d.Charts[n.Network] = lagChart(n.Network, c.lag.get(n.Network), c.now(), c.lag.span)
 	}
 	q := r.URL.Query()
 	if q.Get("done") == "rescan" {

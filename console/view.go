@@ -164,11 +164,11 @@ func reconChart(ts []intents.MethodTotals) chart {
 
 // lagChart draws a network's lag in blocks over the last span as a
 // polyline (newest on the right).
-func lagChart(samples []lagSample, now time.Time, span time.Duration) chart {
+func lagChart(network string, samples []lagSample, now time.Time, span time.Duration) chart {
 	const w, h, left, bottom = 300, 60, 4, 14
 	ch := chart{Width: w, Height: h}
 	if len(samples) == 0 {
-		ch.Empty = "no samples yet"
+		ch.Empty = network + ": no samples yet"
 		return ch
 	}
 	var max int64 = 1
@@ -185,7 +185,8 @@ func lagChart(samples []lagSample, now time.Time, span time.Duration) chart {
 	}
 	ch.Points = strings.Join(pts, " ")
 	ch.Lines = []line{{left, h - bottom, w - left, h - bottom}}
-	ch.Labels = []chartLabel{{X: left, Y: h - 2, Text: "−1 h", Anchor: "start"}, {X: w - left, Y: h - 2, Text: "now", Anchor: "end"},
+	ch.Labels = []chartLabel{{X: left, Y: 10, Text: network, Anchor: "start"},
+		{X: left, Y: h - 2, Text: "−1 h", Anchor: "start"}, {X: w - left, Y: h - 2, Text: "now", Anchor: "end"},
 		{X: w - left, Y: 10, Text: "max " + itoa(max) + " blocks", Anchor: "end"}}
 	return ch
 }

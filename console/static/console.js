@@ -32,7 +32,7 @@
           document.querySelectorAll('[data-live-health="' + n.network + '"]').forEach(function (el) {
             el.innerHTML = "";
             var s = document.createElement("span");
-            s.className = "health " + (n.critical ? "critical" : n.healthy ? "ok" : "bad");
+            s.className = "health " + (n.critical ? "critical" : n.healthy ? "good" : "bad");
             s.textContent = n.critical ? "critical" : n.healthy ? "healthy" : "unhealthy";
             el.appendChild(s);
           });

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/devnet/devnettest"
+)
+
+// The daemon serves the console under /console/ on the API's listener when
+// console.enabled (the default), the API everywhere else, and no console
+// when it is off.
+func TestDaemonMountsTheConsole(t *testing.T) {
+	for _, enabled := range []bool{true, false} {
+		cfg, err := config.Parse(strings.NewReader("database_url: "+devnettest.Database(t)+
+			"\nrates: {sources: [static], static: {BTC: \"50000\"}}\n"), func(string) string { return "" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Console.Enabled = enabled
+		d, err := newDaemon(context.Background(), cfg, newLogger(io.Discard, "warn"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(d.handler())
+		get := func(path string) (*http.Response, string) {
+			resp, err := http.Get(srv.URL + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return resp, string(b)
+		}
+		resp, body := get("/console/signin")
+		if enabled && (resp.StatusCode != 200 || !strings.Contains(body, `name="api_key"`) ||
+			!strings.Contains(resp.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'")) {
+			t.Fatalf("console on: %d %q", resp.StatusCode, resp.Header.Get("Content-Security-Policy"))
+		}
+		if !enabled && (resp.StatusCode != 404 || !strings.Contains(body, "not_found")) {
+			t.Fatalf("console off: %d %s", resp.StatusCode, body)
+		}
+		if resp, _ := get("/v1/methods"); resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("API beside the console (enabled=%v): %d", enabled, resp.StatusCode)
+		}
+		if d.opts.SignInLinks {
+			t.Fatal("serve enables sign-in links")
+		}
+		srv.Close()
+		d.close()
+	}
+}
