@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // Address is a watched address: derived (Source is the account key
@@ -128,17 +129,19 @@ func (t *Tx) AddressByKey(ctx context.Context, network string, key []byte) (Addr
 }
 
 // WatchedKeys streams every watched key of network created after `after`
-// (zero time for all) to fn, in creation order, and returns the newest
-// creation time seen.
+// (zero time for all) to fn, in no particular order, and returns the newest
+// creation time seen. fn must copy key to keep it: the slice is the
+// connection's read buffer, so ten million keys load without ten million
+// allocations.
 func (s *Store) WatchedKeys(ctx context.Context, network string, after time.Time, fn func(key []byte)) (time.Time, error) {
-	rows, err := s.pool.Query(ctx, `SELECT key, created_at FROM addresses WHERE network = $1 AND created_at > $2 ORDER BY created_at`, network, after)
+	rows, err := s.pool.Query(ctx, `SELECT key, created_at FROM addresses WHERE network = $1 AND created_at > $2`, network, after)
 	if err != nil {
 		return after, translate(err)
 	}
 	defer rows.Close()
 	newest := after
 	for rows.Next() {
-		var key []byte
+		var key pgtype.DriverBytes
 		var at time.Time
 		if err := rows.Scan(&key, &at); err != nil {
 			return newest, translate(err)
@@ -151,10 +154,11 @@ func (s *Store) WatchedKeys(ctx context.Context, network string, after time.Time
 	return newest, translate(rows.Err())
 }
 
-// CountAddresses counts the watched addresses of network.
+// CountAddresses returns the number of watched addresses of network, kept
+// by the inserts themselves (address_counts), not counted per call.
 func (s *Store) CountAddresses(ctx context.Context, network string) (int64, error) {
 	var n int64
-	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM addresses WHERE network = $1`, network).Scan(&n)
+	err := s.pool.QueryRow(ctx, `SELECT coalesce((SELECT n FROM address_counts WHERE network = $1), 0)`, network).Scan(&n)
 	return n, translate(err)
 }
 
