@@ -423,9 +423,9 @@ func (s *Scanner) init(ctx context.Context, tip uint64) error {
 }
 
 // blockAt returns the block at h, or the nearest block below a skipped slot.
-func (s *Scanner) blockAt(ctx context.Context, h uint64) (Block, error) {
+func (s *Scanner) blockAt(ctx context.Context, h uint64) (BlockRef, error) {
 	for {
-		b, err := s.src.Block(ctx, h, s.watched)
+		b, err := Header(ctx, s.src, h)
 		if errors.Is(err, ErrSkipped) && h > 0 {
 			h--
 			continue
@@ -556,7 +556,7 @@ func (s *Scanner) behind(ctx context.Context, cur Cursor, tips Tips) error {
 		return fmt.Errorf("stored block %d: %w", tips.Node, err)
 	}
 	if err == nil {
-		b, err := s.src.Block(ctx, uint64(tips.Node), s.watched)
+		b, err := Header(ctx, s.src, uint64(tips.Node))
 		if err == nil && b.Hash != stored {
 			return s.checkReorg(ctx, cur, tips)
 		}
@@ -581,7 +581,7 @@ func (s *Scanner) checkReorg(ctx context.Context, cur Cursor, tips Tips) error {
 		if cur.Height-h > s.cfg.SafetyDepth {
 			return fmt.Errorf("%w: no common ancestor within %d blocks below height %d", ErrDeepReorg, s.cfg.SafetyDepth, cur.Height)
 		}
-		b, err := s.src.Block(ctx, uint64(h), s.watched)
+		b, err := Header(ctx, s.src, uint64(h))
 		if errors.Is(err, ErrSkipped) {
 			continue // a skipped slot has no stored block either
 		}

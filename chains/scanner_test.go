@@ -334,6 +334,14 @@ func (l *lagging) Block(ctx context.Context, h uint64, w chains.Watched) (chains
 	return l.Fake.Block(ctx, h, w)
 }
 
+func (l *lagging) Header(ctx context.Context, h uint64) (chains.BlockRef, error) {
+	tip, _ := l.Tip(ctx)
+	if h > tip {
+		return chains.BlockRef{}, chains.ErrBlockNotFound
+	}
+	return l.Fake.Header(ctx, h)
+}
+
 func TestLaggingNodeIsWaitedForNotRewound(t *testing.T) {
 	e := intentstest.New(t, intentstest.Only(payment.Tron)) // safety depth 19
 	f := e.Chains[payment.Tron]

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // Address is a watched address: derived (Source is the account key
@@ -131,7 +132,9 @@ func (t *Tx) AddressByKey(ctx context.Context, network string, key []byte) (Addr
 // (0 for all) to fn, in seq order, and returns the largest seq seen (after
 // when none). seq is commit-ordered (migration 0005), so calling it again
 // with the returned value never misses a row, however late it commits and
-// whatever its writer's clock.
+// whatever its writer's clock. fn must copy key to keep it: the slice is the
+// connection's read buffer, so ten million keys load without ten million
+// allocations.
 func (s *Store) WatchedKeysSince(ctx context.Context, network string, after int64, fn func(key []byte)) (int64, error) {
 	rows, err := s.pool.Query(ctx, `SELECT key, seq FROM addresses WHERE network = $1 AND seq > $2 ORDER BY seq`, network, after)
 	if err != nil {
@@ -140,7 +143,7 @@ func (s *Store) WatchedKeysSince(ctx context.Context, network string, after int6
 	defer rows.Close()
 	last := after
 	for rows.Next() {
-		var key []byte
+		var key pgtype.DriverBytes
 		var seq int64
 		if err := rows.Scan(&key, &seq); err != nil {
 			return last, translate(err)
@@ -151,10 +154,11 @@ func (s *Store) WatchedKeysSince(ctx context.Context, network string, after int6
 	return last, translate(rows.Err())
 }
 
-// CountAddresses counts the watched addresses of network.
+// CountAddresses returns the number of watched addresses of network, kept
+// by the inserts themselves (address_counts), not counted per call.
 func (s *Store) CountAddresses(ctx context.Context, network string) (int64, error) {
 	var n int64
-	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM addresses WHERE network = $1`, network).Scan(&n)
+	err := s.pool.QueryRow(ctx, `SELECT coalesce((SELECT n FROM address_counts WHERE network = $1), 0)`, network).Scan(&n)
 	return n, translate(err)
 }
 

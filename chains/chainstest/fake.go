@@ -31,7 +31,8 @@ type Fake struct {
 	fetches int
 	// stamp shifts the time of blocks mined from now on (block times that
 	// lag or lead the clock).
-	stamp time.Duration
+	stamp   time.Duration
+	headers int
 }
 
 type fakeBlock struct {
@@ -54,6 +55,7 @@ type FakeBlock struct {
 
 var _ chains.Source = (*Fake)(nil)
 var _ chains.PendingSource = (*Fake)(nil)
+var _ chains.HeaderSource = (*Fake)(nil)
 
 // NewFake returns a chain with a genesis block at height 0. clock stamps
 // block times (nil: time.Now).
@@ -291,11 +293,18 @@ func (f *Fake) FailTip(err error) {
 	f.failTip = err
 }
 
-// Fetches counts Block calls.
+// Fetches counts Block calls (Header calls are counted by Headers).
 func (f *Fake) Fetches() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.fetches
+}
+
+// Headers counts Header calls.
+func (f *Fake) Headers() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.headers
 }
 
 // TipHeight returns the height of the best block.
@@ -350,6 +359,23 @@ func (f *Fake) Block(ctx context.Context, h uint64, w chains.Watched) (chains.Bl
 		}
 	}
 	return out, nil
+}
+
+// Header implements chains.HeaderSource; a FailBlock error fails it too.
+func (f *Fake) Header(ctx context.Context, h uint64) (chains.BlockRef, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.headers++
+	if err := f.fail[h]; err != nil {
+		return chains.BlockRef{}, err
+	}
+	if h >= uint64(len(f.blocks)) {
+		return chains.BlockRef{}, fmt.Errorf("height %d: %w", h, chains.ErrBlockNotFound)
+	}
+	if f.blocks[h].skipped {
+		return chains.BlockRef{}, fmt.Errorf("slot %d: %w", h, chains.ErrSkipped)
+	}
+	return f.blocks[h].ref, nil
 }
 
 // Pending implements chains.PendingSource.

@@ -63,6 +63,34 @@ func Run(t *testing.T, c Chain) {
 		}
 	})
 
+	t.Run("HeaderMatchesBlock", func(t *testing.T) {
+		hs, ok := src.(chains.HeaderSource)
+		if !ok {
+			t.Fatalf("%T has no Header: the walk-back would fetch whole blocks", src)
+		}
+		c.Mine(t, 2)
+		tip := mustTip(ctx, t, src)
+		for h := tip - 1; h <= tip; h++ {
+			b, err := src.Block(ctx, h, keys{})
+			if errors.Is(err, chains.ErrSkipped) {
+				if _, err := hs.Header(ctx, h); !errors.Is(err, chains.ErrSkipped) {
+					t.Fatalf("Header(%d) of a skipped slot = %v, want ErrSkipped", h, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("Block(%d): %v", h, err)
+			}
+			ref, err := hs.Header(ctx, h)
+			if err != nil || ref != b.BlockRef {
+				t.Fatalf("Header(%d) = %+v, %v; Block says %+v", h, ref, err, b.BlockRef)
+			}
+		}
+		if _, err := hs.Header(ctx, tip+1000); !errors.Is(err, chains.ErrBlockNotFound) {
+			t.Fatalf("Header(tip+1000) = %v, want ErrBlockNotFound", err)
+		}
+	})
+
 	t.Run("AboveTipIsNotFound", func(t *testing.T) {
 		tip := mustTip(ctx, t, src)
 		_, err := src.Block(ctx, tip+1000, keys{})

@@ -138,7 +138,13 @@ func (d *daemon) wire(ctx context.Context) error {
 		if !nc.Enabled {
 			continue
 		}
-		d.watch[n] = chains.NewWatchSet(1024)
+		// Sized for what the first refresh loads, so a large set is
+		// allocated once rather than grown (and copied) at start.
+		watched, err := d.store.CountAddresses(ctx, string(n))
+		if err != nil {
+			return err
+		}
+		d.watch[n] = chains.NewWatchSet(int(watched + watched/32 + 1024))
 		if n == payment.Solana {
 			addrs[n] = intents.AddressSource{}
 			continue
@@ -174,6 +180,11 @@ func (d *daemon) wire(ctx context.Context) error {
 		return ""
 	}}
 	d.reg = prometheus.NewRegistry()
+	for n, set := range d.watch {
+		d.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "paywatch_watched_keys_loaded",
+			Help: "Keys in this instance's in-memory watched set.", ConstLabels: prometheus.Labels{"network": string(n)}},
+			func() float64 { return float64(set.Len()) }))
+	}
 	d.metrics = newScanMetrics(d.reg, d.nets)
 	d.svc = intents.New(intents.Options{Store: d.store, Config: cfg, Quotes: d.book, Addresses: addrs, Chains: d.nets,
 		Watcher: watchSets(d.watch), Counter: d.metrics, Log: d.log})

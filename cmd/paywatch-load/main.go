@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/paywatch/paywatch/addresses"
+	"github.com/paywatch/paywatch/devnet"
+	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/store"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(os.Stderr, "paywatch-load:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("paywatch-load", flag.ContinueOnError)
+	n := fs.Int("n", 1_000_000, "watched addresses to insert")
+	bin := fs.String("bin", "bin/paywatch", "the paywatch binary to start")
+	dbURL := fs.String("database", "", "PostgreSQL URL of an empty database (default: a throwaway cluster)")
+	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	if *dbURL == "" {
+		dir, err := os.MkdirTemp("", "paywatch-load-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		pg, err := devnet.StartPostgres(ctx, dir, 0)
+		if err != nil {
+			return err
+		}
+		defer pg.Stop()
+		*dbURL = pg.URL("postgres")
+	}
+	st, err := store.Open(ctx, *dbURL)
+	if err != nil {
+		return err
+	}
+	if _, err := st.Migrate(ctx); err != nil {
+		st.Close()
+		return err
+	}
+	began := time.Now()
+	err = insert(ctx, st, *n)
+	st.Close()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "inserted %d addresses in %s\n", *n, time.Since(began).Round(time.Millisecond))
+	return measure(ctx, out, *bin, *dbURL, *n)
+}
+
+// insert adds n pseudo-random P2WPKH scripts (0x0014 and 20 bytes of a
+// hash of the row number) to addresses, generated inside PostgreSQL, a
+// million rows per statement.
+func insert(ctx context.Context, st *store.Store, n int) error {
+	at := time.Now().Add(-time.Hour).UTC()
+	for done := 0; done < n; {
+		chunk := min(n-done, 1_000_000)
+		if _, err := st.Pool().Exec(ctx, `INSERT INTO addresses (network, key, address, source, created_at)
+			SELECT $1, '\x0014'::bytea || substring(sha256(int8send(i)) FROM 1 FOR 20), 'load-' || i, 'load', $2
+			FROM generate_series($3::bigint, $4::bigint) AS i`, string(payment.Bitcoin), at, done, done+chunk-1); err != nil {
+			return fmt.Errorf("insert addresses: %w", err)
+		}
+		done += chunk
+		fmt.Fprintf(os.Stderr, "inserted %d rows at %s\n", done, time.Now().Format(time.TimeOnly))
+	}
+	_, err := st.Pool().Exec(ctx, "VACUUM ANALYZE addresses")
+	return err
+}
+
+// measure starts the daemon and reports when its watched set is loaded.
+func measure(ctx context.Context, out io.Writer, bin, dbURL string, n int) error {
+	port, err := devnet.FreePort()
+	if err != nil {
+		return err
+	}
+	nodePort, err := devnet.FreePort() // nothing listens there: no node is needed
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "paywatch-load-cfg-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	cfg := filepath.Join(dir, "paywatch.yaml")
+	yaml := fmt.Sprintf(`listen: 127.0.0.1:%d
+database_url: %q
+instance: load
+log_level: error
+rates: {sources: [static], static: {BTC: "60000"}, refresh: "@every 1m"}
+methods:
+  BTC: {enabled: true}
+networks:
+  bitcoin: {enabled: true, chain: regtest, rpc_url: "http://load:load@127.0.0.1:%d", account_key: %q, poll_interval: 10s}
+`, port, dbURL, nodePort, addresses.SandboxKeys[payment.Bitcoin])
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, bin, "serve", "--config", cfg)
+	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	began := time.Now()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		<-exited
+	}()
+	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		loaded, err := gauge(ctx, url, `paywatch_watched_keys_loaded{network="bitcoin"}`)
+		if err == nil && loaded >= float64(n) {
+			break
+		}
+		select {
+		case err := <-exited:
+			exited <- err
+			return fmt.Errorf("the daemon exited before its watched set was loaded: %v", err)
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the watched set (last: %v, %v): %w", loaded, err, ctx.Err())
+		case <-tick.C:
+		}
+	}
+	took := time.Since(began)
+	rss, peak, err := memory(cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "keys %d  load %s (process start to set loaded)  rss %d MB  peak rss %d MB\n",
+		n, took.Round(time.Millisecond), rss>>10, peak>>10)
+	return nil
+}
+
+// gauge scrapes one sample from a Prometheus text page.
+func gauge(ctx context.Context, url, name string) (float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+			return strconv.ParseFloat(v, 64)
+		}
+	}
+	return 0, fmt.Errorf("%s not in %s", name, url)
+}
+
+// memory returns VmRSS and VmHWM (peak) of pid in KiB.
+func memory(pid int) (rss, peak int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		v, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "VmRSS:":
+			rss = v
+		case "VmHWM:":
+			peak = v
+		}
+	}
+	return rss, peak, nil
+}
