@@ -134,7 +134,9 @@ func split(t store.Transfer, intentAmount, otherSettled *big.Int) (settled, revi
 //
 // The note is required; actor is who decided (the API key name, or
 // "cli:<user>"). A transfer is resolved at most once (409 conflict). A
-// transfer that settled cleanly has nothing to resolve.
+// transfer that settled cleanly has nothing to resolve, and a partial
+// payment of an intent still waiting for the rest (awaiting_payment,
+// detected) is not a finance item yet (409 conflict).
 func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveRequest, actor string, idem *Idem) (int, []byte, error) {
 	if st, body, done, err := s.replay(ctx, idem); done || err != nil {
 		return st, body, err
@@ -175,6 +177,19 @@ func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveReq
 		}
 		if tr.Classification == "settles" {
 			return 0, nil, fail(Conflict, "transfer %s settles intent %s; there is nothing to resolve", tr.ID, tr.IntentID)
+		}
+		if tr.Classification == "partial" && tr.IntentID != "" && tr.Status != "orphaned" {
+			// A part of a payment still in progress is not a finance item
+			// yet (a resolution would make it stop counting under the
+			// customer's feet); it is once its intent stops waiting.
+			in, err := tx.GetIntent(ctx, tr.IntentID)
+			if err != nil {
+				return 0, nil, err
+			}
+			if in.Status == "awaiting_payment" || in.Status == "detected" {
+				return 0, nil, fail(Conflict, "transfer %s is part of a payment in progress (intent %s is %s); decide once the intent stops waiting for the rest",
+					tr.ID, in.ID, in.Status)
+			}
 		}
 		if req.Action == ActionRefunded {
 			id, err := refundTxID(tr.Network, req.RefundTxID)

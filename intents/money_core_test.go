@@ -617,3 +617,46 @@ func TestReplayedBlockKeepsAConfirmedTransferConfirmed(t *testing.T) {
 		t.Fatalf("ledger %v, want one credit", types)
 	}
 }
+
+// Found by the simulator (seed 9): finance refunds a partial payment of an
+// intent still waiting for the rest; the refunded part stops counting and
+// the intent announces a vanished payment that is still in the mempool. A
+// partial payment in progress is not a finance item yet: refused.
+func TestPartialPaymentInProgressIsNotResolvable(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	btc, f := payment.Bitcoin, e.Chains[payment.Bitcoin]
+	v := e.CreateIntent("order", "ORD-PP", "cust-pp", "100.00", "BTC")
+	broadcast(t, e, f, v, big.NewInt(1000), "pp-part")
+	e.Sync(btc)
+	got := e.Intent(v.ID)
+	if got.Status != "detected" || got.Transfers[0].Classification != "partial" {
+		t.Fatalf("partial payment: %s %+v", got.Status, got.Transfers)
+	}
+	before := e.Counts()
+	status, body := resolveTransfer(e, got.Transfers[0].ID, map[string]string{"action": "refunded",
+		"refund_txid": chainstest.TxID("refund-pp"), "note": "customer asked"})
+	if code, msg := errCode(body); status != 409 || code != "conflict" || !strings.Contains(msg, v.ID) {
+		t.Fatalf("resolving a partial payment in progress: %d %s", status, body)
+	}
+	if after := e.Counts(); !sameCounts(before, after) {
+		t.Fatalf("a refused resolution changed %v -> %v", before, after)
+	}
+	e.Sync(btc)
+	if ev := eventTypes(t, e, v.ID); contains(ev, "intent.awaiting_payment") {
+		t.Fatalf("events %v", ev)
+	}
+	// Once the intent stops waiting (underpaid at the deadline), it is.
+	f.Mine(2)
+	e.Clock.Advance(31 * time.Minute)
+	e.Sync(btc)
+	if _, err := e.Service.Sweep(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Intent(v.ID); got.Status != "underpaid" {
+		t.Fatalf("at the deadline: %s", got.Status)
+	}
+	if status, body := resolveTransfer(e, got.Transfers[0].ID, map[string]string{"action": "refunded",
+		"refund_txid": chainstest.TxID("refund-pp"), "note": "customer asked"}); status != 200 {
+		t.Fatalf("refund once underpaid: %d %s", status, body)
+	}
+}
