@@ -32,7 +32,9 @@ type lagRing struct {
 	by   map[string][]lagSample
 }
 
-func newLagRing(span time.Duration) *lagRing { return &lagRing{span: span, by: map[string][]lagSample{}} }
+func newLagRing(span time.Duration) *lagRing {
+	return &lagRing{span: span, by: map[string][]lagSample{}}
+}
 
 func (l *lagRing) add(now time.Time, nets []intents.NetworkStatus) {
 	l.mu.Lock()
