@@ -57,7 +57,7 @@ func browser(t *testing.T, width int) context.Context {
 	t.Cleanup(cancel)
 	ctx, cancelTab := chromedp.NewContext(actx)
 	t.Cleanup(cancelTab)
-	ctx, cancelTime := context.WithTimeout(ctx, 3*time.Minute)
+	ctx, cancelTime := context.WithTimeout(ctx, 8*time.Minute) // a safety net on a loaded machine, not a wait
 	t.Cleanup(cancelTime)
 	devnettest.Need(t, "Chromium", chromedp.Do(ctx))
 	return ctx
@@ -236,7 +236,7 @@ func TestChromiumFinanceResolvesWithEachAction(t *testing.T) {
 	}{
 		{late, intents.ActionCreditIntent, map[string]string{"intent_id": cs.Late.ID}, "toward " + cs.Late.ID},
 		{under, intents.ActionCreditAccount, map[string]string{"account": "cust-u"}, "Credits 50.00 USD"},
-		{dup, intents.ActionRefunded, map[string]string{"refund_txid": "5e1f" + strings.Repeat("0", 60)}, "sent back"},
+		{dup, intents.ActionRefunded, map[string]string{"refund_txid": strings.Repeat("ab", 32)}, "sent back"},
 		{dust, intents.ActionIgnore, nil, "ignored"},
 	}
 	// The API's text for a missing note.
@@ -280,7 +280,11 @@ func TestChromiumFinanceResolvesWithEachAction(t *testing.T) {
 		}
 		note := fmt.Sprintf("console test %d: %s", i, st.action)
 		run(t, ctx, chromedp.WaitVisible(chromedp.CSS(form)), chromedp.SendKeys(chromedp.CSS(form+" textarea"), note),
-			chromedp.Click(chromedp.CSS(form+` button[type=submit]`)), chromedp.WaitVisible(chromedp.ID("done-message")))
+			js(`document.getElementById('error-message').remove()`), chromedp.Click(chromedp.CSS(form+` button[type=submit]`)),
+			chromedp.WaitVisible(chromedp.CSS(`#done-message, #error-message`)))
+		if msg := eval[string](t, ctx, `(document.getElementById('error-message') || {}).textContent || ''`); msg != "" {
+			t.Fatalf("%s with a note refused: %s", st.action, msg)
+		}
 		if got := text(t, ctx, "#resolution .actor"); got != "finance-key" {
 			t.Fatalf("%s: actor on screen %q", st.action, got)
 		}
@@ -524,10 +528,11 @@ func TestChromiumScopesCSRFAndOperatorScreens(t *testing.T) {
 	if cur, err := s.Store.GetCursor(context.Background(), "bitcoin"); err != nil || cur.RescanFrom == nil || *cur.RescanFrom != 1 {
 		t.Fatalf("rescan after confirmation: %+v %v", cur.RescanFrom, err)
 	}
-	// A negative height is refused with the API's rule.
+	// A negative height is refused with the API's range rule and message.
 	open(t, ctx, s.URL+"/console/networks")
 	run(t, ctx, chromedp.SetValue(chromedp.CSS(`#rescan-bitcoin input[name=from_height]`), "-5"),
-		chromedp.Click(chromedp.CSS(`#rescan-bitcoin button`)), chromedp.WaitVisible(chromedp.ID("error-message")))
+		chromedp.Click(chromedp.CSS(`#rescan-bitcoin button`)), chromedp.WaitVisible(chromedp.ID("confirm-rescan")),
+		chromedp.Click(chromedp.ID("confirm-rescan")), chromedp.WaitVisible(chromedp.ID("error-message")))
 	_, body = s.Do("POST", "/v1/networks/bitcoin/rescan", "operator", map[string]int{"from_height": -5})
 	var apiErr struct{ Error struct{ Message string } }
 	if err := json.Unmarshal(body, &apiErr); err != nil {

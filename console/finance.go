@@ -1,7 +1,6 @@
 package console
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"math/big"
@@ -281,58 +280,77 @@ func (c *Console) resolve(w http.ResponseWriter, r *http.Request, s *session) {
 
 // reconData is the reconciliation page.
 type reconData struct {
-	From, To string
-	Rep      intents.Reconciliation
-	Checks   map[string]bool
-	Chart    chart
-	Rows     []intents.ReconRow
-	More     int
-	Query    string
+	From, To, AsOf string
+	Rep            intents.Reconciliation
+	Closed         *intents.ReportClose
+	Checks         map[string]bool
+	Chart          chart
+	Rows           []intents.ReconRow
+	More           int
+	Query          string
 }
 
 // reconRowsShown caps the rows listed on screen (the downloads have all).
 const reconRowsShown = 500
 
-func (c *Console) reconRange(r *http.Request) (from, to time.Time, fromS, toS string, err error) {
+// reconRange reads from, to (default: this month so far) and as_of
+// (default: none, so a closed period is shown as stored).
+func (c *Console) reconRange(r *http.Request) (from, to, asOf time.Time, d reconData, err error) {
 	q := r.URL.Query()
 	now := c.now().UTC()
-	fromS, toS = q.Get("from"), q.Get("to")
-	if fromS == "" {
-		fromS = time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC).Format("2006-01-02")
+	d.From, d.To, d.AsOf = q.Get("from"), q.Get("to"), q.Get("as_of")
+	if d.From == "" {
+		d.From = time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC).Format("2006-01-02")
 	}
-	if toS == "" {
-		toS = now.AddDate(0, 0, 1).Format("2006-01-02")
+	if d.To == "" {
+		d.To = now.AddDate(0, 0, 1).Format("2006-01-02")
 	}
-	if from, err = intents.ParseReportTime(fromS); err != nil {
-		return from, to, fromS, toS, errors.New("from: " + err.Error())
+	if from, err = intents.ParseReportTime(d.From); err != nil {
+		return from, to, asOf, d, errors.New("from: " + err.Error())
 	}
-	if to, err = intents.ParseReportTime(toS); err != nil {
-		return from, to, fromS, toS, errors.New("to: " + err.Error())
+	if to, err = intents.ParseReportTime(d.To); err != nil {
+		return from, to, asOf, d, errors.New("to: " + err.Error())
 	}
-	return from, to, fromS, toS, nil
+	if d.AsOf != "" {
+		if asOf, err = intents.ParseReportTime(d.AsOf); err != nil {
+			return from, to, asOf, d, errors.New("as_of: " + err.Error())
+		}
+	}
+	v := url.Values{"from": {d.From}, "to": {d.To}}
+	if d.AsOf != "" {
+		v.Set("as_of", d.AsOf)
+	}
+	d.Query = v.Encode()
+	return from, to, asOf, d, nil
 }
 
+// reconciliation shows the report GET /v1/reports/reconciliation serves
+// (the same service call: a closed period as stored, else as of as_of or
+// now), with the per-method identity checked on screen.
 func (c *Console) reconciliation(w http.ResponseWriter, r *http.Request, s *session) {
-	from, to, fromS, toS, err := c.reconRange(r)
+	from, to, asOf, d, err := c.reconRange(r)
 	if err != nil {
 		c.render(w, r, http.StatusBadRequest, "error", s, "Refused", errorData{Message: err.Error()})
 		return
 	}
-	rep, err := c.svc.Reconcile(r.Context(), from, to, time.Time{})
+	body, closed, err := c.svc.RenderReconciliation(r.Context(), from, to, asOf, intents.FormatJSON)
 	if err != nil {
 		c.fail(w, r, s, err)
 		return
 	}
-	d := reconData{From: fromS, To: toS, Rep: rep, Checks: map[string]bool{}, Rows: rep.Rows,
-		Query: url.Values{"from": {fromS}, "to": {toS}}.Encode()}
-	for _, t := range rep.Totals {
+	if err := json.Unmarshal(body, &d.Rep); err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	d.Closed, d.Checks, d.Rows = closed, map[string]bool{}, d.Rep.Rows
+	for _, t := range d.Rep.Totals {
 		d.Checks[t.Method] = identityHolds(t)
 	}
 	if len(d.Rows) > reconRowsShown {
 		d.More = len(d.Rows) - reconRowsShown
 		d.Rows = d.Rows[:reconRowsShown]
 	}
-	d.Chart = reconChart(rep.Totals)
+	d.Chart = reconChart(d.Rep.Totals)
 	c.render(w, r, http.StatusOK, "reconciliation", s, "Reconciliation", d)
 }
 
@@ -353,40 +371,28 @@ func identityHolds(t intents.MethodTotals) bool {
 	return sum.Cmp(&total) == 0
 }
 
-// reconciliationDownload serves the report exactly as GET
-// /v1/reports/reconciliation does (JSON or CSV).
+// reconciliationDownload serves exactly the bytes GET
+// /v1/reports/reconciliation serves (JSON or CSV).
 func (c *Console) reconciliationDownload(w http.ResponseWriter, r *http.Request, s *session) {
-	from, to, _, _, err := c.reconRange(r)
+	from, to, asOf, _, err := c.reconRange(r)
 	if err != nil {
 		c.render(w, r, http.StatusBadRequest, "error", s, "Refused", errorData{Message: err.Error()})
 		return
 	}
 	format := r.URL.Query().Get("format")
-	if format != "json" && format != "csv" {
-		c.render(w, r, http.StatusBadRequest, "error", s, "Refused", errorData{Message: "format must be csv or json"})
-		return
-	}
-	rep, err := c.svc.Reconcile(r.Context(), from, to, time.Time{})
+	body, _, err := c.svc.RenderReconciliation(r.Context(), from, to, asOf, format)
 	if err != nil {
 		c.fail(w, r, s, err)
 		return
 	}
-	var buf bytes.Buffer
-	name := "reconciliation-" + from.Format("20060102") + "-" + to.Format("20060102")
-	if format == "json" {
-		err = json.NewEncoder(&buf).Encode(rep)
-		w.Header().Set("Content-Type", "application/json")
-	} else {
-		err = rep.WriteCSV(&buf)
-		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	ctype := "application/json"
+	if format == intents.FormatCSV {
+		ctype = "text/csv; charset=utf-8"
 	}
-	if err != nil {
-		c.internal(w, r, err)
-		return
-	}
-	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`.`+format+`"`)
+	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Content-Disposition", `attachment; filename="reconciliation-`+from.Format("20060102")+`-`+to.Format("20060102")+`.`+format+`"`)
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(body)
 }
 
 type balanceData struct {

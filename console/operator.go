@@ -146,7 +146,7 @@ func (c *Console) rescan(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	from, err := strconv.ParseInt(strings.TrimSpace(r.PostFormValue("from_height")), 10, 64)
-	if err != nil || from < 0 {
+	if err != nil {
 		c.render(w, r, http.StatusBadRequest, "error", s, "Refused", errorData{Message: "from_height must be a non-negative block height"})
 		return
 	}
@@ -166,6 +166,11 @@ func (c *Console) rescan(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	err = c.store.RequestRescan(r.Context(), network, from, c.now().UTC())
+	var rerr *store.RescanRangeError
+	if errors.As(err, &rerr) {
+		c.render(w, r, http.StatusBadRequest, "error", s, "Refused", errorData{Message: rerr.Error()})
+		return
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		c.render(w, r, http.StatusConflict, "error", s, "Refused", errorData{Message: fmt.Sprintf("%s has not been scanned yet; nothing to rescan", network)})
 		return

@@ -18,7 +18,7 @@ import (
 func TestDaemonMountsTheConsole(t *testing.T) {
 	for _, enabled := range []bool{true, false} {
 		cfg, err := config.Parse(strings.NewReader("database_url: "+devnettest.Database(t)+
-			"\nrates: {sources: [static], static: {BTC: \"50000\"}}\n"), func(string) string { return "" })
+			"\nrates: {sources: [static], min_sources: 1, static: {BTC: \"50000\"}}\n"), func(string) string { return "" })
 		if err != nil {
 			t.Fatal(err)
 		}
