@@ -244,6 +244,8 @@ func TestCreditedTransferOfAPayablePaidElsewhereIsAFinanceItem(t *testing.T) {
 	if !found {
 		t.Fatalf("transfer %s is not an unresolved duplicate in the inbox: %s", tr.ID, body)
 	}
+	voided := e.Clock.Now()
+	e.Clock.Advance(time.Minute)
 	// Finance decides again, and the payable stays paid by Y.
 	if status, body := resolveTransfer(e, tr.ID, map[string]string{"action": "refunded", "refund_txid": chainstest.TxID("refund-c2"), "note": "paid twice"}); status != 200 {
 		t.Fatalf("refund: %d %s", status, body)
@@ -251,6 +253,33 @@ func TestCreditedTransferOfAPayablePaidElsewhereIsAFinanceItem(t *testing.T) {
 	status, body = e.Do("GET", "/v1/payables/order/ORD-C2", "storefront", nil)
 	if status != 200 || !strings.Contains(string(body), `"paid_by_intent":"`+y.ID+`"`) {
 		t.Fatalf("payable: %d %s", status, body)
+	}
+	// The reconciliation lists the transfer once, with its live decision,
+	// and as of an instant before the refund without one (its credit was
+	// voided by then).
+	e.Clock.Advance(time.Minute)
+	for _, c := range []struct{ asOf, resolution string }{{"", "refunded"}, {voided.Format(time.RFC3339), ""}} {
+		q := "/v1/reports/reconciliation?from=2026-11-01&to=2026-12-31&format=json"
+		if c.asOf != "" {
+			q += "&as_of=" + c.asOf
+		}
+		status, body := e.Do("GET", q, "finance", nil)
+		var rep intents.Reconciliation
+		if err := json.Unmarshal(body, &rep); status != 200 || err != nil {
+			t.Fatalf("reconciliation: %d %s", status, body)
+		}
+		n := 0
+		for _, r := range rep.Rows {
+			if r.TransferID == tr.ID {
+				n++
+				if r.Resolution != c.resolution {
+					t.Fatalf("as of %q: resolution %q, want %q", c.asOf, r.Resolution, c.resolution)
+				}
+			}
+		}
+		if n != 1 {
+			t.Fatalf("as of %q: transfer %s in %d rows, want 1", c.asOf, tr.ID, n)
+		}
 	}
 }
 

@@ -28,7 +28,8 @@ type ReconRow struct {
 // ReconRows returns every transfer first seen in [from, to) that was
 // recorded by asOf, oldest first, each as it stood at asOf: its intent,
 // classification, status and block from transfer_history, its intent's
-// status from intent_history, its resolution when decided by asOf, and the
+// status from intent_history, its resolution when decided by asOf (and not
+// voided by then: a voided credit_intent is history, migration 0004), and the
 // node height from node_heights (migration 0006). The state at asOf is the
 // history row with the latest (recorded_at, seq) at or before it, so the
 // same asOf always gives the same rows.
@@ -133,7 +134,7 @@ var reconRowsAsOfSQL = `SELECT t.id, t.network, t.txid, t.idx, t.asset, t.addres
 		ORDER BY n.recorded_at DESC, n.seq DESC LIMIT 1), 0)
 	FROM transfers t
 	CROSS JOIN LATERAL (` + transferAsOf("t") + `) h
-	LEFT JOIN resolutions r ON r.transfer_id = t.id AND r.created_at <= $3
+	LEFT JOIN resolutions r ON r.transfer_id = t.id AND r.created_at <= $3 AND (r.voided_at IS NULL OR r.voided_at > $3)
 	LEFT JOIN intents i ON i.id = h.intent_id
 	LEFT JOIN LATERAL (SELECT x.status FROM intent_history x WHERE x.intent_id = i.id AND x.recorded_at <= $3
 		ORDER BY x.recorded_at DESC, x.seq DESC LIMIT 1) ih ON TRUE
