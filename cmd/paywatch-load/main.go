@@ -113,7 +113,7 @@ func measure(ctx context.Context, out io.Writer, bin, dbURL string, n int) error
 database_url: %q
 instance: load
 log_level: error
-rates: {sources: [static], static: {BTC: "60000"}, refresh: "@every 1m"}
+rates: {sources: [static], min_sources: 1, static: {BTC: "60000"}, refresh: "@every 1m"}
 methods:
   BTC: {enabled: true}
 networks:
