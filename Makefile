@@ -7,7 +7,7 @@ export GOFLAGS := -tags=gofuzz -buildvcs=false
 
 BIN := bin/paywatch
 
-.PHONY: build run test vet bench fuzz clean
+.PHONY: build run test vet bench fuzz sim clean
 
 build:
 	go build -o $(BIN) ./cmd/paywatch
@@ -35,6 +35,15 @@ fuzz:
 	    go test -run '^$$' -fuzz "^$$fz\$$" -fuzztime $(FUZZTIME) $$pkg; \
 	  done; \
 	done
+
+# sim runs the money simulator (package sim) for DURATION: generated
+# histories of SIMSTEPS steps, every invariant checked after every step; it
+# reports one shrunk example per broken invariant and histories per second.
+# `make test` runs its bounded CI set (2,000 short histories).
+DURATION ?= 30m
+SIMSTEPS ?= 40
+sim:
+	go test -count=1 -timeout 0 ./sim -run TestSim -duration $(DURATION) -steps $(SIMSTEPS) -all -v
 
 bench:
 	go test -run '^$$' -bench . -benchmem ./...

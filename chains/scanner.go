@@ -445,6 +445,25 @@ func (s *Scanner) rescan(ctx context.Context, from int64) error {
 	if err != nil {
 		return fmt.Errorf("rescan from %d: %w", from, err)
 	}
+	// The chain may have been reorganized at or below the start since we
+	// stored those blocks: start from the common ancestor, so that the
+	// replay applies every replaced height again (and so orphans what the
+	// replaced blocks held) instead of taking the node's block as a given.
+	for depth := int64(0); ; depth++ {
+		stored, err := s.sink.BlockHash(ctx, s.cfg.Network, int64(b.Height))
+		if errors.Is(err, ErrNoStoredBlock) || err == nil && stored == b.Hash {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("rescan from %d: stored block %d: %w", from, b.Height, err)
+		}
+		if b.Height == 0 || depth >= s.cfg.SafetyDepth {
+			return fmt.Errorf("%w: rescan from %d: no common ancestor within %d blocks below height %d", ErrDeepReorg, from, s.cfg.SafetyDepth, at)
+		}
+		if b, err = s.blockAt(ctx, b.Height-1); err != nil {
+			return fmt.Errorf("rescan from %d: %w", from, err)
+		}
+	}
 	s.log.Info("rescan", "from", b.Height+1)
 	return s.sink.Reset(ctx, s.cfg.Network, int64(b.Height), b.Hash)
 }

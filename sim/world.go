@@ -1,0 +1,275 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/chains/chainstest"
+	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/payment"
+)
+
+// errInjected is every fault the simulator injects into a node (fetch
+// errors, outages): a scanner step may fail with it, never with anything
+// else unless another injected cause explains it.
+var errInjected = errors.New("sim: injected node fault")
+
+// killMessage is the text of the failure the commit-time trigger raises.
+const killMessage = "sim: injected failure before commit"
+
+// Start is the clock's time at the start of every history.
+var Start = time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC)
+
+// safetyDepth is the sim's safety depth by network (small, so that reorgs
+// of depth safety_depth+1 are cheap to generate). Solana scans finalized
+// slots: any reorg is deeper than its finality.
+var safetyDepth = map[payment.Network]int64{
+	payment.Bitcoin: 3, payment.Litecoin: 3, payment.Ethereum: 3, payment.Tron: 3, payment.Solana: 0,
+}
+
+// confirmations by method: small, so that histories reach paid quickly;
+// 0 is the chain's finality (Tron solidified, Solana finalized).
+var confirmations = map[payment.Method]int{
+	payment.BTC: 2, payment.LTC: 2, payment.ETH: 2, payment.USDTERC20: 2, payment.USDCERC20: 2,
+	payment.TRX: 0, payment.USDTTRC20: 0, payment.SOL: 0,
+}
+
+// parallel is the catch-up window of every scanner (so batches of up to
+// this many blocks are applied in one transaction).
+const parallel = 3
+
+// node is a scripted chain as a scanner sees it: a lagging node reports a
+// tip below the chain's, and the reported tip is capped at the scanner's
+// cursor + parallel so that a catch-up never prefetches a window in the
+// background (which would read the chain while the simulator changes it).
+type node struct {
+	f   *chainstest.Fake
+	lag int
+	cap int64 // -1: none
+	// broadcast are the transactions that went through the mempool: a
+	// lagging node still has those mined above its tip in its mempool.
+	broadcast map[string]bool
+	// race: the mempool is read from a node ahead of the one that answered
+	// the tip (two backends, or a block mined between the two reads: issue
+	// 9 item 5), so it lacks what blocks above the reported tip mined.
+	race bool
+}
+
+var _ chains.Source = (*node)(nil)
+
+func (n *node) Tip(ctx context.Context) (uint64, error) {
+	t, err := n.f.Tip(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if uint64(n.lag) >= t {
+		t = 1
+	} else {
+		t -= uint64(n.lag)
+	}
+	if n.cap >= 0 && t > uint64(n.cap) {
+		t = uint64(n.cap)
+	}
+	// A node's tip is a block, never a skipped slot.
+	chain := n.f.Chain()
+	for t > 0 && t < uint64(len(chain)) && chain[t].Skipped {
+		t--
+	}
+	return t, nil
+}
+
+// FinalizedHeight is consistent with the reported tip: a node that reports
+// a lower tip reports a finalized height as much lower.
+func (n *node) FinalizedHeight(ctx context.Context) (uint64, error) {
+	fin, err := n.f.FinalizedHeight(ctx)
+	if err != nil {
+		return 0, err
+	}
+	t, err := n.Tip(ctx)
+	if err != nil {
+		return 0, err
+	}
+	behind := n.f.TipHeight() - t
+	if fin < behind {
+		return 0, nil
+	}
+	return min(fin-behind, t), nil
+}
+
+func (n *node) Block(ctx context.Context, h uint64, w chains.Watched) (chains.Block, error) {
+	return n.f.Block(ctx, h, w)
+}
+
+// mempoolNode is a node with a mempool (Bitcoin, Litecoin).
+type mempoolNode struct{ *node }
+
+var _ chains.PendingSource = mempoolNode{}
+
+// Pending is the mempool as of the reported tip: a lagging node has not
+// seen the blocks above it, so what they mined from its mempool is still
+// there.
+func (n mempoolNode) Pending(ctx context.Context, w chains.Watched) ([]chains.Transfer, error) {
+	out, err := n.f.Pending(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	if n.race {
+		return out, nil
+	}
+	tip, err := n.Tip(ctx)
+	if err != nil {
+		return nil, err
+	}
+	chain := n.f.Chain()
+	for h := tip + 1; h < uint64(len(chain)); h++ {
+		for _, t := range chain[h].Transfers {
+			if n.broadcast[t.TxID] && w.Contains(t.Key) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out, nil
+}
+
+func hasMempool(n payment.Network) bool { return n == payment.Bitcoin || n == payment.Litecoin }
+
+// world is one worker's paywatch: one Env (one database) reused by every
+// history it runs, reset in between.
+type world struct {
+	t testing.TB
+	e *intentstest.Env
+	// ours holds every watched key by network (hex), for the chain check.
+	ours map[payment.Network]map[string]bool
+	// resetSQL empties the tables a history writes.
+	resetSQL string
+}
+
+func simConfig(c *config.Config) {
+	for _, n := range payment.Networks {
+		nc := c.Networks[string(n)]
+		nc.SafetyDepth = safetyDepth[n]
+		nc.Parallel = parallel
+		// Enough free pre-derived addresses that no history derives more:
+		// the background replenisher then never changes which address an
+		// intent gets.
+		nc.Gap = 40
+	}
+	for _, m := range payment.Methods {
+		k := confirmations[m.Method]
+		c.Methods[string(m.Method)].Confirmations = &k
+	}
+}
+
+func newWorld(t testing.TB) *world {
+	e := intentstest.New(t, intentstest.WithConfig(simConfig))
+	w := &world{t: t, e: e}
+	ctx := context.Background()
+	// The commit-time kill: a deferred constraint trigger on the cursor
+	// fails the transaction at COMMIT, after every statement of the batch
+	// ran, when the network is armed.
+	_, err := e.Store.Pool().Exec(ctx, `
+CREATE TABLE IF NOT EXISTS sim_faults (network TEXT PRIMARY KEY, batch_only BOOLEAN NOT NULL);
+CREATE OR REPLACE FUNCTION sim_fail_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM sim_faults f WHERE f.network = NEW.network AND (NOT f.batch_only OR NEW.height >= OLD.height + 2)) THEN
+        RAISE EXCEPTION '`+killMessage+`';
+    END IF;
+    RETURN NULL;
+END $$;
+DROP TRIGGER IF EXISTS sim_fail_commit ON cursors;
+CREATE CONSTRAINT TRIGGER sim_fail_commit AFTER UPDATE ON cursors DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION sim_fail_commit();`)
+	if err != nil {
+		t.Fatalf("sim trigger: %v", err)
+	}
+	e.Scanners = map[payment.Network]*chains.Scanner{}
+	return w
+}
+
+// keep are the tables a reset leaves: API keys, the derived and imported
+// addresses (freed) and their counters, the schema's bookkeeping.
+var keep = map[string]bool{"schema_migrations": true, "api_keys": true, "addresses": true, "derivation_counters": true}
+
+// reset empties every table a history writes (a fresh database but for the
+// addresses, which are freed) and sets the clock to Start.
+func (w *world) reset() error {
+	ctx := context.Background()
+	pool := w.e.Store.Pool()
+	if w.resetSQL == "" {
+		rows, err := pool.Query(ctx, `SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename`)
+		if err != nil {
+			return err
+		}
+		var b strings.Builder
+		b.WriteString("BEGIN; SET LOCAL session_replication_role = replica;")
+		for rows.Next() {
+			var s string
+			if err := rows.Scan(&s); err != nil {
+				return err
+			}
+			if !keep[s] {
+				fmt.Fprintf(&b, "DELETE FROM %q;", s)
+			}
+		}
+		rows.Close()
+		b.WriteString("UPDATE addresses SET intent_id = NULL, assigned_at = NULL WHERE intent_id IS NOT NULL; COMMIT;")
+		w.resetSQL = b.String()
+	}
+	if _, err := pool.Exec(ctx, w.resetSQL); err != nil {
+		return fmt.Errorf("reset: %w", err)
+	}
+	w.e.Clock.Set(Start)
+	if w.ours == nil {
+		w.ours = map[payment.Network]map[string]bool{}
+		rows, err := pool.Query(ctx, `SELECT network, encode(key, 'hex') FROM addresses`)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var n, k string
+			if err := rows.Scan(&n, &k); err != nil {
+				return err
+			}
+			if w.ours[payment.Network(n)] == nil {
+				w.ours[payment.Network(n)] = map[string]bool{}
+			}
+			w.ours[payment.Network(n)][k] = true
+		}
+		rows.Close()
+	}
+	return nil
+}
+
+// do sends an API request straight to the handlers and returns the status
+// and body.
+func (w *world) do(method, path, scope string, body any, headers ...string) (int, []byte) {
+	var raw []byte
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		raw = b
+	case string:
+		raw = []byte(b)
+	default:
+		raw, _ = json.Marshal(b)
+	}
+	req := httptest.NewRequest(method, path, bytes.NewReader(raw))
+	if scope != "" {
+		req.Header.Set("Authorization", "Bearer "+w.e.Keys[scope])
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	rec := httptest.NewRecorder()
+	w.e.API.ServeHTTP(rec, req)
+	return rec.Code, rec.Body.Bytes()
+}
