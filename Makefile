@@ -7,7 +7,7 @@ export GOFLAGS := -tags=gofuzz -buildvcs=false
 
 BIN := bin/paywatch
 
-.PHONY: build run test vet bench fuzz sim clean
+.PHONY: build run test vet bench bench-all fuzz sim clean
 
 build:
 	go build -o $(BIN) ./cmd/paywatch
@@ -45,7 +45,17 @@ SIMSTEPS ?= 40
 sim:
 	go test -count=1 -timeout 0 ./sim -run TestSim -duration $(DURATION) -steps $(SIMSTEPS) -all -v
 
+# bench measures the scale figures (watched-set lookups, status, intent
+# creation at 16 callers) and prints them as one table; the raw go test
+# output stays in bin/bench.out. bench-all runs every benchmark.
 bench:
+	mkdir -p bin
+	{ go test -run '^$$' -bench 'WatchSetContains' -benchmem ./chains/ && \
+	  go test -run '^$$' -bench 'BenchmarkStatus' -benchtime 100x ./api/ && \
+	  go test -run '^$$' -bench 'CreateIntent/BTC/callers=16' -benchtime 3000x ./api/; } > bin/bench.out
+	go run ./cmd/paywatch-bench < bin/bench.out
+
+bench-all:
 	go test -run '^$$' -bench . -benchmem ./...
 
 clean:

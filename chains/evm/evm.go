@@ -83,6 +83,10 @@ type Config struct {
 	Trace string
 	// HTTPClient, when set, carries the HTTP requests (timeouts, proxies).
 	HTTPClient *http.Client
+	// NotifyURL is the websocket endpoint for eth_subscribe; empty means URL
+	// itself when it is ws or wss, else URL with http(s) turned into ws(s)
+	// (geth and anvil serve both on one port).
+	NotifyURL string
 	// Log receives diagnostics; nil discards them.
 	Log *slog.Logger
 	// MaxResponseBytes bounds a response; 0 means DefaultMaxResponseBytes.
@@ -97,6 +101,7 @@ type Client struct {
 	tokens    map[common.Address]payment.Asset
 	contracts []common.Address
 	trace     bool
+	notifyURL string
 	// noBlockReceipts is set once the node answered eth_getBlockReceipts with
 	// "method not found"; receipts are then fetched per matching transaction.
 	noBlockReceipts atomic.Bool
@@ -116,7 +121,7 @@ func newClient(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.URL == "" {
 		return nil, errors.New("evm: empty node URL")
 	}
-	c := &Client{log: cfg.Log, tokens: make(map[common.Address]payment.Asset, len(cfg.Tokens))}
+	c := &Client{log: cfg.Log, tokens: make(map[common.Address]payment.Asset, len(cfg.Tokens)), notifyURL: notifyURL(cfg)}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}

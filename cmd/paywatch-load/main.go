@@ -3,21 +3,25 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/paywatch/paywatch/addresses"
+	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/devnet"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
@@ -38,8 +42,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	bin := fs.String("bin", "bin/paywatch", "the paywatch binary to start")
 	dbURL := fs.String("database", "", "PostgreSQL URL of an empty database (default: a throwaway cluster)")
 	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long")
+	setOnly := fs.Bool("set-only", false, "measure only the watched set, in this process, without a database")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *setOnly {
+		return measureSet(out, *n)
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
@@ -160,6 +168,78 @@ networks:
 	fmt.Fprintf(out, "keys %d  load %s (process start to set loaded)  rss %d MB  peak rss %d MB\n",
 		n, took.Round(time.Millisecond), rss>>10, peak>>10)
 	return nil
+}
+
+// measureSet fills a watched set with n random 22-byte scripts in this
+// process and reports its resident memory and single-goroutine lookup rate
+// (hits and misses alternating).
+func measureSet(out io.Writer, n int) error {
+	_, before, err := memory(os.Getpid())
+	if err != nil {
+		return err
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	set := chains.NewWatchSet(n)
+	key := make([]byte, 22)
+	key[1] = 0x14
+	fill := func(k []byte, i int) {
+		binary.LittleEndian.PutUint64(k[2:], r.Uint64())
+		binary.LittleEndian.PutUint64(k[10:], r.Uint64())
+		binary.LittleEndian.PutUint32(k[18:], uint32(i))
+	}
+	began := time.Now()
+	probes := make([][]byte, 0, 1<<16)
+	for i := range n {
+		fill(key, i)
+		set.Add(key)
+		if i%(n/(1<<15)+1) == 0 && len(probes) < 1<<15 {
+			probes = append(probes, append([]byte(nil), key...))
+			miss := append([]byte(nil), key...)
+			miss[21] ^= 0xff
+			probes = append(probes, miss)
+		}
+	}
+	filled := time.Since(began)
+	runtime.GC()
+	rss, _, err := memory(os.Getpid())
+	if err != nil {
+		return err
+	}
+	// On a shared machine wall time mostly measures waiting for a core; the
+	// thread's own CPU time is what one core does.
+	const lookups = 20_000_000
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cpu0, err := threadCPU()
+	if err != nil {
+		return err
+	}
+	hits := 0
+	began = time.Now()
+	for i := range lookups {
+		if set.Contains(probes[i%len(probes)]) {
+			hits++
+		}
+	}
+	took := time.Since(began)
+	cpu1, err := threadCPU()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "keys %d  filled in %s  set rss %d MB (process %d MB, %d MB before)\n",
+		set.Len(), filled.Round(time.Millisecond), (rss-before)>>10, rss>>10, before>>10)
+	fmt.Fprintf(out, "lookups (half hits): %.0f per CPU-second of one core, %.0f per wall second (%d hits of %d)\n",
+		lookups/(cpu1-cpu0).Seconds(), lookups/took.Seconds(), hits, lookups)
+	return nil
+}
+
+// threadCPU is the calling OS thread's CPU time (user and system).
+func threadCPU() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru); err != nil {
+		return 0, err
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }
 
 // gauge scrapes one sample from a Prometheus text page.

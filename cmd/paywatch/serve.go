@@ -342,6 +342,10 @@ func (d *daemon) lead(ctx context.Context, n payment.Network, src chains.Source)
 				Observe: d.metrics.observe(n)}, src, d.svc, keys, d.watch[n], d.log)
 			// Addresses handed out by another instance wake the scanner.
 			go func() { _ = keys.Listen(sctx, sc.Wake) }()
+			if nt, ok := src.(chains.Notifier); ok {
+				// Polling stays the floor; node notifications only wake it early.
+				go chains.KeepNotified(sctx, nt, sc.Wake, chains.NotifyConfig{}, log)
+			}
 			err := sc.Run(sctx)
 			cancel()
 			lease.Release()

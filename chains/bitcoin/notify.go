@@ -1,0 +1,51 @@
+package bitcoin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/paywatch/paywatch/chains"
+)
+
+var _ chains.Notifier = (*Client)(nil)
+
+// longPollMillis is how long one waitfornewblock waits before answering
+// with the unchanged tip; it stays under the HTTP client's timeout.
+const longPollMillis = 30_000
+
+// codeMethodNotFound is JSON-RPC's "Method not found" (btcd for
+// waitfornewblock).
+const codeMethodNotFound = -32601
+
+// Notify long-polls waitfornewblock (Bitcoin Core, Litecoin Core: one RPC
+// thread of the node waits) and wakes whenever the best block changes.
+// btcd has no such call: chains.ErrNotifyUnsupported, and the scanner polls.
+// New mempool transactions are not notified here: they are found by the
+// poll.
+func (c *Client) Notify(ctx context.Context, wake func()) error {
+	var last string
+	if err := c.rpc.call(ctx, "getbestblockhash", &last); err != nil {
+		return fmt.Errorf("%s: notifications: %w", c.network, err)
+	}
+	for {
+		var tip struct {
+			Hash string `json:"hash"`
+		}
+		err := c.rpc.call(ctx, "waitfornewblock", &tip, longPollMillis)
+		if ctx.Err() != nil {
+			return nil
+		}
+		var re *RPCError
+		if errors.As(err, &re) && re.Code == codeMethodNotFound {
+			return fmt.Errorf("%s: %w: %v", c.network, chains.ErrNotifyUnsupported, err)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: waitfornewblock: %w", c.network, err)
+		}
+		if tip.Hash != last {
+			last = tip.Hash
+			wake()
+		}
+	}
+}

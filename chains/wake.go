@@ -1,0 +1,74 @@
+package chains
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+)
+
+// ErrNotifyUnsupported is returned by Notifier.Notify when the node offers
+// no notifications (btcd has no waitfornewblock, an HTTP-only provider has
+// no websocket): the scanner polls, as it always does.
+var ErrNotifyUnsupported = errors.New("node offers no change notifications")
+
+// Notifier is implemented by sources whose node can say that something
+// changed (a new block, a new mempool transaction). Notify calls wake for
+// each notification until ctx ends (then it returns nil) or the subscription
+// is lost (then it returns why). A wake only makes the scanner step now: the
+// database cursor stays the only truth, so a wake never skips a height and a
+// lost one only costs a poll interval.
+type Notifier interface {
+	Notify(ctx context.Context, wake func()) error
+}
+
+// NotifyConfig paces resubscribing after a lost subscription.
+type NotifyConfig struct {
+	// MinBackoff is the first retry delay (default 1 s).
+	MinBackoff time.Duration
+	// MaxBackoff caps the retry delay (default 1 min).
+	MaxBackoff time.Duration
+}
+
+// stableFor is how long a subscription must have lived for its loss to
+// restart the backoff from MinBackoff.
+const stableFor = time.Minute
+
+// KeepNotified keeps n subscribed until ctx ends, waking on every
+// notification; a lost subscription wakes once (something may have happened
+// meanwhile) and is retried with jittered backoff while polling goes on.
+// Cancellation is a clean exit.
+func KeepNotified(ctx context.Context, n Notifier, wake func(), cfg NotifyConfig, log *slog.Logger) error {
+	if cfg.MinBackoff <= 0 {
+		cfg.MinBackoff = time.Second
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = time.Minute
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	failures := 0
+	for {
+		began := time.Now()
+		err := n.Notify(ctx, wake)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if errors.Is(err, ErrNotifyUnsupported) {
+			log.Info("node offers no notifications; polling only", "reason", RedactError(err))
+			return nil
+		}
+		if time.Since(began) > stableFor {
+			failures = 0
+		}
+		failures++
+		log.Warn("node notifications lost; polling until they are back", "err", RedactError(err), "attempt", failures)
+		wake()
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff(failures, cfg.MinBackoff, cfg.MaxBackoff)):
+		}
+	}
+}

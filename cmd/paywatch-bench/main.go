@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+)
+
+func main() {
+	if err := run(os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "paywatch-bench:", err)
+		os.Exit(1)
+	}
+}
+
+// results maps a benchmark name (without the -GOMAXPROCS suffix) to its
+// metrics by unit ("ns/op", "allocs/op", "intents/s", ...).
+type results map[string]map[string]float64
+
+func parse(r io.Reader) (results, error) {
+	out := results{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
+			continue
+		}
+		name := f[0]
+		if i := strings.LastIndexByte(name, '-'); i > 0 {
+			if _, err := strconv.Atoi(name[i+1:]); err == nil {
+				name = name[:i]
+			}
+		}
+		m := map[string]float64{}
+		for i := 2; i+1 < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				break
+			}
+			m[f[i+1]] = v
+		}
+		out[name] = m
+	}
+	return out, sc.Err()
+}
+
+type row struct{ figure, value, target, other string }
+
+func run(in io.Reader, w io.Writer) error {
+	res, err := parse(in)
+	if err != nil {
+		return err
+	}
+	get := func(name, unit string) (float64, bool) {
+		v, ok := res[name][unit]
+		return v, ok
+	}
+	perSec := func(name string) string {
+		ns, ok := get(name, "ns/op")
+		if !ok || ns == 0 {
+			return "not run"
+		}
+		return fmt.Sprintf("%.0f/s", 1e9/ns)
+	}
+	ms := func(name, unit string) string {
+		v, ok := get(name, unit)
+		if !ok {
+			return "not run"
+		}
+		if unit == "ns/op" {
+			v /= 1e6
+		}
+		return fmt.Sprintf("%.2f ms", v)
+	}
+	num := func(name, unit, format string) string {
+		v, ok := get(name, unit)
+		if !ok {
+			return "not run"
+		}
+		return fmt.Sprintf(format, v)
+	}
+	ws := "BenchmarkWatchSetContains/"
+	ci := "BenchmarkCreateIntent/BTC/callers=16"
+	rows := []row{
+		{"watched-set lookup, hit (1M keys)", perSec(ws + "hit"), ">= 5000000/s", "map: " + perSec(ws+"map-hit")},
+		{"watched-set lookup, miss (1M keys)", perSec(ws + "miss"), ">= 5000000/s", "map: " + perSec(ws+"map-miss")},
+		{"watched-set lookup allocations", num(ws+"miss", "allocs/op", "%.0f/op"), "0/op", ""},
+		{"GET /v1/status (200k addresses)", ms("BenchmarkStatus/status", "ns/op"), "<= 10 ms",
+			"one count(*): " + ms("BenchmarkStatus/count(*)-per-network", "ns/op")},
+		{"intent creation, 16 callers", num(ci, "intents/s", "%.0f/s"), ">= 2500/s", ""},
+		{"intent creation p99, 16 callers", ms(ci, "p99-ms"), "< 20 ms", "p50: " + ms(ci, "p50-ms")},
+	}
+	fmt.Fprintf(w, "| %-36s | %-14s | %-14s | %-28s |\n", "figure", "value", "target", "other side (same run)")
+	fmt.Fprintf(w, "|%s|%s|%s|%s|\n", strings.Repeat("-", 38), strings.Repeat("-", 16), strings.Repeat("-", 16), strings.Repeat("-", 30))
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %-36s | %-14s | %-14s | %-28s |\n", r.figure, r.value, r.target, r.other)
+	}
+	return nil
+}
