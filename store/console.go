@@ -84,7 +84,7 @@ func (s *Store) IntentsByIDs(ctx context.Context, ids []string) ([]Intent, error
 // classification, whose counts these are).
 func (s *Store) InboxCounts(ctx context.Context, f InboxFilter) (map[string]int64, error) {
 	rows, err := s.pool.Query(ctx, `SELECT t.classification, count(*)`+transferFrom+`
-		WHERE (t.classification <> 'settles' OR r.transfer_id IS NOT NULL)
+		WHERE `+inboxSelection(f.Status)+`
 		AND ($1 = 'all' OR ($1 = 'unresolved' AND r.transfer_id IS NULL) OR ($1 = 'resolved' AND r.transfer_id IS NOT NULL))
 		AND ($2 = '' OR t.network = $2)
 		AND ($3::timestamptz IS NULL OR t.first_seen_at >= $3) AND ($4::timestamptz IS NULL OR t.first_seen_at < $4)
@@ -108,9 +108,12 @@ func (s *Store) InboxCounts(ctx context.Context, f InboxFilter) (map[string]int6
 // EventsOfIntent returns the events about an intent or about one of the
 // given transfers, in seq order (at most limit).
 func (s *Store) EventsOfIntent(ctx context.Context, intentID string, transferIDs []string, limit int) ([]Event, error) {
+	// Two index lookups (console_events_intent, console_events_transfer)
+	// rather than one OR that the planner may turn into a scan of the feed.
 	return collectEvents(s.pool.Query(ctx, `SELECT seq, id, type, coalesce(intent_id, ''), coalesce(transfer_id, ''),
-		coalesce(account, ''), data, created_at FROM events
-		WHERE intent_id = $1 OR transfer_id = ANY($2) ORDER BY seq LIMIT $3`, intentID, transferIDs, limit))
+		coalesce(account, ''), data, created_at FROM events WHERE seq IN (
+			SELECT seq FROM events WHERE intent_id = $1 UNION SELECT seq FROM events WHERE transfer_id = ANY($2))
+		ORDER BY seq LIMIT $3`, intentID, transferIDs, limit))
 }
 
 // SearchHit is one thing a console search matched.
