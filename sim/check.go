@@ -157,7 +157,7 @@ func (r *run) load() (*state, error) {
 		i.overpaid, i.late, i.paid_at FROM intents i JOIN payables p ON p.id = i.payable_id`)
 	b.Queue(`SELECT t.id, t.network, t.txid, coalesce(t.intent_id, ''), t.status, t.classification,
 		coalesce(t.block_hash, ''), coalesce(r.action, ''), t.idx, t.block_height, t.credited, t.amount::text
-		FROM transfers t LEFT JOIN resolutions r ON r.transfer_id = t.id ORDER BY t.network, t.txid, t.idx`)
+		FROM transfers t LEFT JOIN resolutions r ON r.transfer_id = t.id AND r.voided_at IS NULL ORDER BY t.network, t.txid, t.idx`)
 	b.Queue(`SELECT id, amount_cents, kind, reference, coalesce(paid_by_intent, ''), coalesce(paid_by_entry, ''), paid_at IS NOT NULL FROM payables`)
 	b.Queue(`SELECT seq, id, account, type, coalesce(intent_id, ''), coalesce(transfer_id, ''), reference,
 		amount_cents, balance_after_cents, unrecovered_cents FROM ledger_entries ORDER BY seq`)
