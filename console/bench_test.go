@@ -42,6 +42,10 @@ func BenchmarkPages10k(b *testing.B) {
 		ins, keys = append(ins, in), append(keys, a.Key)
 	}
 	in := ins[0]
+	// Top up the look-ahead the intents used, for the unknown-address payments.
+	if err := s.Service.EnsureLookahead(ctx); err != nil {
+		b.Fatal(err)
+	}
 	var addr string
 	var key []byte
 	if err := s.Store.Pool().QueryRow(ctx, `SELECT address, key FROM addresses

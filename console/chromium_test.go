@@ -573,10 +573,10 @@ func TestChromiumInboxCountRefreshesLive(t *testing.T) {
 	open(t, ctx, s.URL+"/console/search")
 	run(t, ctx, js(`window.__marker = 1`))
 	// Nothing to review yet: the badge is hidden once the first answer is in.
-	waitFor(t, ctx, `document.body.dataset.live === "1" && document.querySelector('[data-live="inbox"]').hidden`)
+	waitFor(t, ctx, `document.body.dataset.live === "1" && getComputedStyle(document.querySelector('[data-live="inbox"]')).display === "none"`)
 	s.Pay(in, payment.Native, big.NewInt(1000), "live-partial")
 	s.Sync(payment.Bitcoin)
-	waitFor(t, ctx, `!document.querySelector('[data-live="inbox"]').hidden`)
+	waitFor(t, ctx, `getComputedStyle(document.querySelector('[data-live="inbox"]')).display !== "none"`)
 	if got := text(t, ctx, `[data-live="inbox"]`); got != "1" {
 		t.Fatalf("live inbox count %q, want 1", got)
 	}
