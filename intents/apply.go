@@ -361,16 +361,12 @@ func (s *Service) ApplyBlock(ctx context.Context, network payment.Network, b cha
 }
 
 // confirm promotes transfers that reached their confirmations.
-func (s *Service) confirm(ctx context.Context, tx *store.Tx, network string, tip, final int64, now time.Time, affected map[string]bool) error {
+func (s *Service) confirm(ctx context.Context, tx *store.Tx, network string, tip, final int64, now time.Time, m *moves) error {
 	trs, err := tx.ConfirmUpTo(ctx, network, tip, final, now)
 	if err != nil {
 		return err
 	}
-	for _, t := range trs {
-		if t.IntentID != "" {
-			affected[t.IntentID] = true
-		}
-	}
+	m.add(trs)
 	return nil
 }
 
@@ -402,11 +398,11 @@ func (s *Service) ApplyTips(ctx context.Context, network payment.Network, tips c
 		if err := tx.SetTips(ctx, n, tips.Node, tips.Final, now); err != nil {
 			return err
 		}
-		affected := map[string]bool{}
-		if err := s.confirm(ctx, tx, n, tips.Node, tips.Final, now, affected); err != nil {
+		m := newMoves()
+		if err := s.confirm(ctx, tx, n, tips.Node, tips.Final, now, m); err != nil {
 			return err
 		}
-		return s.reevaluateAll(ctx, tx, affected, now)
+		return s.settle(ctx, tx, m, now)
 	})
 }
 
@@ -424,19 +420,15 @@ func (s *Service) Rewind(ctx context.Context, network payment.Network, height in
 		if err != nil {
 			return err
 		}
-		affected := map[string]bool{}
-		for _, t := range trs {
-			if t.IntentID != "" {
-				affected[t.IntentID] = true
-			}
-		}
+		m := newMoves()
+		m.add(trs)
 		if err := tx.DeleteBlocksAbove(ctx, n, height); err != nil {
 			return err
 		}
 		if err := tx.SetCursor(ctx, n, height, hash, nil, now); err != nil {
 			return err
 		}
-		return s.reevaluateAll(ctx, tx, affected, now)
+		return s.settle(ctx, tx, m, now)
 	})
 }
 
@@ -462,7 +454,7 @@ func (s *Service) applyPending(ctx context.Context, network payment.Network, pen
 	n := string(network)
 	return s.store.InTx(ctx, func(tx *store.Tx) error {
 		now := s.now().UTC()
-		affected := map[string]bool{}
+		m := newMoves()
 		keep := make([]string, 0, len(pending))
 		for _, t := range pending {
 			keep = append(keep, t.TxID)
@@ -470,22 +462,16 @@ func (s *Service) applyPending(ctx context.Context, network payment.Network, pen
 			if err != nil {
 				return err
 			}
-			if id != "" {
-				affected[id] = true
-			}
+			m.intent(id)
 		}
 		if orphan {
 			gone, err := tx.OrphanPending(ctx, n, keep, now)
 			if err != nil {
 				return err
 			}
-			for _, t := range gone {
-				if t.IntentID != "" {
-					affected[t.IntentID] = true
-				}
-			}
+			m.add(gone)
 		}
-		return s.reevaluateAll(ctx, tx, affected, now)
+		return s.settle(ctx, tx, m, now)
 	})
 }
 

@@ -188,11 +188,11 @@ func (s *Service) recordUnexplained(ctx context.Context, n string, a openAddress
 			return fmt.Errorf("balance-check item %s:%d exists for %s (%s), not %s (%s)", rec.TxID, rec.Index,
 				stored.Address, stored.Amount, a.address, amount)
 		}
-		affected := map[string]bool{}
-		if err := s.confirm(ctx, tx, n, tips.Node, tips.Final, now, affected); err != nil {
+		m := newMoves()
+		if err := s.confirm(ctx, tx, n, tips.Node, tips.Final, now, m); err != nil {
 			return err
 		}
-		if err := s.reevaluateAll(ctx, tx, affected, now); err != nil {
+		if err := s.settle(ctx, tx, m, now); err != nil {
 			return err
 		}
 		if !inserted {

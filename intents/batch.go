@@ -46,12 +46,8 @@ func (s *Service) ApplyBlocks(ctx context.Context, network payment.Network, bs [
 			}
 			at, hash = int64(b.Height), b.Hash
 		}
-		affected := map[string]bool{}
-		for _, t := range replaced {
-			if t.IntentID != "" {
-				affected[t.IntentID] = true
-			}
-		}
+		m := newMoves()
+		m.add(replaced)
 		for _, b := range bs {
 			h := int64(b.Height)
 			seen := now
@@ -65,15 +61,13 @@ func (s *Service) ApplyBlocks(ctx context.Context, network payment.Network, bs [
 				if err != nil {
 					return fmt.Errorf("block %d: %w", b.Height, err)
 				}
-				if id != "" {
-					affected[id] = true
-				}
+				m.intent(id)
 			}
 		}
-		if err := s.confirm(ctx, tx, n, max(tips.Node, height), tips.Final, now, affected); err != nil {
+		if err := s.confirm(ctx, tx, n, max(tips.Node, height), tips.Final, now, m); err != nil {
 			return err
 		}
-		if err := s.reevaluateAll(ctx, tx, affected, now); err != nil {
+		if err := s.settle(ctx, tx, m, now); err != nil {
 			return err
 		}
 		blockAt := top.Time

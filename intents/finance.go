@@ -128,6 +128,8 @@ func split(t store.Transfer, intentAmount, otherSettled *big.Int) (settled, revi
 //     rate of the intent it went to when it is in that intent's asset, else
 //     at req.USDPerUnit, else at the current quote. Refused, like
 //     credit_intent, for a transfer that is orphaned or not confirmed yet.
+//     The credit then follows the transfer on the chain: reversed if it
+//     leaves it, credited again once it is confirmed again (followChain).
 //   - refunded records the refund transaction (refund_txid required,
 //     trimmed, with the shape of a transaction id of the transfer's network).
 //   - ignore records the decision only (dust, spam).

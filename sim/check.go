@@ -542,14 +542,56 @@ func (r *run) checkResolved(s *state) {
 			r.violate(Invariants[10], "transfer %s (tx %s) was resolved %s as %s and now %s intent %s", t.id, r.txName(t.txid), res.action, res.classBefore, t.class, t.intent)
 		}
 	}
+	// A credit_account credit stands exactly once net while its transfer is
+	// confirmed, none while it is off the chain; what its entries added to
+	// the balance is never more than the credit, and the credit while it
+	// stands (a re-credit recovers what its reversal could not take back).
+	type byTransfer struct {
+		net, added, cents int64
+		account, last     string
+	}
+	per := map[string]*byTransfer{}
+	prev := map[string]int64{}
 	for _, e := range s.entries {
-		if e.typ != "credit" || e.transfer == "" {
+		p := prev[e.account]
+		prev[e.account] = e.after
+		if e.transfer == "" {
 			continue
 		}
-		for _, t := range s.transfers {
-			if t.id == e.transfer && t.status == "orphaned" {
-				r.violate(Invariants[11], "account %s keeps credit %s for transfer %s (tx %s), which left the chain", e.account, e.id, t.id, r.txName(t.txid))
+		b := per[e.transfer]
+		if b == nil {
+			b = &byTransfer{account: e.account}
+			per[e.transfer] = b
+		}
+		switch e.typ {
+		case "credit":
+			b.net++
+			b.cents = e.cents
+		case "reversal":
+			b.net--
+		}
+		b.added += e.after - p
+		b.last = e.id
+	}
+	for _, t := range s.transfers {
+		b := per[t.id]
+		if b == nil {
+			if res, ok := r.res[t.id]; ok && res.action == intents.ActionCreditAccount && t.status == "confirmed" {
+				r.violate(Invariants[11], "transfer %s (tx %s) was credited to an account by finance but has no credit entry", t.id, r.txName(t.txid))
 			}
+			continue
+		}
+		if b.net < 0 || b.net > 1 {
+			r.violate(Invariants[11], "account %s: transfer %s (tx %s) is credited %d times net", b.account, t.id, r.txName(t.txid), b.net)
+		}
+		if t.status == "orphaned" && b.net > 0 {
+			r.violate(Invariants[11], "account %s keeps credit %s for transfer %s (tx %s), which left the chain", b.account, b.last, t.id, r.txName(t.txid))
+		}
+		if t.status == "confirmed" && b.net != 1 {
+			r.violate(Invariants[11], "account %s: transfer %s (tx %s) is confirmed again but its credit does not stand (net %d)", b.account, t.id, r.txName(t.txid), b.net)
+		}
+		if b.added < 0 || b.added > b.cents || (b.net == 1 && b.added != b.cents) {
+			r.violate(Invariants[11], "account %s: transfer %s (tx %s) credited %s USD added %s USD to the balance (net %d)", b.account, t.id, r.txName(t.txid), payment.Cents(b.cents), payment.Cents(b.added), b.net)
 		}
 	}
 }

@@ -101,3 +101,23 @@ func (t *Tx) NetIntentCredits(ctx context.Context, intentID string) (int, error)
 		FROM ledger_entries WHERE intent_id = $1`, intentID).Scan(&n)
 	return n, translate(err)
 }
+
+// NetTransferCredits returns credits minus reversals recorded for a
+// transfer (finance's credit_account, 0 or 1): such a credit stands exactly
+// once net while its transfer is on the chain.
+func (t *Tx) NetTransferCredits(ctx context.Context, transferID string) (int, error) {
+	var n int
+	err := t.tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE type = 'credit') - count(*) FILTER (WHERE type = 'reversal')
+		FROM ledger_entries WHERE transfer_id = $1`, transferID).Scan(&n)
+	return n, translate(err)
+}
+
+// TransferUnrecovered returns what the reversals of a transfer's credit
+// could not take back and no recovery has taken since, in cents.
+func (t *Tx) TransferUnrecovered(ctx context.Context, transferID string) (int64, error) {
+	var n int64
+	err := t.tx.QueryRow(ctx, `SELECT coalesce(sum(unrecovered_cents) FILTER (WHERE type = 'reversal'), 0)
+		- coalesce(sum(amount_cents) FILTER (WHERE type = 'recovery'), 0)
+		FROM ledger_entries WHERE transfer_id = $1`, transferID).Scan(&n)
+	return n, translate(err)
+}

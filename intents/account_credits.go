@@ -1,0 +1,142 @@
+package intents
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/paywatch/paywatch/store"
+)
+
+// moves collects what one chain-side transaction (blocks applied, tips,
+// a rewind, the mempool) changed: the intents to re-decide, and the
+// transfers with a credit_account decision that left the chain or got their
+// confirmations, whose credits follow them (settle). Every orphaning and
+// every confirmation goes through add.
+type moves struct {
+	intents  map[string]bool
+	credited map[string]bool
+}
+
+func newMoves() *moves {
+	return &moves{intents: map[string]bool{}, credited: map[string]bool{}}
+}
+
+// intent marks an intent to re-decide.
+func (m *moves) intent(id string) {
+	if id != "" {
+		m.intents[id] = true
+	}
+}
+
+// add notes transfers that were orphaned, re-recorded or confirmed.
+func (m *moves) add(trs []store.Transfer) {
+	for _, t := range trs {
+		m.intent(t.IntentID)
+		if t.Resolution != nil && t.Resolution.Action == ActionCreditAccount {
+			m.credited[t.ID] = true
+		}
+	}
+}
+
+// settle re-decides the affected intents, then brings the credit_account
+// credits of the moved transfers in line with the chain, in the caller's
+// transaction (events last).
+func (s *Service) settle(ctx context.Context, tx *store.Tx, m *moves, now time.Time) error {
+	if err := s.reevaluateAll(ctx, tx, m.intents, now); err != nil {
+		return err
+	}
+	ids := make([]string, 0, len(m.credited))
+	for id := range m.credited {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if err := s.followChain(ctx, tx, id, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// followChain keeps a credit_account credit standing exactly while its
+// transfer is confirmed on the chain, as a paid top-up's credit is (net per
+// transfer, so replays and rescans never double anything):
+//   - not confirmed any more (orphaned by a reorg, or moved to a block not
+//     deep enough yet) and credited net: a reversal of the credited amount,
+//     taking what the balance holds and recording the rest as unrecovered,
+//     with a ledger.reversed event;
+//   - confirmed again (re-mined) and not credited net: the credit again,
+//     then a recovery of what the reversal could not take back (the
+//     balance had been spent), with ledger.credited and ledger.recovered.
+//
+// The decision stays credit_account: it is finance's, the ledger shows what
+// the chain did to it.
+func (s *Service) followChain(ctx context.Context, tx *store.Tx, id string, now time.Time) error {
+	t, err := tx.GetTransfer(ctx, id)
+	if err != nil {
+		return err
+	}
+	r := t.Resolution
+	if r == nil || r.Action != ActionCreditAccount || r.Account == "" || r.AmountCents == nil {
+		return nil
+	}
+	n, err := tx.NetTransferCredits(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	entry := store.LedgerEntry{Account: r.Account, AmountCents: *r.AmountCents, Reference: "transfer:" + t.ID, TransferID: t.ID}
+	var out []store.LedgerEntry
+	switch {
+	case t.Status != "confirmed" && n > 0:
+		entry.Type = "reversal"
+		e, err := tx.AppendLedger(ctx, entry, now)
+		if err != nil {
+			return err
+		}
+		out = append(out, e)
+		s.log.Error("account credit reversed: its transfer left the chain", "account", r.Account, "transfer", t.ID,
+			"network", t.Network, "status", t.Status, "unrecovered_cents", e.UnrecoveredCents)
+	case t.Status == "confirmed" && n <= 0:
+		entry.Type = "credit"
+		e, err := tx.AppendLedger(ctx, entry, now)
+		if err != nil {
+			return err
+		}
+		out = append(out, e)
+		owed, err := tx.TransferUnrecovered(ctx, t.ID)
+		if err != nil {
+			return err
+		}
+		if owed > 0 {
+			entry.Type, entry.AmountCents = "recovery", owed
+			rec, err := tx.AppendLedger(ctx, entry, now)
+			if err != nil {
+				return err
+			}
+			if rec.ID != "" {
+				out = append(out, rec)
+			}
+		}
+		s.log.Warn("account credit stands again: its transfer is back on the chain", "account", r.Account,
+			"transfer", t.ID, "network", t.Network, "owed_cents", owed)
+	}
+	for _, e := range out {
+		if _, err := tx.AppendEvent(ctx, ledgerEventType(e), "", t.ID, e.Account, LedgerViewOf(e), now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ledgerEventType names the event of a ledger entry written by the chain
+// side (credit, reversal, recovery).
+func ledgerEventType(e store.LedgerEntry) string {
+	switch e.Type {
+	case "reversal":
+		return "ledger.reversed"
+	case "recovery":
+		return "ledger.recovered"
+	}
+	return "ledger.credited"
+}
