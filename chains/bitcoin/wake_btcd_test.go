@@ -40,8 +40,10 @@ func TestBtcdWebsocketWakeFindsPaymentsAcrossLostConnections(t *testing.T) {
 	// after a loss.
 	notes := make(chan struct{}, 1000)
 	var subscriptions atomic.Int64
+	attempts := make(chan struct{}, 1000) // one per Notify call
 	n := notifierFunc(func(ctx context.Context, wake func()) error {
 		subscriptions.Add(1)
+		attempts <- struct{}{}
 		return src.Notify(ctx, func() { notes <- struct{}{}; wake() })
 	})
 	done := make(chan error, 2)
@@ -62,9 +64,12 @@ func TestBtcdWebsocketWakeFindsPaymentsAcrossLostConnections(t *testing.T) {
 	}
 
 	// subscribed mines until a notification arrives (the subscription is
-	// up) and waits for the scanner, woken by it, to reach the tip.
+	// up; notes left from an earlier one are dropped first) and waits for the scanner, woken by it, to reach the tip.
 	subscribed := func() {
 		t.Helper()
+		for len(notes) > 0 { // those of an earlier subscription
+			<-notes
+		}
 		for noted := false; !noted; {
 			s.node.Mine(t, 1)
 			select {
@@ -92,7 +97,7 @@ func TestBtcdWebsocketWakeFindsPaymentsAcrossLostConnections(t *testing.T) {
 	proxy.Cut()
 	for subscriptions.Load() < before+2 { // at least one failed attempt while cut
 		select {
-		case <-steps:
+		case <-attempts:
 		case <-time.After(30 * time.Second):
 			t.Fatalf("no resubscription attempt after the cut (%d subscriptions)", subscriptions.Load())
 		}
