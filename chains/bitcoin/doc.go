@@ -25,4 +25,7 @@
 //   - Pending fetches and decodes each mempool transaction once and forgets
 //     it when it leaves the mempool.
 //   - FinalizedHeight is always 0: proof of work has no finality.
+//   - Notify wakes the scanner: waitfornewblock long-polls on Bitcoin Core
+//     and Litecoin Core; on btcd (which lacks it) the websocket at /ws
+//     with notifyblocks and notifynewtransactions (notify_ws.go).
 package bitcoin

@@ -18,11 +18,12 @@ const longPollMillis = 30_000
 // waitfornewblock).
 const codeMethodNotFound = -32601
 
-// Notify long-polls waitfornewblock (Bitcoin Core, Litecoin Core: one RPC
-// thread of the node waits) and wakes whenever the best block changes.
-// btcd has no such call: chains.ErrNotifyUnsupported, and the scanner polls.
-// New mempool transactions are not notified here: they are found by the
-// poll.
+// Notify wakes on the node's changes. Bitcoin Core and Litecoin Core are
+// long-polled with waitfornewblock (one RPC thread of the node waits) and
+// wake whenever the best block changes; their new mempool transactions are
+// found by the poll. btcd, which answers waitfornewblock with "Method not
+// found", is subscribed on its websocket to new blocks and new mempool
+// transactions (notifyWebsocket).
 func (c *Client) Notify(ctx context.Context, wake func()) error {
 	var last string
 	if err := c.rpc.call(ctx, "getbestblockhash", &last); err != nil {
@@ -38,7 +39,7 @@ func (c *Client) Notify(ctx context.Context, wake func()) error {
 		}
 		var re *RPCError
 		if errors.As(err, &re) && re.Code == codeMethodNotFound {
-			return fmt.Errorf("%s: %w: %v", c.network, chains.ErrNotifyUnsupported, err)
+			return c.notifyWebsocket(ctx, func(string) { wake() })
 		}
 		if err != nil {
 			return fmt.Errorf("%s: waitfornewblock: %w", c.network, err)

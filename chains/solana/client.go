@@ -41,6 +41,9 @@ type Config struct {
 	Mode string
 	// AddressModeMax is ModeAuto's threshold (0 means DefaultAddressModeMax).
 	AddressModeMax int
+	// NotifyURL is the pubsub websocket for slotSubscribe; empty means URL
+	// with ws/wss for http/https (see Notify).
+	NotifyURL string
 	// HTTPClient sends the requests (nil: a client with a 60 s timeout).
 	HTTPClient *http.Client
 	// Log receives debug lines (nil: discarded).
@@ -49,10 +52,11 @@ type Config struct {
 
 // Client is a watch-only Solana source reading finalized slots.
 type Client struct {
-	rpc     *rpc.Client
-	mode    string
-	addrMax int
-	log     *slog.Logger
+	rpc       *rpc.Client
+	notifyURL string
+	mode      string
+	addrMax   int
+	log       *slog.Logger
 }
 
 var _ chains.Source = (*Client)(nil)
@@ -86,7 +90,7 @@ func New(cfg Config) (*Client, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	transport := jsonrpc.NewClientWithOpts(cfg.URL, &jsonrpc.RPCClientOpts{HTTPClient: hc})
-	return &Client{rpc: rpc.NewWithCustomRPCClient(transport), mode: mode, addrMax: addrMax, log: log}, nil
+	return &Client{rpc: rpc.NewWithCustomRPCClient(transport), notifyURL: notifyURL(cfg), mode: mode, addrMax: addrMax, log: log}, nil
 }
 
 // Mode returns the mode that applies to a watched set of the given size:

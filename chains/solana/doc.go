@@ -55,4 +55,8 @@
 // as sub-slices of the body and decodes to 32 bytes only the accounts whose
 // balance rose. Tests check it against an encoding/json oracle
 // (FuzzDecoderAgreement).
+//
+// Notify (notify.go) wakes the scanner from slotSubscribe on the pubsub
+// websocket (Config.NotifyURL, else the RPC URL as ws/wss) whenever the
+// notified root advances; polling stays the floor.
 package solana

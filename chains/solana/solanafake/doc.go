@@ -32,7 +32,12 @@
 //     -32007/-32009 for a block that exists), clamps its end to the tip,
 //     answers [] for end < start and
 //     -32602 "Slot range too large; max 500000"; getSignaturesForAddress
-//     validates limit 1..1000 and pages newest first with before/until.
+//     validates limit 1..1000 and pages newest first with before/until;
+//   - a websocket upgrade on the same URL is agave's pubsub service (ws.go):
+//     slotSubscribe answers the subscription id (from 0) and every produced
+//     slot (none for a skipped one) is a slotNotification
+//     {"parent","root","slot"} with root == slot; slotUnsubscribe; other
+//     methods are -32601. DropSubscriptions closes every connection.
 //
 // Deliberate simplifications: every slot is finalized as soon as it is
 // produced (confirmed == finalized == tip); signatures are not real ed25519

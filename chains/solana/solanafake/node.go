@@ -60,6 +60,10 @@ type Node struct {
 	// after a ledger jump, a gap in long-term storage) while getBlocks
 	// still lists them.
 	lost map[uint64]int
+	// ws are the open websocket connections (ws.go); nextSub numbers
+	// their subscriptions from 0, like agave.
+	ws      map[*wsConn]bool
+	nextSub uint64
 }
 
 // pending is a payment waiting for the next mined block.
@@ -183,6 +187,7 @@ func (n *Node) newBlock(slot uint64) *block {
 	}
 	n.blocks[slot] = b
 	n.last = b
+	n.notifySlot(parent.slot, slot)
 	return b
 }
 

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gorilla/websocket"
 	"github.com/mr-tron/base58"
 )
 
@@ -70,6 +71,10 @@ var nullID = json.RawMessage("null")
 // ServeHTTP answers JSON-RPC 2.0 POST requests, single or batched, like
 // agave's HTTP RPC service.
 func (n *Node) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if websocket.IsWebSocketUpgrade(r) {
+		n.serveWS(w, r)
+		return
+	}
 	if r.Method != http.MethodPost {
 		http.Error(w, "Used HTTP Method is not allowed. POST or OPTIONS is required", http.StatusMethodNotAllowed)
 		return

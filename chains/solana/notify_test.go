@@ -1,0 +1,129 @@
+package solana_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/chains/solana"
+	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/payment"
+)
+
+// notifierFunc adapts a function to chains.Notifier.
+type notifierFunc func(ctx context.Context, wake func()) error
+
+func (f notifierFunc) Notify(ctx context.Context, wake func()) error { return f(ctx, wake) }
+
+// TestNotifyWakesOnSlotsAndResubscribes runs the scanner with a poll
+// interval of an hour beside chains.KeepNotified on the fake's slotSubscribe:
+// only a wake can make it see a new slot. A payment is found; then the node
+// drops every websocket, KeepNotified subscribes again and a second payment
+// is found too.
+func TestNotifyWakesOnSlotsAndResubscribes(t *testing.T) {
+	s := newSolScan(t, solana.ModeBlock)
+	s.sync()
+	ctx, cancel := context.WithCancel(context.Background())
+	nc := s.Config.Networks[string(payment.Solana)]
+	steps := make(chan error, 1000)
+	sc := chains.NewScanner(chains.ScannerConfig{Network: payment.Solana, PollInterval: time.Hour, MaxBackoff: 200 * time.Millisecond,
+		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, Observe: func(err error) { steps <- err }},
+		s.src, s.Service, &intents.Keys{Store: s.Store}, s.Watch[payment.Solana], nil)
+	notes := make(chan struct{}, 1000) // the node's notifications, not KeepNotified's wake after a loss
+	var subscriptions atomic.Int64
+	attempts := make(chan struct{}, 1000) // one per Notify call
+	n := notifierFunc(func(ctx context.Context, wake func()) error {
+		subscriptions.Add(1)
+		attempts <- struct{}{}
+		return s.src.Notify(ctx, func() { notes <- struct{}{}; wake() })
+	})
+	done := make(chan error, 2)
+	go func() { done <- sc.Run(ctx) }()
+	go func() {
+		done <- chains.KeepNotified(ctx, n, sc.Wake, chains.NotifyConfig{MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}, nil)
+	}()
+	defer func() {
+		cancel()
+		for i := 0; i < 2; i++ {
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	if err := <-steps; err != nil { // the first step; then it waits an hour
+		t.Fatal(err)
+	}
+	waitScanned := func(what string, ok func() bool) {
+		t.Helper()
+		timeout := time.After(time.Minute)
+		for !ok() {
+			select {
+			case <-steps:
+			case <-timeout:
+				t.Fatalf("%s: not reached with the scanner woken only by notifications (cursor %d, tip %d)", what, s.cursor().Height, s.node.Tip())
+			}
+		}
+	}
+	// subscribed produces slots until a notification arrives (after
+	// dropping those of an earlier subscription).
+	subscribed := func() {
+		t.Helper()
+		for len(notes) > 0 {
+			<-notes
+		}
+		for noted := false; !noted; {
+			s.mine(1)
+			select {
+			case <-notes:
+				noted = true
+			case <-time.After(2 * time.Second):
+			}
+		}
+		waitScanned("caught up", func() bool { return uint64(s.cursor().Height) == s.node.Tip() })
+	}
+	paidAndSeen := func(ref, usd string) {
+		t.Helper()
+		v := s.CreateIntent("order", ref, "", usd, "SOL")
+		sig := s.pay(v, lamports(v))
+		s.mine(1)
+		waitScanned(ref, func() bool { return s.Intent(v.ID).Status == "paid" })
+		if got := s.Intent(v.ID); len(got.Transfers) != 1 || got.Transfers[0].TxID != sig {
+			t.Fatalf("%s: %+v, want the payment %s", ref, got.Transfers, sig)
+		}
+	}
+
+	subscribed()
+	paidAndSeen("SOL-WAKE-1", "10.00")
+	before := subscriptions.Load()
+	s.node.DropSubscriptions()
+	for subscriptions.Load() <= before { // the old Notify has returned
+		select {
+		case <-attempts:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("not resubscribed after the drop (%d subscriptions)", subscriptions.Load())
+		}
+	}
+	subscribed()
+	paidAndSeen("SOL-WAKE-2", "11.00")
+}
+
+// TestNotifyWithoutPubsubIsUnsupported: an HTTP-only endpoint refusing the
+// websocket upgrade (404) is ErrNotifyUnsupported, so KeepNotified stops and
+// the scanner polls.
+func TestNotifyWithoutPubsubIsUnsupported(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(srv.Close)
+	c, err := solana.New(solana.Config{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.Notify(context.Background(), func() { t.Error("woken") })
+	if !errors.Is(err, chains.ErrNotifyUnsupported) {
+		t.Fatalf("Notify = %v, want ErrNotifyUnsupported", err)
+	}
+}
