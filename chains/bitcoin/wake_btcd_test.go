@@ -64,7 +64,8 @@ func TestBtcdWebsocketWakeFindsPaymentsAcrossLostConnections(t *testing.T) {
 	}
 
 	// subscribed mines until a notification arrives (the subscription is
-	// up; notes left from an earlier one are dropped first) and waits for the scanner, woken by it, to reach the tip.
+	// up; notes left from an earlier one are dropped first) and waits for
+	// the scanner, woken by it, to reach the tip.
 	subscribed := func() {
 		t.Helper()
 		for len(notes) > 0 { // those of an earlier subscription
