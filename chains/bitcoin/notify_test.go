@@ -44,7 +44,10 @@ func TestNotifyBtcdWakesOnBlocksAndTransactions(t *testing.T) {
 	go func() { done <- c.src.notifyWebsocket(ctx, func(m string) { notes <- m }) }()
 	waitNote := func(want string, poke func()) {
 		t.Helper()
-		for {
+		for tries := 0; ; tries++ {
+			if tries == 30 {
+				t.Fatalf("no %s after 30 tries", want)
+			}
 			poke() // again: the subscription may not be up yet
 			deadline := time.After(2 * time.Second)
 		wait:

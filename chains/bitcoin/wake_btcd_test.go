@@ -71,7 +71,10 @@ func TestBtcdWebsocketWakeFindsPaymentsAcrossLostConnections(t *testing.T) {
 		for len(notes) > 0 { // those of an earlier subscription
 			<-notes
 		}
-		for noted := false; !noted; {
+		for tries, noted := 0, false; !noted; tries++ {
+			if tries == 30 {
+				t.Fatal("30 new blocks and no notification: not subscribed")
+			}
 			s.node.Mine(t, 1)
 			select {
 			case <-notes:

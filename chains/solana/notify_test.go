@@ -76,7 +76,10 @@ func TestNotifyWakesOnSlotsAndResubscribes(t *testing.T) {
 		for len(notes) > 0 {
 			<-notes
 		}
-		for noted := false; !noted; {
+		for tries, noted := 0, false; !noted; tries++ {
+			if tries == 30 {
+				t.Fatal("30 new blocks and no notification: not subscribed")
+			}
 			s.mine(1)
 			select {
 			case <-notes:
