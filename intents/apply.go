@@ -40,7 +40,47 @@ func (s *Service) reevaluate(ctx context.Context, tx *store.Tx, id string, now t
 }
 
 // reevaluateLocked applies the matcher with the payable already locked.
+// When the decision changes whether the payable is paid, the payable's
+// other intents are decided again in the same transaction, so that what
+// their transfers mean follows at once (a partial payment of another intent
+// becomes a duplicate of a paid payable, for finance; a reverted payer lets
+// them count again), not only when something next touches them.
 func (s *Service) reevaluateLocked(ctx context.Context, tx *store.Tx, p store.Payable, id string, now time.Time) error {
+	return s.decide(ctx, tx, p, id, now, 0)
+}
+
+// maxSiblingDepth bounds how often a change of a payable's paid state may
+// re-decide its intents within one decision. One level settles it (the
+// payer is decided first); the bound only guards against a cycle.
+const maxSiblingDepth = 2
+
+// redecideSiblings decides the payable's intents other than except again,
+// re-reading the payable (locked by the caller) for its new paid state.
+func (s *Service) redecideSiblings(ctx context.Context, tx *store.Tx, payableID int64, except string, now time.Time, depth int) error {
+	if depth >= maxSiblingDepth {
+		return nil
+	}
+	ids, err := tx.IntentIDsOfPayable(ctx, payableID)
+	if err != nil {
+		return err
+	}
+	for _, sib := range ids {
+		if sib == except {
+			continue
+		}
+		p, err := tx.PayableForUpdate(ctx, payableID)
+		if err != nil {
+			return err
+		}
+		if err := s.decide(ctx, tx, p, sib, now, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decide is reevaluateLocked at a sibling depth.
+func (s *Service) decide(ctx context.Context, tx *store.Tx, p store.Payable, id string, now time.Time, depth int) error {
 	in, err := tx.IntentForUpdate(ctx, id)
 	if err != nil {
 		return err
@@ -148,6 +188,12 @@ func (s *Service) reevaluateLocked(ctx context.Context, tx *store.Tx, p store.Pa
 			}
 		}
 		s.log.Error("paid intent reverted by a reorg", "intent", id, "network", in.Network, "reference", p.Reference)
+	}
+
+	if isPaid != wasPaid {
+		if err := s.redecideSiblings(ctx, tx, p.ID, id, now, depth); err != nil {
+			return err
+		}
 	}
 
 	// Events last: they take the event lock, held until commit.

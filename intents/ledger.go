@@ -132,6 +132,11 @@ func (s *Service) Debit(ctx context.Context, account string, req DebitRequest, i
 		if err := tx.SetPayablePaidByEntry(ctx, p.ID, e.ID, now); err != nil {
 			return 0, nil, err
 		}
+		// The order's intents now see it paid elsewhere: what they received
+		// becomes a duplicate for finance at once.
+		if err := s.redecideSiblings(ctx, tx, p.ID, "", now, 0); err != nil {
+			return 0, nil, err
+		}
 		view := LedgerViewOf(e)
 		if _, err := tx.AppendEvent(ctx, "ledger.debited", "", "", account, view, now); err != nil {
 			return 0, nil, err

@@ -689,3 +689,44 @@ func TestPartialPaymentInProgressIsNotResolvable(t *testing.T) {
 		t.Fatalf("refund once underpaid: %d %s", status, body)
 	}
 }
+
+// Found by the simulator (seed 1360, "a full rescan reproduces the same
+// state"): when a payable becomes paid, its other intents are decided again
+// in the same transaction. Half a payment to the BTC intent is a partial
+// while the order waits; once the LTC intent pays the order it is a
+// duplicate of a paid payable, in the finance inbox at once, not only when
+// something next touches the BTC intent (which a rescan would do, giving a
+// different answer for the same chain).
+func TestPartialOfAnotherIntentBecomesADuplicateWhenThePayableIsPaid(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin, payment.Litecoin))
+	btc, ltc := payment.Bitcoin, payment.Litecoin
+	x := e.CreateIntent("topup", "TOP-SIB", "cust-sib", "100.00", "BTC")
+	y := e.CreateIntent("topup", "TOP-SIB", "cust-sib", "100.00", "LTC")
+	half := new(big.Int).Quo(intentstest.Units(x.AmountBaseUnits), big.NewInt(2))
+	e.Pay(x, payment.Native, half, "sib-btc")
+	e.Chains[btc].Mine(2)
+	e.Sync(btc)
+	if got := e.Intent(x.ID); got.Status != "detected" || got.Transfers[0].Classification != "partial" {
+		t.Fatalf("BTC intent before: %s %+v", got.Status, got.Transfers)
+	}
+	e.Pay(y, payment.Native, intentstest.Units(y.AmountBaseUnits), "sib-ltc")
+	e.Chains[ltc].Mine(5)
+	e.Sync(ltc) // only Litecoin is scanned: nothing touches the BTC intent itself
+	if got := e.Intent(y.ID); got.Status != "paid" {
+		t.Fatalf("LTC intent: %s", got.Status)
+	}
+	got := e.Intent(x.ID)
+	if got.Transfers[0].Classification != "duplicate" {
+		t.Fatalf("BTC intent after the payable was paid: %s %+v, want its transfer a duplicate", got.Status, got.Transfers)
+	}
+	if ev := eventTypes(t, e, x.ID); !contains(ev, "transfer.unmatched") || contains(ev, "intent.awaiting_payment") {
+		t.Fatalf("BTC intent events %v: want the duplicate announced to finance", ev)
+	}
+	// Scanning Bitcoin again changes nothing: the answer no longer depends
+	// on which chain was read last.
+	e.Chains[btc].Mine(1)
+	e.Sync(btc)
+	if again := e.Intent(x.ID); again.Status != got.Status || again.Transfers[0].Classification != "duplicate" {
+		t.Fatalf("after a Bitcoin scan: %s %+v, want %s duplicate", again.Status, again.Transfers, got.Status)
+	}
+}

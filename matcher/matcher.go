@@ -201,6 +201,8 @@ type scratch struct {
 //     incomplete it is walked out again and stays Partial, counting for
 //     nothing.
 //  5. Amount zero or below DustMin: Dust.
+//     Already Duplicate while the payable is paid by other means: Duplicate
+//     (a voided credit keeps the class it was given, whatever its timing).
 //  6. First seen after the deadline: Late (first seen exactly at the
 //     deadline counts).
 //  7. Intent superseded, or already classified Late: Late.
@@ -414,6 +416,11 @@ func classify(in *Intent, t *Transfer, dustMin *big.Int) Classification {
 		return Duplicate
 	case t.Amount.Sign() == 0 || t.Amount.Cmp(dustMin) < 0:
 		return Dust
+	case t.Previous == Duplicate && in.PayablePaidElsewhere:
+		// A duplicate of a payable paid by other means stays one while it
+		// is paid so: a voided credit (rule 3) keeps the class it was given
+		// when the credit was voided, however often it is decided again.
+		return Duplicate
 	case t.FirstSeen.After(in.Deadline):
 		return Late
 	case in.Status == StatusSuperseded || t.Previous == Late:
