@@ -126,10 +126,16 @@ var reconRowsAsOfSQL = `SELECT t.id, t.network, t.txid, t.idx, t.asset, t.addres
 	r.action, r.note, r.actor, r.intent_id, r.account, r.amount_cents, r.refund_txid, r.created_at,
 	coalesce(i.method, ''), coalesce(i.amount, 0)::text, coalesce(i.rate::text, ''), coalesce(ih.status, i.status, ''),
 	coalesce(p.kind, ''), coalesce(p.reference, ''), coalesce(p.account, ''),
+	-- What the intent's other settling transfers paid matters only to an
+	-- overpaid row (its settled part); the candidates are found through the
+	-- intent_id indexes, never by scanning every transfer per row.
+	CASE WHEN h.classification = 'overpaid' AND h.intent_id IS NOT NULL THEN
 	coalesce((SELECT sum(o.amount) FROM transfers o CROSS JOIN LATERAL (` + transferAsOf("o") + `) os
-		WHERE (o.intent_id = h.intent_id OR o.id IN (SELECT x.transfer_id FROM transfer_history x WHERE x.intent_id = h.intent_id))
+		WHERE o.id IN (SELECT c.id FROM transfers c WHERE c.intent_id = h.intent_id
+			UNION SELECT x.transfer_id FROM transfer_history x WHERE x.intent_id = h.intent_id)
 		AND o.id <> t.id AND o.created_at <= $3
-		AND os.intent_id = h.intent_id AND os.classification = 'settles' AND os.status <> 'orphaned'), 0)::text,
+		AND os.intent_id = h.intent_id AND os.classification = 'settles' AND os.status <> 'orphaned'), 0)
+	ELSE 0 END::text,
 	coalesce((SELECT n.node_height FROM node_heights n WHERE n.network = t.network AND n.recorded_at <= $3
 		ORDER BY n.recorded_at DESC, n.seq DESC LIMIT 1), 0)
 	FROM transfers t
