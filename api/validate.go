@@ -322,11 +322,24 @@ func checkBody(body []byte) error {
 	}
 }
 
-func checkBodyString(field, v string) error {
-	rule, ok := bodyFields[field]
-	if !ok {
-		rule = bodyField{max: maxText}
+// ruleFor returns the rule of a JSON field. encoding/json matches keys to
+// fields without regard to case ("Amount_usd" fills amount_usd), so the
+// rules are found the same way: a key spelled otherwise gets its field's
+// rule, not the default.
+func ruleFor(field string) bodyField {
+	if rule, ok := bodyFields[field]; ok {
+		return rule
 	}
+	for name, rule := range bodyFields {
+		if strings.EqualFold(name, field) {
+			return rule
+		}
+	}
+	return bodyField{max: maxText}
+}
+
+func checkBodyString(field, v string) error {
+	rule := ruleFor(field)
 	if rule.trimmed {
 		v = strings.TrimSpace(v)
 	}
