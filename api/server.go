@@ -199,8 +199,9 @@ func writeRaw(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write([]byte("\n"))
 }
 
-// statusOf maps a service error kind to its HTTP status.
-func statusOf(k intents.Kind) int {
+// StatusOf maps a service error kind to its HTTP status. The console
+// answers with the same statuses, through this function.
+func StatusOf(k intents.Kind) int {
 	switch k {
 	case intents.InvalidRequest, intents.InvalidAmount, intents.UnknownMethod, intents.MethodDisabled:
 		return http.StatusBadRequest
@@ -218,7 +219,7 @@ func statusOf(k intents.Kind) int {
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var e *intents.Error
 	if errors.As(err, &e) {
-		writeError(w, statusOf(e.Kind), string(e.Kind), e.Message)
+		writeError(w, StatusOf(e.Kind), string(e.Kind), e.Message)
 		return
 	}
 	if errors.Is(err, r.Context().Err()) && r.Context().Err() != nil {

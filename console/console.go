@@ -19,16 +19,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/paywatch/paywatch/api"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/store"
 )
 
-// Scopes of API keys, as the API names them.
+// Scopes of API keys: the API's.
 const (
-	ScopeStorefront = "storefront"
-	ScopeFinance    = "finance"
-	ScopeOperator   = "operator"
+	ScopeStorefront = api.ScopeStorefront
+	ScopeFinance    = api.ScopeFinance
+	ScopeOperator   = api.ScopeOperator
 )
 
 // SessionCookie is the name of the console's session cookie.
@@ -473,23 +474,9 @@ func (c *Console) internal(w http.ResponseWriter, r *http.Request, err error) {
 func (c *Console) fail(w http.ResponseWriter, r *http.Request, s *session, err error) {
 	var e *intents.Error
 	if errors.As(err, &e) {
-		c.render(w, r, StatusOf(e.Kind), "error", s, "Refused", errorData{Message: e.Message})
+		c.render(w, r, api.StatusOf(e.Kind), "error", s, "Refused", errorData{Message: e.Message})
 		return
 	}
 	c.internal(w, r, err)
 }
 
-// StatusOf maps a service error kind to its HTTP status, as the API does.
-func StatusOf(k intents.Kind) int {
-	switch k {
-	case intents.InvalidRequest, intents.InvalidAmount, intents.UnknownMethod, intents.MethodDisabled:
-		return http.StatusBadRequest
-	case intents.NotFound:
-		return http.StatusNotFound
-	case intents.Conflict, intents.AlreadyPaid, intents.InsufficientFunds, intents.IdempotencyMismatch:
-		return http.StatusConflict
-	case intents.RateUnavailable, intents.ChainUnavailable, intents.AddressPoolEmpty:
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
-}

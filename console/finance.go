@@ -3,6 +3,7 @@ package console
 import (
 	"encoding/json"
 	"errors"
+	"github.com/paywatch/paywatch/api"
 	"math/big"
 	"net/http"
 	"net/url"
@@ -267,7 +268,7 @@ func (c *Console) resolve(w http.ResponseWriter, r *http.Request, s *session) {
 	_, _, err := c.svc.Resolve(r.Context(), r.PathValue("id"), req, s.key.Name, nil)
 	var e *intents.Error
 	if errors.As(err, &e) {
-		c.renderTransfer(w, r, s, StatusOf(e.Kind), form, e.Message)
+		c.renderTransfer(w, r, s, api.StatusOf(e.Kind), form, e.Message)
 		return
 	}
 	if err != nil {
