@@ -95,8 +95,11 @@ func (s *Service) followChain(ctx context.Context, tx *store.Tx, id string, now 
 			return err
 		}
 		out = append(out, e)
-		s.log.Error("account credit reversed: its transfer left the chain", "account", r.Account, "transfer", t.ID,
-			"network", t.Network, "status", t.Status, "unrecovered_cents", e.UnrecoveredCents)
+		// Logged once it is written: the transaction may be retried.
+		tx.AfterCommit(func() {
+			s.log.Error("account credit reversed: its transfer left the chain", "account", r.Account, "transfer", t.ID,
+				"network", t.Network, "status", t.Status, "unrecovered_cents", e.UnrecoveredCents)
+		})
 	case t.Status == "confirmed" && n <= 0:
 		entry.Type = "credit"
 		e, err := tx.AppendLedger(ctx, entry, now)
@@ -118,8 +121,10 @@ func (s *Service) followChain(ctx context.Context, tx *store.Tx, id string, now 
 				out = append(out, rec)
 			}
 		}
-		s.log.Warn("account credit stands again: its transfer is back on the chain", "account", r.Account,
-			"transfer", t.ID, "network", t.Network, "owed_cents", owed)
+		tx.AfterCommit(func() {
+			s.log.Warn("account credit stands again: its transfer is back on the chain", "account", r.Account,
+				"transfer", t.ID, "network", t.Network, "owed_cents", owed)
+		})
 	}
 	for _, e := range out {
 		if _, err := tx.AppendEvent(ctx, ledgerEventType(e), "", t.ID, e.Account, LedgerViewOf(e), now); err != nil {

@@ -231,14 +231,7 @@ func (s *Service) decide(ctx context.Context, tx *store.Tx, p store.Payable, id 
 		}
 	}
 	for _, e := range ledger {
-		typ := "ledger.credited"
-		switch e.Type {
-		case "reversal":
-			typ = "ledger.reversed"
-		case "recovery":
-			typ = "ledger.recovered"
-		}
-		if _, err := tx.AppendEvent(ctx, typ, id, "", e.Account, LedgerViewOf(e), now); err != nil {
+		if _, err := tx.AppendEvent(ctx, ledgerEventType(e), id, "", e.Account, LedgerViewOf(e), now); err != nil {
 			return err
 		}
 	}
