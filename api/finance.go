@@ -55,12 +55,12 @@ func (s *Server) resolveTransfer(w http.ResponseWriter, r *http.Request, key sto
 	if !ok {
 		return
 	}
-	status, body, err := s.svc.Resolve(r.Context(), r.PathValue("id"), req, key.Name, claim)
+	res, err := s.svc.Resolve(r.Context(), r.PathValue("id"), req, key.Name, claim)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	writeRaw(w, status, body)
+	writeResult(w, res)
 }
 
 // reconciliation serves the report as JSON (rows and totals) or CSV (one

@@ -81,12 +81,12 @@ func (s *Server) createIntent(w http.ResponseWriter, r *http.Request, key store.
 	if !ok {
 		return
 	}
-	status, body, err := s.svc.Create(r.Context(), req, claim)
+	res, err := s.svc.Create(r.Context(), req, claim)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	writeRaw(w, status, body)
+	writeResult(w, res)
 }
 
 func (s *Server) getIntent(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
@@ -137,12 +137,12 @@ func (s *Server) renewIntent(w http.ResponseWriter, r *http.Request, key store.A
 		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
 		return
 	}
-	status, body, err := s.svc.Renew(r.Context(), r.PathValue("id"), claim)
+	res, err := s.svc.Renew(r.Context(), r.PathValue("id"), claim)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	writeRaw(w, status, body)
+	writeResult(w, res)
 }
 
 // PayableView is GET /v1/payables/{kind}/{reference}.

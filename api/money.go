@@ -73,10 +73,10 @@ func (s *Server) postDebit(w http.ResponseWriter, r *http.Request, key store.API
 	if !ok {
 		return
 	}
-	status, body, err := s.svc.Debit(r.Context(), r.PathValue("account"), req, claim)
+	res, err := s.svc.Debit(r.Context(), r.PathValue("account"), req, claim)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	writeRaw(w, status, body)
+	writeResult(w, res)
 }

@@ -199,6 +199,26 @@ func writeRaw(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write([]byte("\n"))
 }
 
+// writeResult answers a command's result: its view with the outcome's
+// status, or, for a replayed Idempotency-Key, the stored view byte for byte.
+func writeResult[V any](w http.ResponseWriter, res intents.Result[V]) {
+	status := StatusOfOutcome(res.Outcome)
+	if res.Replayed() {
+		writeRaw(w, status, res.Stored)
+		return
+	}
+	writeJSON(w, status, res.View)
+}
+
+// StatusOfOutcome maps what a command did to its HTTP status: 201 when it
+// created something, 200 otherwise.
+func StatusOfOutcome(o intents.Outcome) int {
+	if o == intents.Created {
+		return http.StatusCreated
+	}
+	return http.StatusOK
+}
+
 // StatusOf maps a service error kind to its HTTP status. The console
 // answers with the same statuses, through this function.
 func StatusOf(k intents.Kind) int {

@@ -16,7 +16,7 @@ func TestStatusOfCoversEveryKind(t *testing.T) {
 		intents.NotFound: 404,
 		intents.Conflict: 409, intents.AlreadyPaid: 409, intents.InsufficientFunds: 409, intents.PaymentInProgress: 409,
 		intents.IdempotencyMismatch: 409,
-		intents.RateUnavailable: 503, intents.ChainUnavailable: 503, intents.AddressPoolEmpty: 503,
+		intents.RateUnavailable:     503, intents.ChainUnavailable: 503, intents.AddressPoolEmpty: 503,
 	}
 	for k, want := range kinds {
 		if got := StatusOf(k); got != want {
@@ -25,5 +25,21 @@ func TestStatusOfCoversEveryKind(t *testing.T) {
 	}
 	if got := StatusOf("no_such_kind"); got != http.StatusInternalServerError {
 		t.Errorf("unknown kind: %d, want 500", got)
+	}
+}
+
+// Every kind the service lists has a status other than 500, and a
+// command's outcome maps to 201 or 200.
+func TestStatusOfCoversEveryListedKindAndOutcome(t *testing.T) {
+	for _, k := range intents.Kinds() {
+		if StatusOf(k) == http.StatusInternalServerError {
+			t.Errorf("StatusOf(%s) = 500", k)
+		}
+	}
+	if got := StatusOfOutcome(intents.Created); got != http.StatusCreated {
+		t.Errorf("Created: %d", got)
+	}
+	if got := StatusOfOutcome(intents.Applied); got != http.StatusOK {
+		t.Errorf("Applied: %d", got)
 	}
 }

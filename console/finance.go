@@ -265,7 +265,7 @@ func (c *Console) resolve(w http.ResponseWriter, r *http.Request, s *session) {
 	case intents.ActionRefunded:
 		req.RefundTxID = form.RefundTxID
 	}
-	_, _, err := c.svc.Resolve(r.Context(), r.PathValue("id"), req, s.key.Name, nil)
+	_, err := c.svc.Resolve(r.Context(), r.PathValue("id"), req, s.key.Name, nil)
 	var e *intents.Error
 	if errors.As(err, &e) {
 		c.renderTransfer(w, r, s, api.StatusOf(e.Kind), form, e.Message)

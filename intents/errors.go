@@ -28,10 +28,38 @@ const (
 	AddressPoolEmpty    Kind = "address_pool_empty"
 )
 
-// Error is a service error the API shows to the caller as is.
+// Error is a service error the API shows to the caller as is. The kinds
+// are a closed set (above); the API maps each to an HTTP status and code.
 type Error struct {
 	Kind    Kind
 	Message string
+	// Field names the request field an invalid_request or invalid_amount
+	// error is about ("" when it is about no one field).
+	Field string
+}
+
+// Sentinels of each kind, for errors.Is: errors.Is(err, ErrNotFound) holds
+// for any not_found error whatever its message.
+var (
+	ErrInvalidRequest      error = &Error{Kind: InvalidRequest}
+	ErrInvalidAmount       error = &Error{Kind: InvalidAmount}
+	ErrUnknownMethod       error = &Error{Kind: UnknownMethod}
+	ErrMethodDisabled      error = &Error{Kind: MethodDisabled}
+	ErrNotFound            error = &Error{Kind: NotFound}
+	ErrConflict            error = &Error{Kind: Conflict}
+	ErrAlreadyPaid         error = &Error{Kind: AlreadyPaid}
+	ErrInsufficientFunds   error = &Error{Kind: InsufficientFunds}
+	ErrPaymentInProgress   error = &Error{Kind: PaymentInProgress}
+	ErrIdempotencyMismatch error = &Error{Kind: IdempotencyMismatch}
+	ErrRateUnavailable     error = &Error{Kind: RateUnavailable}
+	ErrChainUnavailable    error = &Error{Kind: ChainUnavailable}
+	ErrAddressPoolEmpty    error = &Error{Kind: AddressPoolEmpty}
+)
+
+// Kinds lists every error kind, for the API's mapping test.
+func Kinds() []Kind {
+	return []Kind{InvalidRequest, InvalidAmount, UnknownMethod, MethodDisabled, NotFound, Conflict, AlreadyPaid,
+		InsufficientFunds, PaymentInProgress, IdempotencyMismatch, RateUnavailable, ChainUnavailable, AddressPoolEmpty}
 }
 
 func (e *Error) Error() string { return string(e.Kind) + ": " + e.Message }
@@ -44,6 +72,12 @@ func (e *Error) Is(target error) bool {
 
 func fail(k Kind, format string, args ...any) error {
 	return &Error{Kind: k, Message: fmt.Sprintf(format, args...)}
+}
+
+// invalid is an error of kind k (invalid_request or invalid_amount) about
+// one request field.
+func invalid(field string, k Kind, format string, args ...any) error {
+	return &Error{Kind: k, Message: fmt.Sprintf(format, args...), Field: field}
 }
 
 // KindOf returns the kind of a service error, or "" for an internal one.

@@ -47,17 +47,17 @@ func (s *Service) Inbox(ctx context.Context, f store.InboxFilter) (InboxPage, er
 		f.Status = "unresolved"
 	case "unresolved", "resolved", "all":
 	default:
-		return InboxPage{}, fail(InvalidRequest, "status must be unresolved, resolved or all")
+		return InboxPage{}, invalid("status", InvalidRequest, "status must be unresolved, resolved or all")
 	}
 	if f.Network != "" && !payment.Network(f.Network).Valid() {
-		return InboxPage{}, fail(InvalidRequest, "unknown network %q", f.Network)
+		return InboxPage{}, invalid("network", InvalidRequest, "unknown network %q", f.Network)
 	}
 	if f.Classification != "" && !validClass[f.Classification] {
-		return InboxPage{}, fail(InvalidRequest, "unknown classification %q", f.Classification)
+		return InboxPage{}, invalid("classification", InvalidRequest, "unknown classification %q", f.Classification)
 	}
 	trs, err := s.store.InboxTransfers(ctx, f)
 	if errors.Is(err, store.ErrNotFound) {
-		return InboxPage{}, fail(InvalidRequest, "after=%q is not a transfer id", f.After)
+		return InboxPage{}, invalid("after", InvalidRequest, "after=%q is not a transfer id", f.After)
 	}
 	if err != nil {
 		return InboxPage{}, err
@@ -135,50 +135,51 @@ func split(t store.Transfer, intentAmount, otherSettled *big.Int) (settled, revi
 //   - ignore records the decision only (dust, spam).
 //
 // The note is required; actor is who decided (the API key name, or
-// "cli:<user>"). A transfer is resolved at most once (409 conflict). A
+// "cli:<user>"). The result is the transfer after the decision (Applied).
+// A transfer is resolved at most once (conflict). A
 // transfer that settled cleanly has nothing to resolve, and a partial
 // payment of an intent still waiting for the rest (awaiting_payment,
-// detected) is not a finance item yet (409 conflict).
-func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveRequest, actor string, idem *Idem) (int, []byte, error) {
-	if st, body, done, err := s.replay(ctx, idem); done || err != nil {
-		return st, body, err
+// detected) is not a finance item yet (conflict).
+func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveRequest, actor string, idem *Idem) (Result[TransferView], error) {
+	if res, done, err := replay[TransferView](ctx, s, idem); done || err != nil {
+		return res, err
 	}
 	req.Note = strings.TrimSpace(req.Note)
 	switch {
 	case req.Note == "":
-		return 0, nil, fail(InvalidRequest, "note is required: say why (it is kept with the decision)")
+		return Result[TransferView]{}, invalid("note", InvalidRequest, "note is required: say why (it is kept with the decision)")
 	case len(req.Note) > 2000:
-		return 0, nil, fail(InvalidRequest, "note must be at most 2000 characters")
+		return Result[TransferView]{}, invalid("note", InvalidRequest, "note must be at most 2000 characters")
 	case req.Action == ActionCreditIntent && req.IntentID == "":
-		return 0, nil, fail(InvalidRequest, "credit_intent needs intent_id")
+		return Result[TransferView]{}, invalid("intent_id", InvalidRequest, "credit_intent needs intent_id")
 	case req.Action == ActionCreditAccount && !validName(req.Account):
-		return 0, nil, fail(InvalidRequest, "credit_account needs account (1-200 characters of letters, digits and ._:/#-)")
+		return Result[TransferView]{}, invalid("account", InvalidRequest, "credit_account needs account (1-200 characters of letters, digits and ._:/#-)")
 	case req.Action == ActionRefunded && (strings.TrimSpace(req.RefundTxID) == "" || len(req.RefundTxID) > 200):
-		return 0, nil, fail(InvalidRequest, "refunded needs refund_txid (the refund transaction id)")
+		return Result[TransferView]{}, invalid("refund_txid", InvalidRequest, "refunded needs refund_txid (the refund transaction id)")
 	case req.Action != ActionCreditIntent && req.Action != ActionCreditAccount && req.Action != ActionRefunded && req.Action != ActionIgnore:
-		return 0, nil, fail(InvalidRequest, "action must be credit_intent, credit_account, refunded or ignore")
+		return Result[TransferView]{}, invalid("action", InvalidRequest, "action must be credit_intent, credit_account, refunded or ignore")
 	case actor == "":
-		return 0, nil, fail(InvalidRequest, "the decision needs an actor")
+		return Result[TransferView]{}, fail(InvalidRequest, "the decision needs an actor")
 	}
 	if req.USDPerUnit != "" {
 		if r, ok := new(big.Rat).SetString(req.USDPerUnit); !ok || r.Sign() <= 0 || strings.ContainsAny(req.USDPerUnit, "/eE") {
-			return 0, nil, fail(InvalidAmount, "usd_per_unit must be a positive decimal like \"2500.10\"")
+			return Result[TransferView]{}, invalid("usd_per_unit", InvalidAmount, "usd_per_unit must be a positive decimal like \"2500.10\"")
 		}
 	}
-	return s.idempotent(ctx, idem, func(tx *store.Tx, now time.Time) (int, any, error) {
+	return idempotent(ctx, s, idem, func(tx *store.Tx, now time.Time) (Outcome, TransferView, error) {
 		tr, err := tx.TransferForUpdate(ctx, transferID)
 		if errors.Is(err, store.ErrNotFound) {
-			return 0, nil, fail(NotFound, "no transfer %q", transferID)
+			return 0, TransferView{}, fail(NotFound, "no transfer %q", transferID)
 		}
 		if err != nil {
-			return 0, nil, err
+			return 0, TransferView{}, err
 		}
 		if tr.Resolution != nil {
-			return 0, nil, fail(Conflict, "transfer %s was already resolved (%s by %s at %s); a resolution is final",
+			return 0, TransferView{}, fail(Conflict, "transfer %s was already resolved (%s by %s at %s); a resolution is final",
 				tr.ID, tr.Resolution.Action, tr.Resolution.Actor, tr.Resolution.CreatedAt.UTC().Format(time.RFC3339))
 		}
 		if tr.Classification == "settles" {
-			return 0, nil, fail(Conflict, "transfer %s settles intent %s; there is nothing to resolve", tr.ID, tr.IntentID)
+			return 0, TransferView{}, fail(Conflict, "transfer %s settles intent %s; there is nothing to resolve", tr.ID, tr.IntentID)
 		}
 		if tr.Classification == "partial" && tr.IntentID != "" && tr.Status != "orphaned" {
 			// A part of a payment still in progress is not a finance item
@@ -186,17 +187,17 @@ func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveReq
 			// customer's feet); it is once its intent stops waiting.
 			in, err := tx.GetIntent(ctx, tr.IntentID)
 			if err != nil {
-				return 0, nil, err
+				return 0, TransferView{}, err
 			}
 			if in.Status == "awaiting_payment" || in.Status == "detected" {
-				return 0, nil, fail(Conflict, "transfer %s is part of a payment in progress (intent %s is %s); decide once the intent stops waiting for the rest",
+				return 0, TransferView{}, fail(Conflict, "transfer %s is part of a payment in progress (intent %s is %s); decide once the intent stops waiting for the rest",
 					tr.ID, in.ID, in.Status)
 			}
 		}
 		if req.Action == ActionRefunded {
 			id, err := refundTxID(tr.Network, req.RefundTxID)
 			if err != nil {
-				return 0, nil, fail(InvalidRequest, "refund_txid: %v (transfer %s is on %s)", err, tr.ID, tr.Network)
+				return 0, TransferView{}, invalid("refund_txid", InvalidRequest, "refund_txid: %v (transfer %s is on %s)", err, tr.ID, tr.Network)
 			}
 			req.RefundTxID = id
 		}
@@ -207,55 +208,55 @@ func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveReq
 		case ActionCreditIntent:
 			ids, cents, err := s.creditIntent(ctx, tx, tr, req.IntentID, now)
 			if err != nil {
-				return 0, nil, err
+				return 0, TransferView{}, err
 			}
 			reeval, res.IntentID, res.AmountCents = ids, req.IntentID, &cents
 		case ActionCreditAccount:
 			e, err := s.creditAccount(ctx, tx, tr, req, now)
 			if err != nil {
-				return 0, nil, err
+				return 0, TransferView{}, err
 			}
 			ledger, res.Account, res.AmountCents = &e, req.Account, &e.AmountCents
 		}
 		if err := tx.InsertResolution(ctx, tr.ID, res); errors.Is(err, store.ErrConflict) {
-			return 0, nil, fail(Conflict, "transfer %s was already resolved", tr.ID)
+			return 0, TransferView{}, fail(Conflict, "transfer %s was already resolved", tr.ID)
 		} else if err != nil {
-			return 0, nil, err
+			return 0, TransferView{}, err
 		}
 		// The matcher (and its events) after the resolution row, events last.
 		sort.Strings(reeval)
 		for _, id := range reeval {
 			if err := s.reevaluate(ctx, tx, id, now); err != nil {
-				return 0, nil, err
+				return 0, TransferView{}, err
 			}
 		}
 		fresh, err := tx.GetTransfer(ctx, tr.ID)
 		if err != nil {
-			return 0, nil, err
+			return 0, TransferView{}, err
 		}
 		tip, err := tx.NodeHeight(ctx, tr.Network)
 		if err != nil {
-			return 0, nil, err
+			return 0, TransferView{}, err
 		}
 		view := TransferViewOf(fresh, tip)
 		account := res.Account
 		if ledger != nil {
 			lv := LedgerViewOf(*ledger)
 			if _, err := tx.AppendEvent(ctx, "ledger.credited", "", tr.ID, ledger.Account, lv, now); err != nil {
-				return 0, nil, err
+				return 0, TransferView{}, err
 			}
 		}
 		if account == "" && fresh.IntentID != "" {
 			in, err := tx.GetIntent(ctx, fresh.IntentID)
 			if err != nil {
-				return 0, nil, err
+				return 0, TransferView{}, err
 			}
 			account = in.Account
 		}
 		if _, err := tx.AppendEvent(ctx, "transfer.resolved", fresh.IntentID, tr.ID, account, view, now); err != nil {
-			return 0, nil, err
+			return 0, TransferView{}, err
 		}
-		return 200, view, nil
+		return Applied, view, nil
 	})
 }
 

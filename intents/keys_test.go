@@ -2,7 +2,6 @@ package intents_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -91,13 +90,11 @@ func TestAddressFromAStandbyIsWatchedByTheLeader(t *testing.T) {
 		if i == 20 {
 			t.Fatal("the standby never handed out an address it derived")
 		}
-		st, body, err := sb.Create(ctx, intents.CreateRequest{Kind: "order", Reference: fmt.Sprintf("ORD-SB-%d", i), AmountUSD: "20.00", Method: "BTC"}, nil)
-		if err != nil || st != 201 {
-			t.Fatalf("standby create: %d %s %v", st, body, err)
+		res, err := sb.Create(ctx, intents.CreateRequest{Kind: "order", Reference: fmt.Sprintf("ORD-SB-%d", i), AmountUSD: "20.00", Method: "BTC"}, nil)
+		if err != nil || res.Outcome != intents.Created {
+			t.Fatalf("standby create: %d %+v %v", res.Outcome, res.View, err)
 		}
-		if err := json.Unmarshal(body, &v); err != nil {
-			t.Fatal(err)
-		}
+		v = res.View
 		if err := e.Store.Pool().QueryRow(ctx, `SELECT created_at FROM addresses WHERE network = 'bitcoin' AND address = $1`, v.Address).Scan(&created); err != nil {
 			t.Fatal(err)
 		}

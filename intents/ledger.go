@@ -32,7 +32,7 @@ type DebitRequest struct {
 // Balance returns an account's available and pending balance.
 func (s *Service) Balance(ctx context.Context, account string) (BalanceView, error) {
 	if !validName(account) {
-		return BalanceView{}, fail(InvalidRequest, "account must be 1-200 characters of letters, digits and ._:/#-")
+		return BalanceView{}, invalid("account", InvalidRequest, "account must be 1-200 characters of letters, digits and ._:/#-")
 	}
 	b, err := s.store.Balance(ctx, account)
 	if err != nil {
@@ -50,11 +50,11 @@ func (s *Service) Balance(ctx context.Context, account string) (BalanceView, err
 // entry id after ("" from the first).
 func (s *Service) Ledger(ctx context.Context, account, after string, limit int) (LedgerPage, error) {
 	if !validName(account) {
-		return LedgerPage{}, fail(InvalidRequest, "account must be 1-200 characters of letters, digits and ._:/#-")
+		return LedgerPage{}, invalid("account", InvalidRequest, "account must be 1-200 characters of letters, digits and ._:/#-")
 	}
 	es, err := s.store.LedgerEntries(ctx, account, after, limit)
 	if errors.Is(err, store.ErrNotFound) {
-		return LedgerPage{}, fail(InvalidRequest, "after=%q is not an entry of account %s", after, account)
+		return LedgerPage{}, invalid("after", InvalidRequest, "after=%q is not an entry of account %s", after, account)
 	}
 	if err != nil {
 		return LedgerPage{}, err
@@ -72,75 +72,75 @@ func (s *Service) Ledger(ctx context.Context, account, after string, limit int) 
 // Debit pays the order req.Reference from account's balance in one
 // transaction: it creates (or finds) the order payable, appends a debit
 // entry under the account's row lock, marks the payable paid by that entry
-// and appends a ledger.debited event. It returns 201 and the entry.
+// and appends a ledger.debited event. It returns the entry (Created).
 //
 // It is idempotent twice over: the same Idempotency-Key with the same body
 // returns the first response, and a reference already paid by a debit of
-// the same account and amount returns that debit (200) without debiting
+// the same account and amount returns that debit (Applied) without debiting
 // again. A short balance is insufficient_funds and changes nothing; an
 // order paid by an intent is already_paid; an order with a crypto payment
 // that covers it and waits for confirmations is payment_in_progress (the
 // customer would pay twice); a reference known with another amount or
 // account is a conflict.
-func (s *Service) Debit(ctx context.Context, account string, req DebitRequest, idem *Idem) (int, []byte, error) {
+func (s *Service) Debit(ctx context.Context, account string, req DebitRequest, idem *Idem) (Result[LedgerView], error) {
 	if !validName(account) {
-		return 0, nil, fail(InvalidRequest, "account must be 1-200 characters of letters, digits and ._:/#-")
+		return Result[LedgerView]{}, invalid("account", InvalidRequest, "account must be 1-200 characters of letters, digits and ._:/#-")
 	}
 	if !validName(req.Reference) {
-		return 0, nil, fail(InvalidRequest, "reference must be 1-200 characters of letters, digits and ._:/#-")
+		return Result[LedgerView]{}, invalid("reference", InvalidRequest, "reference must be 1-200 characters of letters, digits and ._:/#-")
 	}
 	usd, err := payment.ParseUSD(req.AmountUSD)
 	if err != nil || usd <= 0 {
-		return 0, nil, fail(InvalidAmount, "amount_usd must be a positive decimal string with at most 2 decimals, like \"249.00\"")
+		return Result[LedgerView]{}, invalid("amount_usd", InvalidAmount, "amount_usd must be a positive decimal string with at most 2 decimals, like \"249.00\"")
 	}
-	return s.idempotent(ctx, idem, func(tx *store.Tx, now time.Time) (int, any, error) {
+	return idempotent(ctx, s, idem, func(tx *store.Tx, now time.Time) (Outcome, LedgerView, error) {
 		p, err := tx.EnsurePayable(ctx, store.Payable{Kind: "order", Reference: req.Reference, Account: account,
 			AmountCents: int64(usd), CreatedAt: now})
 		if err != nil {
-			return 0, nil, err
+			return 0, LedgerView{}, err
 		}
 		if p.AmountCents != int64(usd) || p.Account != account {
-			return 0, nil, fail(Conflict, "order %s already exists with amount_usd %s and account %q; a payable keeps its amount and account",
+			return 0, LedgerView{}, fail(Conflict, "order %s already exists with amount_usd %s and account %q; a payable keeps its amount and account",
 				p.Reference, payment.Cents(p.AmountCents), p.Account)
 		}
 		if p.PaidByEntry != "" {
 			e, err := tx.LedgerEntryByID(ctx, p.PaidByEntry)
 			if err != nil {
-				return 0, nil, err
+				return 0, LedgerView{}, err
 			}
-			return 200, LedgerViewOf(e), nil
+			return Applied, LedgerViewOf(e), nil
 		}
 		if p.PaidAt != nil {
-			return 0, nil, fail(AlreadyPaid, "order %s is already paid by intent %s", p.Reference, p.PaidByIntent)
+			return 0, LedgerView{}, fail(AlreadyPaid, "order %s is already paid by intent %s", p.Reference, p.PaidByIntent)
 		}
 		// A crypto payment that covers the order is on its way: debiting
 		// now would make the customer pay twice.
 		if id, err := tx.PaymentInProgress(ctx, p.ID); err != nil {
-			return 0, nil, err
+			return 0, LedgerView{}, err
 		} else if id != "" {
-			return 0, nil, fail(PaymentInProgress, "order %s has a crypto payment in progress: intent %s has received the full amount and waits for confirmations; nothing was debited (wait for intent.paid, or debit again if the intent leaves detected without being paid)",
+			return 0, LedgerView{}, fail(PaymentInProgress, "order %s has a crypto payment in progress: intent %s has received the full amount and waits for confirmations; nothing was debited (wait for intent.paid, or debit again if the intent leaves detected without being paid)",
 				p.Reference, id)
 		}
 		e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: account, Type: "debit", AmountCents: int64(usd),
 			Reference: req.Reference}, now)
 		if errors.Is(err, store.ErrInsufficientFunds) {
-			return 0, nil, fail(InsufficientFunds, "account %s has less than %s USD available; nothing was debited", account, usd)
+			return 0, LedgerView{}, fail(InsufficientFunds, "account %s has less than %s USD available; nothing was debited", account, usd)
 		}
 		if err != nil {
-			return 0, nil, err
+			return 0, LedgerView{}, err
 		}
 		if err := tx.SetPayablePaidByEntry(ctx, p.ID, e.ID, now); err != nil {
-			return 0, nil, err
+			return 0, LedgerView{}, err
 		}
 		// The order's intents now see it paid elsewhere: what they received
 		// becomes a duplicate for finance at once.
 		if err := s.redecideSiblings(ctx, tx, p.ID, "", now, 0); err != nil {
-			return 0, nil, err
+			return 0, LedgerView{}, err
 		}
 		view := LedgerViewOf(e)
 		if _, err := tx.AppendEvent(ctx, "ledger.debited", "", "", account, view, now); err != nil {
-			return 0, nil, err
+			return 0, LedgerView{}, err
 		}
-		return 201, view, nil
+		return Created, view, nil
 	})
 }

@@ -97,7 +97,7 @@ type Reconciliation struct {
 // asOf may not be in the future.
 func (s *Service) Reconcile(ctx context.Context, from, to, asOf time.Time) (Reconciliation, error) {
 	if !to.After(from) {
-		return Reconciliation{}, fail(InvalidRequest, "to must be after from")
+		return Reconciliation{}, invalid("to", InvalidRequest, "to must be after from")
 	}
 	now := s.now().UTC()
 	if asOf.IsZero() {
@@ -107,7 +107,7 @@ func (s *Service) Reconcile(ctx context.Context, from, to, asOf time.Time) (Reco
 	// it shows, so passing its as_of back reproduces it.
 	asOf = asOf.UTC().Truncate(time.Microsecond)
 	if asOf.After(now) {
-		return Reconciliation{}, fail(InvalidRequest, "as_of %s is in the future (now is %s); a report shows what was recorded",
+		return Reconciliation{}, invalid("as_of", InvalidRequest, "as_of %s is in the future (now is %s); a report shows what was recorded",
 			asOf.Format(time.RFC3339Nano), now.Format(time.RFC3339))
 	}
 	rows, err := s.store.ReconRows(ctx, from, to, asOf)
@@ -283,7 +283,7 @@ const (
 // time is computed, closed or not.
 func (s *Service) RenderReconciliation(ctx context.Context, from, to, asOf time.Time, format string) (body []byte, closed *ReportClose, err error) {
 	if format != FormatJSON && format != FormatCSV {
-		return nil, nil, fail(InvalidRequest, "format must be csv or json")
+		return nil, nil, invalid("format", InvalidRequest, "format must be csv or json")
 	}
 	if asOf.IsZero() {
 		c, err := s.store.ReportCloseByPeriod(ctx, from, to)
@@ -334,7 +334,7 @@ func (s *Service) ClosePeriod(ctx context.Context, from, to time.Time, actor str
 	}
 	now := s.now().UTC().Truncate(time.Microsecond)
 	if !to.After(from) {
-		return ReportClose{}, false, fail(InvalidRequest, "to must be after from")
+		return ReportClose{}, false, invalid("to", InvalidRequest, "to must be after from")
 	}
 	if to.After(now) {
 		return ReportClose{}, false, fail(InvalidRequest, "the period ends at %s, after now (%s): only a period that has ended can be closed",

@@ -3,7 +3,6 @@ package intents
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -154,44 +153,43 @@ func (s *Service) methodFor(name string) (payment.MethodInfo, error) {
 func (s *Service) validate(req CreateRequest) (payment.Cents, payment.MethodInfo, error) {
 	var info payment.MethodInfo
 	if req.Kind != "order" && req.Kind != "topup" {
-		return 0, info, fail(InvalidRequest, "kind must be \"order\" or \"topup\"")
+		return 0, info, invalid("kind", InvalidRequest, "kind must be \"order\" or \"topup\"")
 	}
 	if !validName(req.Reference) {
-		return 0, info, fail(InvalidRequest, "reference must be 1-200 characters of letters, digits and ._:/#-")
+		return 0, info, invalid("reference", InvalidRequest, "reference must be 1-200 characters of letters, digits and ._:/#-")
 	}
 	if req.Kind == "topup" && req.Account == "" {
-		return 0, info, fail(InvalidRequest, "account is required for a topup")
+		return 0, info, invalid("account", InvalidRequest, "account is required for a topup")
 	}
 	if req.Account != "" && !validName(req.Account) {
-		return 0, info, fail(InvalidRequest, "account must be 1-200 characters of letters, digits and ._:/#-")
+		return 0, info, invalid("account", InvalidRequest, "account must be 1-200 characters of letters, digits and ._:/#-")
 	}
 	usd, err := payment.ParseUSD(req.AmountUSD)
 	if err != nil || usd <= 0 {
-		return 0, info, fail(InvalidAmount, "amount_usd must be a positive decimal string with at most 2 decimals, like \"249.00\"")
+		return 0, info, invalid("amount_usd", InvalidAmount, "amount_usd must be a positive decimal string with at most 2 decimals, like \"249.00\"")
 	}
 	if req.Kind == "topup" && !s.topup[usd] {
-		return 0, info, fail(InvalidAmount, "a topup must be one of %v USD", s.cfg.TopupAmounts)
+		return 0, info, invalid("amount_usd", InvalidAmount, "a topup must be one of %v USD", s.cfg.TopupAmounts)
 	}
 	info, err = s.methodFor(req.Method)
 	return usd, info, err
 }
 
-// Create creates payment instructions for a payable and returns the
-// response status and body. With idem, a repeated request returns the
-// first response before any check (see replay), and a different request
-// under the same key fails.
-func (s *Service) Create(ctx context.Context, req CreateRequest, idem *Idem) (int, []byte, error) {
-	if st, body, done, err := s.replay(ctx, idem); done || err != nil {
-		return st, body, err
+// Create creates payment instructions for a payable: the new intent
+// (Created). With idem, a repeated request returns the first result before
+// any check (see replay), and a different request under the same key fails.
+func (s *Service) Create(ctx context.Context, req CreateRequest, idem *Idem) (Result[IntentView], error) {
+	if res, done, err := replay[IntentView](ctx, s, idem); done || err != nil {
+		return res, err
 	}
 	usd, info, err := s.validate(req)
 	if err != nil {
-		return 0, nil, err
+		return Result[IntentView]{}, err
 	}
 	if err := s.checkChain(ctx, info.Network); err != nil {
-		return 0, nil, err
+		return Result[IntentView]{}, err
 	}
-	return s.idempotent(ctx, idem, func(tx *store.Tx, now time.Time) (int, any, error) {
+	return idempotent(ctx, s, idem, func(tx *store.Tx, now time.Time) (Outcome, IntentView, error) {
 		want := store.Payable{Kind: req.Kind, Reference: req.Reference, Account: req.Account, AmountCents: int64(usd), CreatedAt: now}
 		var p store.Payable
 		var err error
@@ -207,20 +205,20 @@ func (s *Service) Create(ctx context.Context, req CreateRequest, idem *Idem) (in
 			p, err = tx.EnsurePayable(ctx, want)
 		}
 		if err != nil {
-			return 0, nil, err
+			return 0, IntentView{}, err
 		}
 		if p.AmountCents != int64(usd) || p.Account != req.Account {
-			return 0, nil, fail(Conflict, "%s %s already exists with amount_usd %s and account %q; a payable keeps its amount and account",
+			return 0, IntentView{}, fail(Conflict, "%s %s already exists with amount_usd %s and account %q; a payable keeps its amount and account",
 				p.Kind, p.Reference, payment.Cents(p.AmountCents), p.Account)
 		}
 		if p.PaidAt != nil {
-			return 0, nil, fail(AlreadyPaid, "%s %s is already paid", p.Kind, p.Reference)
+			return 0, IntentView{}, fail(AlreadyPaid, "%s %s is already paid", p.Kind, p.Reference)
 		}
 		view, err := s.newIntent(ctx, tx, p, info, "", now, taken)
 		if err != nil {
-			return 0, nil, err
+			return 0, IntentView{}, err
 		}
-		return 201, view, nil
+		return Created, view, nil
 	})
 }
 
@@ -240,71 +238,6 @@ func (s *Service) checkChain(ctx context.Context, n payment.Network) error {
 		return fail(ChainUnavailable, "%s payments are not accepted right now: %v", n, err)
 	}
 	return nil
-}
-
-// replay answers a request whose Idempotency-Key already completed: its
-// stored response (done true), or idempotency_mismatch for another request
-// under the key. It runs before any validation or availability check, so a
-// storefront retrying a create whose response it lost gets that response
-// even while the chain or the rate is down, and never creates a second
-// intent believing the first one failed. A key never used, or whose first
-// request is still running, is left to idempotent (done false).
-func (s *Service) replay(ctx context.Context, idem *Idem) (int, []byte, bool, error) {
-	if idem == nil {
-		return 0, nil, false, nil
-	}
-	prev, err := s.store.IdempotentResponse(ctx, idem.KeyID, idem.Key)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return 0, nil, false, nil
-	case err != nil:
-		return 0, nil, false, err
-	case string(prev.RequestHash) != string(idem.Hash):
-		return 0, nil, false, mismatch(idem)
-	case prev.Status == 0:
-		return 0, nil, false, nil
-	}
-	return prev.Status, prev.Body, true, nil
-}
-
-func mismatch(idem *Idem) error {
-	return fail(IdempotencyMismatch, "Idempotency-Key %q was used with another request; use a new key for a new request", idem.Key)
-}
-
-// idempotent runs fn in a transaction, claiming idem first when given.
-func (s *Service) idempotent(ctx context.Context, idem *Idem, fn func(*store.Tx, time.Time) (int, any, error)) (int, []byte, error) {
-	var status int
-	var body []byte
-	err := s.store.InTx(ctx, func(tx *store.Tx) error {
-		now := s.now().UTC()
-		if idem != nil {
-			prev, claimed, err := tx.ClaimIdempotencyKey(ctx, idem.KeyID, idem.Key, idem.Hash, now)
-			if err != nil {
-				return err
-			}
-			if !claimed {
-				if string(prev.RequestHash) != string(idem.Hash) {
-					return mismatch(idem)
-				}
-				status, body = prev.Status, prev.Body
-				return nil
-			}
-		}
-		st, v, err := fn(tx, now)
-		if err != nil {
-			return err
-		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		status, body = st, b
-		if idem != nil {
-			tx.QueueSaveIdempotentResponse(idem.KeyID, idem.Key, status, body)
-		}
-		return nil
-	})
-	return status, body, err
 }
 
 // newIntent quotes, allocates an address and stores an intent for p.
@@ -327,7 +260,7 @@ func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, 
 	dust, _ := payment.ParseUnits(mc.DustMin, info.Decimals)
 	if amount.Cmp(dust) < 0 {
 		min := rates.MinimumUSD(dust, q.USDPerUnit, info.Decimals, *mc.DisplayDecimals)
-		return IntentView{}, fail(InvalidAmount, "%s USD is %s %s at %s USD per %s, below the %s dust minimum of %s %s, so it could never be paid: the smallest %s amount is %s USD at this rate",
+		return IntentView{}, invalid("amount_usd", InvalidAmount, "%s USD is %s %s at %s USD per %s, below the %s dust minimum of %s %s, so it could never be paid: the smallest %s amount is %s USD at this rate",
 			payment.Cents(p.AmountCents), payment.TrimUnits(amount, info.Decimals), info.Symbol, q.Decimal(), info.Symbol,
 			info.Method, payment.TrimUnits(dust, info.Decimals), info.Symbol, info.Method, min)
 	}
@@ -618,62 +551,62 @@ func (s *Service) view(ctx context.Context, r intentReader, id string) (IntentVi
 	return IntentViewOf(in, trs, tip, s.PaymentURI(in)), nil
 }
 
-// Renew creates a new intent for the same payable and method at the current
-// rate and supersedes the old one (whose address stays watched). Only an
+// Renew creates a new intent (Created) for the same payable and method at
+// the current rate and supersedes the old one (whose address stays watched). Only an
 // intent whose deadline passed unpaid (expired, underpaid, or awaiting past
 // its deadline) can be renewed. With idem, a repeated request returns the
 // first response before any check (see replay).
-func (s *Service) Renew(ctx context.Context, id string, idem *Idem) (int, []byte, error) {
-	if st, body, done, err := s.replay(ctx, idem); done || err != nil {
-		return st, body, err
+func (s *Service) Renew(ctx context.Context, id string, idem *Idem) (Result[IntentView], error) {
+	if res, done, err := replay[IntentView](ctx, s, idem); done || err != nil {
+		return res, err
 	}
 	if in, err := s.store.GetIntent(ctx, id); err == nil {
 		if err := s.checkChain(ctx, payment.Network(in.Network)); err != nil {
-			return 0, nil, err
+			return Result[IntentView]{}, err
 		}
 	}
-	return s.idempotent(ctx, idem, func(tx *store.Tx, now time.Time) (int, any, error) {
+	return idempotent(ctx, s, idem, func(tx *store.Tx, now time.Time) (Outcome, IntentView, error) {
 		old, err := tx.GetIntent(ctx, id)
 		if errors.Is(err, store.ErrNotFound) {
-			return 0, nil, fail(NotFound, "no intent %q", id)
+			return 0, IntentView{}, fail(NotFound, "no intent %q", id)
 		}
 		if err != nil {
-			return 0, nil, err
+			return 0, IntentView{}, err
 		}
 		p, err := tx.PayableForUpdate(ctx, old.PayableID)
 		if err != nil {
-			return 0, nil, err
+			return 0, IntentView{}, err
 		}
 		if p.PaidAt != nil {
-			return 0, nil, fail(AlreadyPaid, "%s %s is already paid", p.Kind, p.Reference)
+			return 0, IntentView{}, fail(AlreadyPaid, "%s %s is already paid", p.Kind, p.Reference)
 		}
 		if err := s.reevaluateLocked(ctx, tx, p, id, now); err != nil {
-			return 0, nil, err
+			return 0, IntentView{}, err
 		}
 		old, err = tx.GetIntent(ctx, id)
 		if err != nil {
-			return 0, nil, err
+			return 0, IntentView{}, err
 		}
 		switch old.Status {
 		case "expired", "underpaid":
 		case "superseded":
-			return 0, nil, fail(Conflict, "intent %s was already renewed as %s", id, old.SupersededBy)
+			return 0, IntentView{}, fail(Conflict, "intent %s was already renewed as %s", id, old.SupersededBy)
 		default:
-			return 0, nil, fail(Conflict, "intent %s is %s until %s; only an expired or underpaid intent can be renewed",
+			return 0, IntentView{}, fail(Conflict, "intent %s is %s until %s; only an expired or underpaid intent can be renewed",
 				id, old.Status, old.ExpiresAt.UTC().Format(time.RFC3339))
 		}
 		info, err := s.methodFor(old.Method)
 		if err != nil {
-			return 0, nil, err
+			return 0, IntentView{}, err
 		}
 		view, err := s.newIntent(ctx, tx, p, info, old.ID, now, nil)
 		if err != nil {
-			return 0, nil, err
+			return 0, IntentView{}, err
 		}
 		if err := tx.Supersede(ctx, old.ID, view.ID, now); err != nil {
-			return 0, nil, err
+			return 0, IntentView{}, err
 		}
-		return 201, view, nil
+		return Created, view, nil
 	})
 }
 

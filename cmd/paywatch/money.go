@@ -139,8 +139,12 @@ func runTransfers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		defer st.Close()
 		svc := intents.New(intents.Options{Store: st, Config: cfg})
-		_, body, err := svc.Resolve(ctx, id, intents.ResolveRequest{Action: *action, Note: *note, IntentID: *intent,
+		res, err := svc.Resolve(ctx, id, intents.ResolveRequest{Action: *action, Note: *note, IntentID: *intent,
 			Account: *account, RefundTxID: *refund, USDPerUnit: *rate}, cliActor(), nil)
+		if err != nil {
+			return err
+		}
+		body, err := json.Marshal(res.View)
 		if err != nil {
 			return err
 		}
