@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"math/big"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/devnet/devnettest"
 	"github.com/paywatch/paywatch/store"
 )
@@ -239,20 +242,95 @@ func TestIdempotencyClaim(t *testing.T) {
 func TestLeaseIsExclusiveAndReleasable(t *testing.T) {
 	s := open(t)
 	ctx := context.Background()
-	a, ok, err := s.TryLease(ctx, "test-network")
+	a, ok, err := s.TryLease(ctx, "test-network", nil)
 	if err != nil || !ok {
 		t.Fatalf("first lease: %v %v", ok, err)
 	}
-	if _, ok, err := s.TryLease(ctx, "test-network"); err != nil || ok {
+	if _, ok, err := s.TryLease(ctx, "test-network", nil); err != nil || ok {
 		t.Fatalf("second lease while held: ok=%v err=%v", ok, err)
 	}
 	a.Release()
 	a.Release()
-	b, ok, err := s.TryLease(ctx, "test-network")
+	b, ok, err := s.TryLease(ctx, "test-network", nil)
 	if err != nil || !ok {
 		t.Fatalf("lease after release: %v %v", ok, err)
 	}
 	b.Release()
+}
+
+func TestLeaseIsLostWhenItsConnectionDiesAndStopsWithItsContext(t *testing.T) {
+	s := open(t)
+	clk := clock.NewFake(now)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a, ok, err := s.TryLease(ctx, "test-lost", clk)
+	if err != nil || !ok {
+		t.Fatalf("lease: %v %v", ok, err)
+	}
+	defer a.Release()
+	var killed int
+	if err := s.Pool().QueryRow(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE query LIKE '%paywatch.lease.%' AND pid <> pg_backend_pid()`).Scan(&killed); err != nil || killed == 0 {
+		t.Fatalf("terminating the lease's session: %d %v", killed, err)
+	}
+	if err := clk.BlockUntil(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-a.Lost():
+		t.Fatal("lost before the next check")
+	default:
+	}
+	clk.Advance(2 * time.Second)
+	select {
+	case <-a.Lost():
+	case <-time.After(30 * time.Second):
+		t.Fatal("a dead lease connection was not noticed on the next check")
+	}
+
+	// A lease whose context ends stops checking: no goroutine of it is left.
+	bctx, bcancel := context.WithCancel(context.Background())
+	b, ok, err := s.TryLease(bctx, "test-ctx", clk)
+	if err != nil || !ok {
+		t.Fatalf("second lease: %v %v", ok, err)
+	}
+	if n := goroutinesIn("store.(*Lease).watch"); n != 1 {
+		t.Fatalf("%d lease watchers, want 1", n)
+	}
+	bcancel()
+	waitNoGoroutine(t, "store.(*Lease).watch")
+	b.Release() // after shutdown began: still unlocks
+	if c, ok, err := s.TryLease(ctx, "test-ctx", nil); err != nil || !ok {
+		t.Fatalf("lease after a cancelled holder released it: %v %v", ok, err)
+	} else {
+		c.Release()
+	}
+}
+
+// goroutinesIn counts the goroutines whose stack contains fn.
+func goroutinesIn(fn string) int {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	n := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, fn) {
+			n++
+		}
+	}
+	return n
+}
+
+// waitNoGoroutine waits until no goroutine runs fn.
+func waitNoGoroutine(t *testing.T, fn string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for goroutinesIn(fn) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("a goroutine in %s is still running", fn)
+		}
+		runtime.Gosched()
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func TestAPIKeysAreHashedAndScoped(t *testing.T) {

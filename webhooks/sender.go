@@ -11,12 +11,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/store"
@@ -74,8 +74,9 @@ type Options struct {
 	// Client posts the deliveries (default: 10 s timeout, no redirects).
 	Client *http.Client
 	Log    *slog.Logger
-	// Now stamps signatures and schedules retries (default time.Now).
-	Now func() time.Time
+	// Clock stamps signatures, schedules retries and times the waits
+	// (default clock.Real).
+	Clock clock.Clock
 	// MinBackoff is the first retry delay (default 5 s); each failure
 	// doubles it up to MaxBackoff (default 1 h), with jitter.
 	MinBackoff time.Duration
@@ -91,9 +92,13 @@ type Options struct {
 
 // Sender delivers the event log to one endpoint.
 type Sender struct {
-	ep  Endpoint
-	opt Options
-	log *slog.Logger
+	ep    Endpoint
+	opt   Options
+	clock clock.Clock
+	// retry spaces a failing event's attempts; stepRetry spaces steps that
+	// failed on the database.
+	retry, stepRetry clock.Backoff
+	log              *slog.Logger
 }
 
 // New returns a sender for ep.
@@ -104,9 +109,6 @@ func New(ep Endpoint, opt Options) *Sender {
 	}
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
-	}
-	if opt.Now == nil {
-		opt.Now = time.Now
 	}
 	if opt.MinBackoff <= 0 {
 		opt.MinBackoff = 5 * time.Second
@@ -123,13 +125,16 @@ func New(ep Endpoint, opt Options) *Sender {
 	if opt.Batch <= 0 {
 		opt.Batch = 32
 	}
-	return &Sender{ep: ep, opt: opt, log: opt.Log.With("component", "webhooks", "endpoint", ep.Name)}
+	return &Sender{ep: ep, opt: opt, clock: clock.Or(opt.Clock),
+		retry:     clock.Backoff{Min: opt.MinBackoff, Max: opt.MaxBackoff, Jitter: 0.5},
+		stepRetry: clock.Backoff{Min: time.Second, Max: time.Minute, Jitter: 0.5},
+		log:       opt.Log.With("component", "webhooks", "endpoint", ep.Name)}
 }
 
 // Run delivers until ctx ends. It is woken by NOTIFY on the events channel
 // and polls every Options.Poll.
 func (s *Sender) Run(ctx context.Context) error {
-	if err := s.opt.Store.EnsureWebhookEndpoint(ctx, s.ep.Name, s.ep.URL, s.ep.StartNow, s.opt.Now().UTC()); err != nil {
+	if err := s.opt.Store.EnsureWebhookEndpoint(ctx, s.ep.Name, s.ep.URL, s.ep.StartNow, s.clock.Now().UTC()); err != nil {
 		return fmt.Errorf("webhook %s: %w", s.ep.Name, err)
 	}
 	var sub *store.Subscription
@@ -142,7 +147,7 @@ func (s *Sender) Run(ctx context.Context) error {
 		}
 	}
 	defer sub.Close()
-	errWait := time.Second
+	failures := 0
 	for {
 		wait, err := s.Step(ctx)
 		if ctx.Err() != nil {
@@ -150,14 +155,15 @@ func (s *Sender) Run(ctx context.Context) error {
 		}
 		if err != nil {
 			s.log.Warn("webhook delivery step failed", "err", err)
-			wait, errWait = errWait, min(2*errWait, time.Minute)
+			failures++
+			wait = s.stepRetry.Delay(failures)
 		} else {
-			errWait = time.Second
+			failures = 0
 		}
 		if wait == 0 {
 			continue
 		}
-		t := time.NewTimer(wait)
+		t := s.clock.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -189,7 +195,7 @@ func (s *Sender) Step(ctx context.Context) (time.Duration, error) {
 		if err != nil {
 			return err
 		}
-		now := s.opt.Now().UTC()
+		now := s.clock.Now().UTC()
 		if ep.NextAttemptAt != nil && now.Before(*ep.NextAttemptAt) {
 			wait = ep.NextAttemptAt.Sub(now)
 			return nil
@@ -203,7 +209,7 @@ func (s *Sender) Step(ctx context.Context) (time.Duration, error) {
 			return nil
 		}
 		for i, ev := range evs {
-			if i > 0 && s.opt.Now().Sub(now) > maxBatchTime {
+			if i > 0 && s.clock.Now().Sub(now) > maxBatchTime {
 				break // keep the transaction (and the row lock) short
 			}
 			ok, err := s.deliverOne(ctx, tx, &ep, ev)
@@ -229,13 +235,13 @@ func (s *Sender) deliverOne(ctx context.Context, tx *store.Tx, ep *store.Webhook
 	if err != nil {
 		return false, fmt.Errorf("event %d: %w", ev.Seq, err)
 	}
-	start := s.opt.Now()
+	start := s.clock.Now()
 	code, perr := s.post(ctx, ev, body)
 	if ctx.Err() != nil {
 		// Shutting down mid-delivery: roll back; the event is sent again.
 		return false, ctx.Err()
 	}
-	now := s.opt.Now().UTC()
+	now := s.clock.Now().UTC()
 	a := store.WebhookAttempt{Endpoint: ep.Name, EventSeq: ev.Seq, EventID: ev.ID, DurationMS: int(now.Sub(start).Milliseconds()),
 		Attempt: ep.Attempts + 1, CreatedAt: now}
 	if code != 0 {
@@ -258,7 +264,7 @@ func (s *Sender) deliverOne(ctx context.Context, tx *store.Tx, ep *store.Webhook
 			ep.LastSeq, ep.Attempts, ep.NextAttemptAt, ep.FirstFailedAt, ep.LastError = ev.Seq, 0, nil, nil, a.Error
 		} else {
 			a.Outcome = "retry"
-			next := now.Add(s.backoff(a.Attempt))
+			next := now.Add(s.retry.Delay(a.Attempt))
 			ep.Attempts, ep.NextAttemptAt, ep.FirstFailedAt, ep.LastError = a.Attempt, &next, &first, a.Error
 			s.log.Warn("webhook delivery failed; will retry", "event", ev.ID, "seq", ev.Seq, "attempt", a.Attempt, "next", next, "err", perr)
 		}
@@ -270,24 +276,13 @@ func (s *Sender) deliverOne(ctx context.Context, tx *store.Tx, ep *store.Webhook
 	return perr == nil, nil
 }
 
-// backoff returns the delay after the n-th consecutive failure:
-// MinBackoff·2^(n−1) capped at MaxBackoff, with jitter in [d/2, d].
-func (s *Sender) backoff(n int) time.Duration {
-	d := s.opt.MinBackoff
-	for i := 1; i < n && d < s.opt.MaxBackoff; i++ {
-		d *= 2
-	}
-	d = min(d, s.opt.MaxBackoff)
-	return d/2 + rand.N(d/2+1)
-}
-
 // post sends one event; a non-2xx answer is an error.
 func (s *Sender) post(ctx context.Context, ev store.Event, body []byte) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.ep.URL, bytes.NewReader(body))
 	if err != nil {
 		return 0, err
 	}
-	t := s.opt.Now().Unix()
+	t := s.clock.Now().Unix()
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "paywatch-webhooks/1")
 	req.Header.Set("Paywatch-Event-Id", ev.ID)

@@ -322,7 +322,7 @@ func (d *daemon) lead(ctx context.Context, n payment.Network, src chains.Source)
 	nc := d.cfg.Networks[string(n)]
 	keys := &intents.Keys{Store: d.store}
 	for {
-		lease, ok, err := d.store.TryLease(ctx, string(n))
+		lease, ok, err := d.store.TryLease(ctx, string(n), nil)
 		if err != nil && ctx.Err() == nil {
 			log.Warn("taking the scanner lease failed", "err", err)
 		}
