@@ -6,14 +6,18 @@
 export GOFLAGS := -tags=gofuzz -buildvcs=false
 
 BIN := bin/paywatch
+SANDBOX := bin/paywatch-sandbox
 
 .PHONY: build run test vet bench bench-all fuzz sim clean
 
+# build makes the daemon and the local sandbox, which runs the daemon
+# beside it (bin/paywatch serve).
 build:
 	go build -o $(BIN) ./cmd/paywatch
+	go build -o $(SANDBOX) ./cmd/paywatch-sandbox
 
 run: build
-	$(BIN) dev
+	$(SANDBOX)
 
 vet:
 	go vet ./...
