@@ -492,4 +492,3 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, s *session, err e
 	}
 	c.internal(w, r, err)
 }
-
