@@ -2,28 +2,34 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/paywatch/paywatch/chains"
-	"github.com/paywatch/paywatch/chains/bitcoin"
 	"github.com/paywatch/paywatch/chains/evm"
 	"github.com/paywatch/paywatch/chains/solana"
 	"github.com/paywatch/paywatch/chains/tron"
 	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/devnet"
 	"github.com/paywatch/paywatch/payment"
 )
 
 // checkSource returns a client of network n's sandbox node, to read the
-// identity of a block only: the same client types the daemon scans with, so
-// hashes compare byte for byte with its stored cursor. No token or call
+// identity of a block only: for Ethereum, Tron and Solana the client types
+// the daemon scans with; for Bitcoin and Litecoin the node's getblockhash,
+// which is the hash the daemon's client stores (it refuses a block hashing
+// to anything else), so hashes compare byte for byte with the stored
+// cursor. The Bitcoin client is not used: it links ltcd's cgo secp256k1,
+// and this binary links go-ethereum's (devnet's anvil), which clash. No token or call
 // tracing is set (anvil cannot trace blocks whose state it
 // did not keep across a restart).
 func checkSource(ctx context.Context, cfg *config.Config, n payment.Network, log *slog.Logger) (chains.Source, error) {
 	nc := cfg.Networks[string(n)]
 	switch n {
 	case payment.Bitcoin, payment.Litecoin:
-		return bitcoin.New(bitcoin.Config{Network: n, Chain: nc.Chain, URL: nc.RPCURL, CookieFile: nc.CookieFile, Log: log})
+		return coreBlocks{devnet.CoreRPC{RPCURL: nc.RPCURL}}, nil
 	case payment.Ethereum:
 		return evm.New(ctx, evm.Config{URL: nc.RPCURL, Trace: "off", Log: log})
 	case payment.Tron:
@@ -43,3 +49,29 @@ func checkSource(ctx context.Context, cfg *config.Config, n payment.Network, log
 type noneWatched struct{}
 
 func (noneWatched) Contains([]byte) bool { return false }
+
+// coreBlocks reads block identities from a Bitcoin Core-style RPC node.
+type coreBlocks struct{ rpc devnet.CoreRPC }
+
+var _ chains.Source = coreBlocks{}
+
+func (c coreBlocks) Tip(ctx context.Context) (uint64, error) {
+	n, err := c.rpc.Tip(ctx)
+	return uint64(n), err
+}
+
+func (coreBlocks) FinalizedHeight(context.Context) (uint64, error) { return 0, nil }
+
+// Block returns the identity of the block at height only (no transfers); a
+// height above the tip is chains.ErrBlockNotFound.
+func (c coreBlocks) Block(ctx context.Context, height uint64, _ chains.Watched) (chains.Block, error) {
+	hash, err := c.rpc.BlockHash(ctx, int64(height))
+	var re *devnet.RPCError
+	if errors.As(err, &re) && strings.Contains(strings.ToLower(re.Message), "out of range") {
+		return chains.Block{}, fmt.Errorf("%w: %v", chains.ErrBlockNotFound, err)
+	}
+	if err != nil {
+		return chains.Block{}, err
+	}
+	return chains.Block{BlockRef: chains.BlockRef{Height: height, Hash: hash}}, nil
+}
