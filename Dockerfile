@@ -4,7 +4,7 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN go build -tags gofuzz -buildvcs=false -o /out/paywatch ./cmd/paywatch
+RUN go build -buildvcs=false -o /out/paywatch ./cmd/paywatch
 
 FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates && rm -rf /var/lib/apt/lists/*

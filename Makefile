@@ -1,19 +1,26 @@
 # paywatch: `make run` starts the local sandbox, `make test` runs every test.
 #
-# go-ethereum's cgo secp256k1 and ltcd's cgo secp256k1 (MWEB) define the same
-# C symbols; the gofuzz tag selects go-ethereum's pure-Go secp256k1 so that
-# one binary can hold both.
-export GOFLAGS := -tags=gofuzz -buildvcs=false
+# The binaries build with plain flags. Two test binaries still link both
+# go-ethereum's cgo secp256k1 (devnet's anvil client) and ltcd's (the
+# Litecoin MWEB decoder), which define the same C symbols: those of
+# chains/bitcoin and cmd/paywatch. The tests therefore run with the gofuzz
+# tag, which selects go-ethereum's pure-Go secp256k1.
+export GOFLAGS := -buildvcs=false
+TESTTAGS := -tags=gofuzz
 
 BIN := bin/paywatch
+SANDBOX := bin/paywatch-sandbox
 
 .PHONY: build run test vet bench bench-all fuzz sim clean
 
+# build makes the daemon and the local sandbox, which runs the daemon
+# beside it (bin/paywatch serve).
 build:
 	go build -o $(BIN) ./cmd/paywatch
+	go build -o $(SANDBOX) ./cmd/paywatch-sandbox
 
 run: build
-	$(BIN) dev
+	$(SANDBOX)
 
 vet:
 	go vet ./...
@@ -21,7 +28,7 @@ vet:
 # test starts its own throwaway PostgreSQL unless PAYWATCH_TEST_DATABASE_URL
 # is set; chain-node tests start btcd, litecoind and anvil themselves.
 test: vet
-	go test -count=1 -timeout 40m ./...
+	go test $(TESTTAGS) -count=1 -timeout 40m ./...
 
 # fuzz runs every native fuzz target for FUZZTIME each, one target at a
 # time, package by package (go test -fuzz takes one target of one package).
@@ -32,7 +39,7 @@ fuzz:
 	  dir=$$(go list -f '{{.Dir}}' $$pkg); \
 	  for fz in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/^func //' | sort -u); do \
 	    echo "== $$pkg $$fz"; \
-	    go test -run '^$$' -fuzz "^$$fz\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	    go test $(TESTTAGS) -run '^$$' -fuzz "^$$fz\$$" -fuzztime $(FUZZTIME) $$pkg; \
 	  done; \
 	done
 
@@ -43,20 +50,20 @@ fuzz:
 DURATION ?= 30m
 SIMSTEPS ?= 40
 sim:
-	go test -count=1 -timeout 0 ./sim -run TestSim -duration $(DURATION) -steps $(SIMSTEPS) -all -v
+	go test $(TESTTAGS) -count=1 -timeout 0 ./sim -run TestSim -duration $(DURATION) -steps $(SIMSTEPS) -all -v
 
 # bench measures the scale figures (watched-set lookups, status, intent
 # creation at 16 callers) and prints them as one table; the raw go test
 # output stays in bin/bench.out. bench-all runs every benchmark.
 bench:
 	mkdir -p bin
-	{ go test -run '^$$' -bench 'WatchSetContains' -benchmem ./chains/ && \
-	  go test -run '^$$' -bench 'BenchmarkStatus' -benchtime 100x ./api/ && \
-	  go test -run '^$$' -bench 'CreateIntent/BTC/callers=16' -benchtime 3000x ./api/; } > bin/bench.out
+	{ go test $(TESTTAGS) -run '^$$' -bench 'WatchSetContains' -benchmem ./chains/ && \
+	  go test $(TESTTAGS) -run '^$$' -bench 'BenchmarkStatus' -benchtime 100x ./api/ && \
+	  go test $(TESTTAGS) -run '^$$' -bench 'CreateIntent/BTC/callers=16' -benchtime 3000x ./api/; } > bin/bench.out
 	go run ./cmd/paywatch-bench < bin/bench.out
 
 bench-all:
-	go test -run '^$$' -bench . -benchmem ./...
+	go test $(TESTTAGS) -run '^$$' -bench . -benchmem ./...
 
 clean:
 	rm -rf bin

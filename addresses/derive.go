@@ -10,7 +10,7 @@ import (
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/btcutil/hdkeychain"
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/crypto/keccak"
 
 	"github.com/paywatch/paywatch/payment"
 )
@@ -147,6 +147,11 @@ func (d *hdDeriver) child(index uint32) (*btcec.PublicKey, error) {
 }
 
 // ethAccount is keccak256(uncompressed public key without 0x04)[12:].
+// The hash comes from go-ethereum's keccak package alone (the one its
+// crypto.Keccak256 uses): importing go-ethereum/crypto would link its cgo
+// secp256k1, whose C symbols clash with ltcd's (the gofuzz tag).
 func ethAccount(pub *btcec.PublicKey) []byte {
-	return crypto.Keccak256(pub.SerializeUncompressed()[1:])[12:]
+	h := keccak.NewLegacyKeccak256()
+	h.Write(pub.SerializeUncompressed()[1:])
+	return h.Sum(nil)[12:]
 }

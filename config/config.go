@@ -65,6 +65,12 @@ type Console struct {
 	// SignInAttempts is how many failed sign-ins one client address may make
 	// per minute before it is refused for a minute.
 	SignInAttempts int `yaml:"signin_attempts"`
+	// SignInLinks serves GET /console/signin/link, which exchanges a
+	// one-time token written into the database (console.NewSignInLink) for
+	// a session. Off by default; the local sandbox turns it on to print a
+	// ready sign-in link. Only someone who can write the database can make
+	// such a token.
+	SignInLinks bool `yaml:"signin_links"`
 	// Explorers maps a network to a block explorer URL template for a
 	// transaction; {txid} is replaced. None by default.
 	Explorers map[string]string `yaml:"explorers"`

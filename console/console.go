@@ -57,7 +57,8 @@ type Options struct {
 	Log     *slog.Logger
 	Now     func() time.Time
 	// SignInLinks enables GET /console/signin/link (one-time sign-in
-	// tokens). Only the sandbox sets it.
+	// tokens); the daemon sets it from console.signin_links, which only the
+	// local sandbox turns on.
 	SignInLinks bool
 	// SampleEvery is how often Run samples network lag for the lag chart;
 	// default 30s.
@@ -342,9 +343,21 @@ func (c *Console) IssueSignInLink(ctx context.Context, key store.APIKey, ttl tim
 	if !c.opt.SignInLinks {
 		return "", errors.New("console: sign-in links are not enabled")
 	}
+	return NewSignInLink(ctx, c.store, key, c.now(), ttl)
+}
+
+// SignInTokens stores one-time sign-in tokens.
+type SignInTokens interface {
+	CreateSignInToken(ctx context.Context, token, keyID string, now, expires time.Time) error
+}
+
+// NewSignInLink stores a one-time sign-in token for key, valid from now for
+// ttl, and returns the path of its link. Another process (the local
+// sandbox) may issue it; the daemon exchanges it only when
+// console.signin_links is on. The token is single-use and is not the API key.
+func NewSignInLink(ctx context.Context, st SignInTokens, key store.APIKey, now time.Time, ttl time.Duration) (string, error) {
 	tok := randomToken()
-	now := c.now()
-	if err := c.store.CreateSignInToken(ctx, tok, key.ID, now, now.Add(ttl)); err != nil {
+	if err := st.CreateSignInToken(ctx, tok, key.ID, now, now.Add(ttl)); err != nil {
 		return "", fmt.Errorf("console: sign-in link for key %s: %w", key.Name, err)
 	}
 	return "/console/signin/link?t=" + tok, nil
@@ -479,4 +492,3 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, s *session, err e
 	}
 	c.internal(w, r, err)
 }
-

@@ -1,5 +1,5 @@
 // Package devnet starts real local peers for tests and for the sandbox
-// (`paywatch dev`): a throwaway PostgreSQL cluster (StartPostgres), btcd on
+// (`paywatch-sandbox`): a throwaway PostgreSQL cluster (StartPostgres), btcd on
 // regtest with a faucet (StartBtcd, AttachBtcd), Litecoin Core on regtest
 // with a funded wallet and optional MWEB (StartLitecoind), and anvil with the
 // test tokens (StartAnvil). The faucet key is a regtest-only sandbox key:

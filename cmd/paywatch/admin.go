@@ -78,53 +78,79 @@ func runAPIKey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	switch sub {
 	case "create":
-		if *name == "" || len(scopes) == 0 {
-			return errors.New("apikey create needs --name and at least one --scope")
-		}
-		seen := map[string]bool{}
-		var list []string
-		for _, s := range scopes {
-			if s != "storefront" && s != "finance" && s != "operator" {
-				return fmt.Errorf("unknown scope %q: use storefront, finance or operator", s)
-			}
-			if !seen[s] {
-				seen[s] = true
-				list = append(list, s)
-			}
-		}
-		plain, _, err := st.CreateAPIKey(ctx, *name, list, time.Now().UTC())
-		if errors.Is(err, store.ErrConflict) {
-			return fmt.Errorf("an API key named %q exists already", *name)
-		}
-		if err != nil {
-			return err
-		}
-		// Only the key on stdout, so that scripts can capture it.
-		fmt.Fprintln(stdout, plain)
-		fmt.Fprintf(stderr, "created API key %q with scopes %s; it is shown once and stored hashed\n", *name, strings.Join(list, ","))
+		return apiKeyCreate(ctx, st, *name, scopes, stdout, stderr)
 	case "list":
-		keys, err := st.ListAPIKeys(ctx)
-		if err != nil {
-			return err
-		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tSCOPES\tCREATED\tREVOKED")
-		for _, k := range keys {
-			rev := "-"
-			if k.RevokedAt != nil {
-				rev = k.RevokedAt.UTC().Format(time.RFC3339)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", k.Name, strings.Join(k.Scopes, ","), k.CreatedAt.UTC().Format(time.RFC3339), rev)
-		}
-		return tw.Flush()
+		return apiKeyList(ctx, st, stdout)
 	case "revoke":
-		if err := st.RevokeAPIKey(ctx, *name, time.Now().UTC()); errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("no active API key named %q", *name)
-		} else if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "revoked %s\n", *name)
+		return apiKeyRevoke(ctx, st, *name, stdout)
 	}
+	return nil
+}
+
+// apiKeyCreate creates the key and prints only it on stdout, so that
+// scripts can capture it.
+func apiKeyCreate(ctx context.Context, st *store.Store, name string, scopes []string, stdout, stderr io.Writer) error {
+	if name == "" || len(scopes) == 0 {
+		return errors.New("apikey create needs --name and at least one --scope")
+	}
+	list, err := apiKeyScopes(scopes)
+	if err != nil {
+		return err
+	}
+	plain, _, err := st.CreateAPIKey(ctx, name, list, time.Now().UTC())
+	if errors.Is(err, store.ErrConflict) {
+		return fmt.Errorf("an API key named %q exists already", name)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, plain)
+	fmt.Fprintf(stderr, "created API key %q with scopes %s; it is shown once and stored hashed\n", name, strings.Join(list, ","))
+	return nil
+}
+
+// apiKeyScopes refuses an unknown scope and drops repeats, keeping order.
+func apiKeyScopes(scopes []string) ([]string, error) {
+	seen := map[string]bool{}
+	var list []string
+	for _, s := range scopes {
+		if s != "storefront" && s != "finance" && s != "operator" {
+			return nil, fmt.Errorf("unknown scope %q: use storefront, finance or operator", s)
+		}
+		if !seen[s] {
+			seen[s] = true
+			list = append(list, s)
+		}
+	}
+	return list, nil
+}
+
+// apiKeyList prints every key, revoked ones with their revocation time.
+func apiKeyList(ctx context.Context, st *store.Store, stdout io.Writer) error {
+	keys, err := st.ListAPIKeys(ctx)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSCOPES\tCREATED\tREVOKED")
+	for _, k := range keys {
+		rev := "-"
+		if k.RevokedAt != nil {
+			rev = k.RevokedAt.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", k.Name, strings.Join(k.Scopes, ","), k.CreatedAt.UTC().Format(time.RFC3339), rev)
+	}
+	return tw.Flush()
+}
+
+// apiKeyRevoke revokes the active key called name.
+func apiKeyRevoke(ctx context.Context, st *store.Store, name string, stdout io.Writer) error {
+	if err := st.RevokeAPIKey(ctx, name, time.Now().UTC()); errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("no active API key named %q", name)
+	} else if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "revoked %s\n", name)
 	return nil
 }
 

@@ -48,8 +48,11 @@ func TestDaemonMountsTheConsole(t *testing.T) {
 		if resp, _ := get("/v1/methods"); resp.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("API beside the console (enabled=%v): %d", enabled, resp.StatusCode)
 		}
-		if d.opts.SignInLinks {
+		if d.cfg.Console.SignInLinks {
 			t.Fatal("serve enables sign-in links")
+		}
+		if resp, _ := get("/console/signin/link?t=x"); enabled && resp.StatusCode == http.StatusUnauthorized {
+			t.Fatal("serve exchanges one-time sign-in links by default")
 		}
 		srv.Close()
 		d.close()

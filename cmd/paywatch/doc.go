@@ -6,8 +6,10 @@
 //	paywatch pool import  import Solana public keys into the address pool
 //	paywatch status       print per-network scanner status
 //	paywatch rescan       ask a network's scanner to rescan from a height
-//	paywatch dev          run the local sandbox (PostgreSQL, chain nodes, daemon)
-//	paywatch dev pay      pay a sandbox intent from the sandbox's coins
+//
+// The local sandbox (nodes, simulated chains, installers, test keys) is its
+// own command, cmd/paywatch-sandbox, which runs this binary's serve; this one
+// links none of it (TestDaemonLinksNoSandbox).
 //
 // main returns errors instead of exiting deep inside; SIGINT and SIGTERM
 // cancel the context, and cancellation is a clean exit.

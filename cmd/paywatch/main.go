@@ -32,7 +32,7 @@ func commands() map[string]command {
 		"pool":    {"manage the Solana address pool: import, count", runPool},
 		"status":  {"print each network's scanner status", runStatus},
 		"rescan":  {"rescan a network from a height (idempotent)", runRescan},
-		"dev":     {"run the local sandbox; `dev pay` pays a sandbox intent", runDev},
+		"dev":     {"moved: the local sandbox is the paywatch-sandbox command (`make run`)", runDev},
 	}
 	for name, c := range moneyCommands() {
 		cmds[name] = c

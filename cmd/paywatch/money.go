@@ -78,79 +78,93 @@ func runTransfers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	fs := newFlags("transfers "+sub, "transfers "+sub+" [flags]", stderr)
+	if sub == "list" {
+		return transfersList(ctx, fs, args[1:], stdout)
+	}
+	if len(args) < 2 || args[1] == "" || args[1][0] == '-' {
+		fmt.Fprintln(stderr, usage)
+		return errors.New("transfers resolve needs the transfer id first")
+	}
+	return transfersResolve(ctx, fs, args[1], args[2:], stdout)
+}
+
+// transfersList prints the finance inbox as a table or JSON.
+func transfersList(ctx context.Context, fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	cfgPath := configFlag(fs)
-	switch sub {
-	case "list":
-		status := fs.String("status", "unresolved", "unresolved, resolved or all")
-		network := fs.String("network", "", "only this network")
-		class := fs.String("classification", "", "only this classification")
-		limit := fs.Int("limit", 100, "at most this many, newest first")
-		asJSON := fs.Bool("json", false, "print JSON instead of a table")
-		if err := fs.Parse(args[1:]); err != nil {
-			return err
-		}
-		cfg, st, err := openStore(ctx, *cfgPath)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		svc := intents.New(intents.Options{Store: st, Config: cfg})
-		page, err := svc.Inbox(ctx, store.InboxFilter{Status: *status, Network: *network, Classification: *class, Limit: *limit})
-		if err != nil {
-			return err
-		}
-		if *asJSON {
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(page)
-		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tSEEN\tNETWORK\tASSET\tAMOUNT\tCLASS\tSTATUS\tINTENT\tRESOLUTION")
-		for _, t := range page.Transfers {
-			intent, res := "-", "-"
-			if t.IntentID != nil {
-				intent = *t.IntentID
-			}
-			if t.Resolution != nil {
-				res = t.Resolution.Action + " by " + t.Resolution.Actor
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.FirstSeenAt.Format(time.RFC3339), t.Network, t.Asset,
-				t.Amount, t.Classification, t.Status, intent, res)
-		}
-		return tw.Flush()
-	default:
-		if len(args) < 2 || args[1] == "" || args[1][0] == '-' {
-			fmt.Fprintln(stderr, usage)
-			return errors.New("transfers resolve needs the transfer id first")
-		}
-		id := args[1]
-		action := fs.String("action", "", "credit_intent, credit_account, refunded or ignore")
-		note := fs.String("note", "", "why (required; kept with the decision)")
-		intent := fs.String("intent", "", "intent to credit (credit_intent)")
-		account := fs.String("account", "", "account to credit (credit_account)")
-		refund := fs.String("refund-txid", "", "refund transaction id (refunded)")
-		rate := fs.String("rate", "", "USD per unit for credit_account when the transfer has no locked rate")
-		if err := fs.Parse(args[2:]); err != nil {
-			return err
-		}
-		cfg, st, err := openStore(ctx, *cfgPath)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		svc := intents.New(intents.Options{Store: st, Config: cfg})
-		res, err := svc.Resolve(ctx, id, intents.ResolveRequest{Action: *action, Note: *note, IntentID: *intent,
-			Account: *account, RefundTxID: *refund, USDPerUnit: *rate}, cliActor(), nil)
-		if err != nil {
-			return err
-		}
-		body, err := json.Marshal(res.View)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(stdout, "%s\n", body)
+	status := fs.String("status", "unresolved", "unresolved, resolved or all")
+	network := fs.String("network", "", "only this network")
+	class := fs.String("classification", "", "only this classification")
+	limit := fs.Int("limit", 100, "at most this many, newest first")
+	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	cfg, st, err := openStore(ctx, *cfgPath)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	svc := intents.New(intents.Options{Store: st, Config: cfg})
+	page, err := svc.Inbox(ctx, store.InboxFilter{Status: *status, Network: *network, Classification: *class, Limit: *limit})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(page)
+	}
+	return printInbox(stdout, page)
+}
+
+// printInbox prints one table row per transfer.
+func printInbox(stdout io.Writer, page intents.InboxPage) error {
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSEEN\tNETWORK\tASSET\tAMOUNT\tCLASS\tSTATUS\tINTENT\tRESOLUTION")
+	for _, t := range page.Transfers {
+		intent, res := "-", "-"
+		if t.IntentID != nil {
+			intent = *t.IntentID
+		}
+		if t.Resolution != nil {
+			res = t.Resolution.Action + " by " + t.Resolution.Actor
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.FirstSeenAt.Format(time.RFC3339), t.Network, t.Asset,
+			t.Amount, t.Classification, t.Status, intent, res)
+	}
+	return tw.Flush()
+}
+
+// transfersResolve records a finance decision on transfer id and prints the
+// resolved transfer as JSON.
+func transfersResolve(ctx context.Context, fs *flag.FlagSet, id string, args []string, stdout io.Writer) error {
+	cfgPath := configFlag(fs)
+	action := fs.String("action", "", "credit_intent, credit_account, refunded or ignore")
+	note := fs.String("note", "", "why (required; kept with the decision)")
+	intent := fs.String("intent", "", "intent to credit (credit_intent)")
+	account := fs.String("account", "", "account to credit (credit_account)")
+	refund := fs.String("refund-txid", "", "refund transaction id (refunded)")
+	rate := fs.String("rate", "", "USD per unit for credit_account when the transfer has no locked rate")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, st, err := openStore(ctx, *cfgPath)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	svc := intents.New(intents.Options{Store: st, Config: cfg})
+	res, err := svc.Resolve(ctx, id, intents.ResolveRequest{Action: *action, Note: *note, IntentID: *intent,
+		Account: *account, RefundTxID: *refund, USDPerUnit: *rate}, cliActor(), nil)
+	if err != nil {
+		return err
+	}
+	body, err := json.Marshal(res.View)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "%s\n", body)
+	return err
 }
 
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -62,13 +62,6 @@ type daemon struct {
 	console *console.Console // nil when console.enabled is false
 	reg     *prometheus.Registry
 	metrics *scanMetrics
-	opts    daemonOptions
-}
-
-// daemonOptions are what only the sandbox changes.
-type daemonOptions struct {
-	// SignInLinks lets the console exchange one-time sign-in links.
-	SignInLinks bool
 }
 
 // watchSets adapts the per-network sets to intents.Watcher.
@@ -81,10 +74,6 @@ func (w watchSets) Watch(n payment.Network, keys ...[]byte) {
 }
 
 func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (*daemon, error) {
-	return newDaemonWith(ctx, cfg, log, daemonOptions{})
-}
-
-func newDaemonWith(ctx context.Context, cfg *config.Config, log *slog.Logger, opts daemonOptions) (*daemon, error) {
 	if cfg.Instance == "" {
 		host, _ := os.Hostname()
 		cfg.Instance = fmt.Sprintf("%s-%d", host, os.Getpid())
@@ -94,7 +83,7 @@ func newDaemonWith(ctx context.Context, cfg *config.Config, log *slog.Logger, op
 		return nil, err
 	}
 	d := &daemon{cfg: cfg, log: log, store: st, watch: map[payment.Network]*chains.WatchSet{},
-		sources: map[payment.Network]chains.Source{}, modes: map[payment.Network]func() string{}, opts: opts}
+		sources: map[payment.Network]chains.Source{}, modes: map[payment.Network]func() string{}}
 	if n, err := st.Migrate(ctx); err != nil {
 		st.Close()
 		return nil, err
@@ -195,27 +184,11 @@ func (d *daemon) wire(ctx context.Context) error {
 		Metrics: promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{})})
 	if cfg.Console.Enabled {
 		if d.console, err = console.New(console.Options{Service: d.svc, Status: d.nets, Config: cfg, Log: d.log,
-			SignInLinks: d.opts.SignInLinks}); err != nil {
+			SignInLinks: cfg.Console.SignInLinks}); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// signInLinkTTL is how long the sandbox's one-time console link works.
-const signInLinkTTL = 10 * time.Minute
-
-// signInLink returns a one-time console sign-in path for the API key plain
-// ("" when the console is off). Only the sandbox enables such links.
-func (d *daemon) signInLink(ctx context.Context, plain string) (string, error) {
-	if d.console == nil || !d.opts.SignInLinks {
-		return "", nil
-	}
-	key, err := d.store.APIKeyByPlain(ctx, plain)
-	if err != nil {
-		return "", fmt.Errorf("sandbox API key: %w", err)
-	}
-	return d.console.IssueSignInLink(ctx, key, signInLinkTTL)
 }
 
 // handler serves the API, and the console under /console/ when enabled.

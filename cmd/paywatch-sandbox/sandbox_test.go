@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,6 +41,46 @@ func needSandboxPeers(t *testing.T) {
 	devnettest.Need(t, "anvil", err)
 }
 
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// paywatchBinary builds the daemon the sandbox runs (once per test binary,
+// into a directory removed by TestMain).
+func paywatchBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "paywatch-sandbox-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binDir = dir
+		builtBin = filepath.Join(dir, "paywatch")
+		out, err := exec.Command("go", "build", "-o", builtBin, "github.com/paywatch/paywatch/cmd/paywatch").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/paywatch: %w\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtBin
+}
+
+// binDir holds the daemon built for the tests.
+var binDir string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
 // sandboxDir returns a fresh directory the postgres user can enter (as root,
 // PostgreSQL runs as postgres, and t.TempDir is private to root).
 func sandboxDir(t *testing.T) string {
@@ -63,7 +104,7 @@ func (w logWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// runningDev is a sandbox started as `paywatch dev` starts it, serving in
+// runningDev is a sandbox started as `paywatch-sandbox` starts it, serving in
 // a goroutine.
 type runningDev struct {
 	sb     *sandbox
@@ -78,7 +119,7 @@ type runningDev struct {
 func startDev(t *testing.T, ctx context.Context, dir, listen string) *runningDev {
 	t.Helper()
 	start := time.Now()
-	sb, err := startSandbox(ctx, devOptions{Dir: dir, Listen: listen, Out: logWriter{t}})
+	sb, err := startSandbox(ctx, devOptions{Dir: dir, Listen: listen, Out: logWriter{t}, Daemon: paywatchBinary(t)})
 	if err != nil {
 		t.Fatalf("start the sandbox: %v", err)
 	}
@@ -182,7 +223,7 @@ func createIntent(t *testing.T, ctx context.Context, env sandboxEnv, method paym
 
 // The sandbox end to end on real btcd, litecoind and anvil plus the
 // simulated Tron and Solana nodes: an intent per method is created over
-// HTTP, paid with the code of `dev pay`, and becomes paid; a restart on the
+// HTTP, paid with the code of `paywatch-sandbox pay`, and becomes paid; a restart on the
 // same directory keeps the key, the tokens and every paid intent (btcd and
 // the simulated nodes start new chains, which the sandbox detects), and new
 // payments still work.

@@ -23,7 +23,6 @@ import (
 
 	"github.com/btcsuite/btcd/btcutil/base58"
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/jackc/pgx/v5"
 	solbase58 "github.com/mr-tron/base58"
 	"golang.org/x/sync/errgroup"
 
@@ -52,7 +51,7 @@ const (
 )
 
 // sandboxEthPayer is anvil's dev account 9 (of the standard test mnemonic),
-// which `dev pay` pays ETH and tokens from. Account 0 (0xf39F…) is index 0
+// which `paywatch-sandbox pay` pays ETH and tokens from. Account 0 (0xf39F…) is index 0
 // of the sandbox's own receiving key, so it is not used as the payer. Should
 // an intent ever get index 9, paying it is a self-transfer, which still
 // counts: paywatch looks at what arrives, not at who sends.
@@ -74,6 +73,8 @@ type devOptions struct {
 	Out io.Writer
 	// Deadline is how long the sandbox's intents accept payment (default 30m).
 	Deadline time.Duration
+	// Daemon is the paywatch binary serve runs.
+	Daemon string
 }
 
 // devState is what the sandbox remembers between runs (state.json).
@@ -93,6 +94,7 @@ type sandbox struct {
 	env         sandboxEnv
 	cfg         *config.Config
 	cfgPath     string
+	daemonBin   string
 
 	pg    *devnet.Postgres
 	btcd  *devnet.Btcd
@@ -143,7 +145,7 @@ func startSandbox(ctx context.Context, o devOptions) (_ *sandbox, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sandbox{dir: dir, relDir: o.Dir, out: o.Out}
+	s := &sandbox{dir: dir, relDir: o.Dir, out: o.Out, daemonBin: o.Daemon}
 	for _, d := range []string{dir, filepath.Join(dir, "logs")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err
@@ -188,7 +190,7 @@ func startSandbox(ctx context.Context, o devOptions) (_ *sandbox, err error) {
 
 // lockDir takes an exclusive lock on the sandbox directory for the life of
 // this process (released by stop or by the process's end), so that a second
-// `paywatch dev` on the same directory refuses to start instead of taking
+// `paywatch-sandbox` on the same directory refuses to start instead of taking
 // over its nodes.
 func (s *sandbox) lockDir() error {
 	f, err := os.OpenFile(filepath.Join(s.dir, "dev.lock"), os.O_CREATE|os.O_RDWR, 0o644)
@@ -303,8 +305,9 @@ func (s *sandbox) install(ctx context.Context) error {
 // stopStale ends nodes left running by an earlier run of this sandbox that
 // was killed before it could stop them (its nodes run in their own process
 // groups, so a SIGKILL or a closed terminal can orphan them). Only btcd,
-// litecoind and anvil processes whose command line names a path inside this
-// sandbox's directory are stopped: SIGTERM, then SIGKILL after 15 s.
+// litecoind, anvil and paywatch processes whose command line names a path
+// inside this sandbox's directory are stopped: SIGTERM, then SIGKILL after
+// 15 s.
 // PostgreSQL needs nothing: StartPostgres stops a stale server itself.
 func (s *sandbox) stopStale() {
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
@@ -315,7 +318,7 @@ func (s *sandbox) stopStale() {
 		}
 		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
 		switch filepath.Base(args[0]) {
-		case "btcd", "litecoind", "anvil":
+		case "btcd", "litecoind", "anvil", "paywatch":
 		default:
 			continue
 		}
@@ -566,7 +569,7 @@ func addrFree(addr string) bool {
 
 // sandboxConfig is the sandbox's paywatch.yaml; see config/paywatch.example.yaml
 // for every setting.
-const sandboxConfig = `# paywatch SANDBOX config, written by ` + "`paywatch dev`" + ` at %s.
+const sandboxConfig = `# paywatch SANDBOX config, written by ` + "`paywatch-sandbox`" + ` at %s.
 # Sandbox only: static rates, the public test mnemonic's keys, throwaway chains.
 # Edits are overwritten on the next start; copy config/paywatch.example.yaml instead.
 listen: %q
@@ -575,6 +578,8 @@ instance: sandbox
 deadline: %s
 expiry_sweep: "@every 5s"
 log_level: info
+console:
+  signin_links: true   # the banner's one-time sign-in link
 rates:
   sources: [static]
   refresh: "@every 30s"
@@ -639,7 +644,7 @@ func (s *sandbox) prepareDatabase(ctx context.Context) error {
 	if err := s.resetStaleCursors(ctx, st); err != nil {
 		return err
 	}
-	if _, err := importPool(ctx, st, strings.NewReader(strings.Join(sandboxSolanaPool(sandboxSolanaPoolSize), "\n"))); err != nil {
+	if err := importSolanaPool(ctx, st, sandboxSolanaPool(sandboxSolanaPoolSize)); err != nil {
 		return fmt.Errorf("import the sandbox Solana pool: %w", err)
 	}
 	return s.ensureAPIKey(ctx, st)
@@ -665,17 +670,6 @@ func (s *sandbox) prepareDatabase(ctx context.Context) error {
 // the safety depth, reported as critical.
 func (s *sandbox) resetStaleCursors(ctx context.Context, st *store.Store) error {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	// Only the block's identity is wanted: no call tracing (anvil cannot
-	// trace blocks whose state it did not keep across a restart).
-	check := *s.cfg
-	check.Networks = map[string]*config.Network{}
-	for k, v := range s.cfg.Networks {
-		nc := *v
-		if k == string(payment.Ethereum) {
-			nc.Trace = "off"
-		}
-		check.Networks[k] = &nc
-	}
 	for _, n := range payment.Networks {
 		cur, err := st.GetCursor(ctx, string(n))
 		if errors.Is(err, store.ErrNotFound) {
@@ -684,7 +678,7 @@ func (s *sandbox) resetStaleCursors(ctx context.Context, st *store.Store) error 
 		if err != nil {
 			return err
 		}
-		src, _, err := newSource(ctx, &check, n, log)
+		src, err := checkSource(ctx, s.cfg, n, log)
 		if err != nil {
 			return fmt.Errorf("%s: %w", n, err)
 		}
@@ -697,12 +691,17 @@ func (s *sandbox) resetStaleCursors(ctx context.Context, st *store.Store) error 
 			return fmt.Errorf("%s: check the stored cursor at height %d: %w", n, cur.Height, err)
 		}
 		top := cur.Height
-		var maxTransfer *int64
-		if err := st.Pool().QueryRow(ctx, `SELECT max(block_height) FROM transfers WHERE network = $1`, string(n)).Scan(&maxTransfer); err != nil {
+		var maxTransfer int64
+		var anyTransfer bool
+		err = st.InTx(ctx, func(tx *store.Tx) (err error) {
+			maxTransfer, anyTransfer, err = tx.MaxTransferHeight(ctx, string(n))
+			return err
+		})
+		if err != nil {
 			return fmt.Errorf("%s: %w", n, err)
 		}
-		if maxTransfer != nil && *maxTransfer > top {
-			top = *maxTransfer
+		if anyTransfer && maxTransfer > top {
+			top = maxTransfer
 		}
 		tip, err := src.Tip(ctx)
 		if err != nil {
@@ -713,13 +712,7 @@ func (s *sandbox) resetStaleCursors(ctx context.Context, st *store.Store) error 
 				return fmt.Errorf("%s: extend the new chain to height %d: %w", n, top+1, err)
 			}
 		}
-		err = pgx.BeginFunc(ctx, st.Pool(), func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, `DELETE FROM blocks WHERE network = $1`, string(n)); err != nil {
-				return err
-			}
-			_, err := tx.Exec(ctx, `DELETE FROM cursors WHERE network = $1`, string(n))
-			return err
-		})
+		err = st.InTx(ctx, func(tx *store.Tx) error { return tx.ForgetScanState(ctx, string(n)) })
 		if err != nil {
 			return fmt.Errorf("%s: reset the scanner: %w", n, err)
 		}
@@ -757,11 +750,6 @@ func (s *sandbox) extend(ctx context.Context, n payment.Network, k int) error {
 	}
 	return nil
 }
-
-// noneWatched watches nothing: only the block's identity is wanted.
-type noneWatched struct{}
-
-func (noneWatched) Contains([]byte) bool { return false }
 
 // sandboxSolanaPool returns the first n sandbox Solana pool keys: key i is
 // the public key of ed25519.NewKeyFromSeed(sha256("paywatch sandbox solana
@@ -820,47 +808,6 @@ func (s *sandbox) linkLogs() {
 		_ = os.Remove(link)
 		_ = os.Symlink(target, link)
 	}
-}
-
-// serve writes sandbox.env, runs the daemon in this process until ctx ends,
-// and calls ready once the API listens and the networks are available (or
-// after a minute, naming those that are not).
-func (s *sandbox) serve(ctx context.Context, ready func(sandboxReady)) error {
-	if err := s.env.write(filepath.Join(s.dir, "sandbox.env")); err != nil {
-		return err
-	}
-	logf, err := os.OpenFile(filepath.Join(s.dir, "logs", "paywatch.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
-	// Everything goes to logs/paywatch.log (JSON); warnings and errors are
-	// also shown on the terminal, so a newcomer sees what goes wrong.
-	log := slog.New(slog.NewMultiHandler(newLogger(logf, s.cfg.LogLevel).Handler(),
-		slog.NewTextHandler(s.terminal(), &slog.HandlerOptions{Level: slog.LevelWarn})))
-	d, err := newDaemonWith(ctx, s.cfg, log, daemonOptions{SignInLinks: true})
-	if err != nil {
-		return err
-	}
-	defer d.close()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	return d.run(ctx, func(addr string) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			url := "http://" + addr
-			r := sandboxReady{URL: url, Unavailable: waitAvailable(ctx, url, s.env[envAPIKey], time.Minute)}
-			if link, err := d.signInLink(ctx, s.env[envAPIKey]); err != nil {
-				log.Warn("console sign-in link failed", "err", err)
-			} else if link != "" {
-				r.SignInLink = url + link
-			}
-			if ctx.Err() == nil && ready != nil {
-				ready(r)
-			}
-		}()
-	})
 }
 
 // waitAvailable polls GET /v1/status until every enabled network accepts

@@ -29,12 +29,12 @@ import (
 	"github.com/paywatch/paywatch/payment"
 )
 
-// detectWait bounds how long `dev pay` waits for paywatch to see the
+// detectWait bounds how long `paywatch-sandbox pay` waits for paywatch to see the
 // payment before it mines the confirmations.
 const detectWait = 30 * time.Second
 
-func runDevPay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("dev pay", "dev pay <intent-id> [--amount X] [--dir DIR]\n\n"+
+func runPay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("pay", "pay <intent-id> [--amount X] [--dir DIR]\n\n"+
 		"Pays a sandbox intent with its asset from the sandbox's coins: BTC from the btcd\n"+
 		"faucet, LTC from litecoind's wallet, ETH/USDT/USDC from anvil's dev account 9,\n"+
 		"TRX/USDT-TRC20/SOL through the simulated nodes. It waits until paywatch sees the\n"+
@@ -52,11 +52,11 @@ func runDevPay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if id == "" && fs.NArg() > 0 {
 		id = fs.Arg(0)
 	} else if fs.NArg() > 0 {
-		return fmt.Errorf("dev pay: unexpected argument %q", fs.Arg(0))
+		return fmt.Errorf("pay: unexpected argument %q", fs.Arg(0))
 	}
 	if id == "" {
 		fs.Usage()
-		return errors.New("dev pay needs the intent id (the \"id\" of POST /v1/intents)")
+		return errors.New("pay needs the intent id (the \"id\" of POST /v1/intents)")
 	}
 	env, err := readSandboxEnv(filepath.Join(*dir, "sandbox.env"))
 	if err != nil {
@@ -76,7 +76,7 @@ func runDevPay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-// followWait bounds how long `dev pay` reports the intent's progress.
+// followWait bounds how long `paywatch-sandbox pay` reports the intent's progress.
 const followWait = 30 * time.Second
 
 // followIntent prints the intent's status as it changes, starting with
@@ -108,7 +108,7 @@ func followIntent(ctx context.Context, env sandboxEnv, id, seen string, timeout 
 	}
 }
 
-// devIntent is the part of an intent `dev pay` needs.
+// devIntent is the part of an intent `paywatch-sandbox pay` needs.
 type devIntent struct {
 	ID                    string `json:"id"`
 	Method                string `json:"method"`
@@ -133,7 +133,7 @@ type payResult struct {
 // payIntent pays intent id from the sandbox's coins (amount in the asset's
 // units; "" means the intent's exact amount), waits until paywatch has seen
 // the payment (at most detectWait), then mines the confirmations it needs.
-// Both `dev pay` and the sandbox test call it.
+// Both `paywatch-sandbox pay` and the sandbox test call it.
 func payIntent(ctx context.Context, env sandboxEnv, dir, id, amount string, progress io.Writer) (payResult, error) {
 	var in devIntent
 	if err := apiCall(ctx, env[envURL], env[envAPIKey], http.MethodGet, "/v1/intents/"+id, nil, &in); err != nil {
@@ -217,7 +217,7 @@ func mineBlocks(ctx context.Context, env sandboxEnv, dir string, network payment
 		_, err = b.Generate(ctx, n)
 		return err
 	case payment.Litecoin:
-		// Only RPC calls are used: the node belongs to the `dev` process.
+		// Only RPC calls are used: the node belongs to the sandbox process.
 		_, err := (&devnet.Litecoind{CoreRPC: devnet.CoreRPC{RPCURL: env[envLitecoin]}}).Generate(ctx, n)
 		return err
 	case payment.Ethereum:
@@ -286,7 +286,7 @@ func payLitecoin(ctx context.Context, env sandboxEnv, address string, litoshis *
 	if !litoshis.IsInt64() {
 		return "", fmt.Errorf("amount %s litoshi is too large", litoshis)
 	}
-	// Only RPC calls are used: the node belongs to the `dev` process.
+	// Only RPC calls are used: the node belongs to the sandbox process.
 	txid, err := (&devnet.Litecoind{CoreRPC: devnet.CoreRPC{RPCURL: env[envLitecoin]}}).SendToAddress(ctx, address, litoshis.Int64())
 	if err != nil {
 		return "", fmt.Errorf("litecoind sendtoaddress: %w", err)

@@ -1,0 +1,14 @@
+// Command paywatch-sandbox runs the local sandbox that `make run` starts:
+// PostgreSQL, btcd and litecoind on regtest, anvil with two test tokens,
+// simulated Tron and Solana nodes, and the paywatch daemon itself — the
+// paywatch binary beside this one, run as `paywatch serve` on the sandbox's
+// config, so the sandbox exercises exactly what an operator runs.
+//
+//	paywatch-sandbox [--dir DIR] [--listen ADDR] [--deadline D]   start it (Ctrl-C stops it)
+//	paywatch-sandbox pay <intent-id> [--amount X]                 pay a sandbox intent from the sandbox's coins
+//
+// SANDBOX ONLY: it installs missing peers, stops processes it left running,
+// uses the public test mnemonic's keys and, after a restart replaced a
+// throwaway chain, forgets that network's scan state (store.Tx.ForgetScanState).
+// None of it is linked into the daemon (cmd/paywatch's TestDaemonLinksNoSandbox).
+package main
