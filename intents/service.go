@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/paywatch/paywatch/addresses"
@@ -71,14 +70,16 @@ type Options struct {
 
 // Service is the payment core.
 type Service struct {
-	mu    sync.Mutex
-	busy  map[payment.Network]*atomic.Bool
-	store *store.Store
-	cfg   *config.Config
-	opt   Options
-	now   func() time.Time
-	log   *slog.Logger
-	topup map[payment.Cents]bool
+	mu   sync.Mutex
+	busy map[payment.Network]*replenishRound // the running round per network
+	// waiting counts the requests waiting for a free address per network.
+	waiting map[payment.Network]int
+	store   *store.Store
+	cfg     *config.Config
+	opt     Options
+	now     func() time.Time
+	log     *slog.Logger
+	topup   map[payment.Cents]bool
 }
 
 // New returns a Service.
@@ -90,7 +91,7 @@ func New(opt Options) *Service {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
 	s := &Service{store: opt.Store, cfg: opt.Config, opt: opt, now: opt.Now, log: opt.Log.With("component", "intents"), topup: map[payment.Cents]bool{},
-		busy: map[payment.Network]*atomic.Bool{}}
+		busy: map[payment.Network]*replenishRound{}, waiting: map[payment.Network]int{}}
 	for _, a := range opt.Config.TopupAmounts {
 		if c, err := payment.ParseUSD(a); err == nil {
 			s.topup[c] = true
@@ -189,6 +190,11 @@ func (s *Service) Create(ctx context.Context, req CreateRequest, idem *Idem) (Re
 	if err := s.checkChain(ctx, info.Network); err != nil {
 		return Result[IntentView]{}, err
 	}
+	return whenReplenished(ctx, s, func() (Result[IntentView], error) { return s.create(ctx, req, idem, usd, info) })
+}
+
+// create is one attempt of Create after its checks.
+func (s *Service) create(ctx context.Context, req CreateRequest, idem *Idem, usd payment.Cents, info payment.MethodInfo) (Result[IntentView], error) {
 	return idempotent(ctx, s, idem, func(tx *store.Tx, now time.Time) (Outcome, IntentView, error) {
 		want := store.Payable{Kind: req.Kind, Reference: req.Reference, Account: req.Account, AmountCents: int64(usd), CreatedAt: now}
 		var p store.Payable
@@ -295,9 +301,13 @@ func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, 
 
 // allocate hands a fresh address to in: the lowest free pre-derived address
 // of the network (concurrent creations skip each other's rows instead of
-// queueing on a counter), deriving one on the spot only when none is free;
-// or the oldest free pool key (Solana). With taken (from
-// EnsurePayableTakeDerived), the pre-derived address was already taken.
+// queueing on a counter), or the oldest free pool key (Solana). With taken
+// (from EnsurePayableTakeDerived), the pre-derived address was already
+// taken. Addresses are derived off the request path, by the replenisher:
+// when none is free (a burst outran it), allocate fails with drainedError
+// and the request waits for the replenisher (whenReplenished). Only with a
+// gap of 0 (nothing kept ahead, by configuration) does a creation derive
+// its own address.
 func (s *Service) allocate(ctx context.Context, tx *store.Tx, in *store.Intent, now time.Time, taken *takenAddress) ([][]byte, error) {
 	network := payment.Network(in.Network)
 	src, ok := s.opt.Addresses[network]
@@ -315,7 +325,6 @@ func (s *Service) allocate(ctx context.Context, tx *store.Tx, in *store.Intent, 
 		in.Address, in.AddressKey = a.Address, a.Key
 		return [][]byte{a.Key}, nil
 	}
-	tx.AfterCommit(func() { s.replenishSoon(network) })
 	var a store.Address
 	var err error
 	switch {
@@ -327,13 +336,18 @@ func (s *Service) allocate(ctx context.Context, tx *store.Tx, in *store.Intent, 
 		a = *taken.addr
 	}
 	if err == nil {
+		if a.Ahead < int64(src.Gap) {
+			tx.AfterCommit(func() { s.replenishSoon(network) })
+		}
 		in.Address, in.AddressKey = a.Address, a.Key
 		return [][]byte{a.Key}, nil
 	}
 	if !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
-	// Nothing pre-derived is free (a burst outran the replenisher).
+	if src.Gap > 0 {
+		return nil, drainedError{network}
+	}
 	rows, err := s.deriveRange(ctx, tx, network, src, 1, now)
 	if err != nil {
 		return nil, err
@@ -343,6 +357,52 @@ func (s *Service) allocate(ctx context.Context, tx *store.Tx, in *store.Intent, 
 	}
 	in.Address, in.AddressKey = rows[0].Address, rows[0].Key
 	return [][]byte{rows[0].Key}, nil
+}
+
+// drainedError is allocate's answer when no pre-derived address of network
+// is free: the transaction rolls back and the request waits for the
+// replenisher (whenReplenished).
+type drainedError struct{ network payment.Network }
+
+func (e drainedError) Error() string {
+	return fmt.Sprintf("no pre-derived %s address is free", e.network)
+}
+
+// replenishRounds bounds how many replenisher rounds a request waits for
+// before it gives up. A round derives enough for the requests that waited
+// when it started, so one that finds none free again lost its new address
+// to a request that came later; that many times in a row means the
+// replenisher cannot keep up at all.
+const replenishRounds = 32
+
+// whenReplenished runs attempt, and again after a round of the replenisher
+// each time attempt found no free pre-derived address.
+func whenReplenished[V any](ctx context.Context, s *Service, attempt func() (Result[V], error)) (Result[V], error) {
+	var d drainedError
+	for range replenishRounds {
+		res, err := attempt()
+		if !errors.As(err, &d) {
+			return res, err
+		}
+		s.mu.Lock()
+		s.waiting[d.network]++
+		s.mu.Unlock()
+		r := s.replenishSoon(d.network)
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+		}
+		s.mu.Lock()
+		s.waiting[d.network]--
+		s.mu.Unlock()
+		if ctx.Err() != nil {
+			return Result[V]{}, ctx.Err()
+		}
+		if r.err != nil {
+			return Result[V]{}, fail(ChainUnavailable, "no %s address is free right now and deriving more failed; try again shortly", d.network)
+		}
+	}
+	return Result[V]{}, fail(ChainUnavailable, "no %s address is free right now: the replenisher is behind; try again shortly", d.network)
 }
 
 // deriveRange reserves n new indexes of the network's account key, derives
@@ -373,47 +433,59 @@ func (s *Service) deriveRange(ctx context.Context, tx *store.Tx, network payment
 }
 
 // replenishSoon tops the network's free pre-derived addresses up in the
-// background, one replenisher per network at a time.
-func (s *Service) replenishSoon(network payment.Network) {
-	busy := s.replenishing(network)
-	if !busy.CompareAndSwap(false, true) {
-		return
-	}
-	go func() {
-		defer busy.Store(false)
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := s.Replenish(ctx, network); err != nil {
-			s.log.Warn("replenishing pre-derived addresses failed", "network", string(network), "err", err)
-		}
-	}()
-}
-
-func (s *Service) replenishing(network payment.Network) *atomic.Bool {
+// background, one replenisher round per network at a time, and returns the
+// round that runs now (a new one, or the one already running).
+func (s *Service) replenishSoon(network payment.Network) *replenishRound {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b, ok := s.busy[network]
-	if !ok {
-		b = new(atomic.Bool)
-		s.busy[network] = b
+	if r := s.busy[network]; r != nil {
+		return r
 	}
-	return b
+	r := &replenishRound{done: make(chan struct{})}
+	s.busy[network] = r
+	waiting := int64(s.waiting[network])
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		r.err = s.replenish(ctx, network, waiting)
+		if r.err != nil {
+			s.log.Warn("replenishing pre-derived addresses failed", "network", string(network), "err", r.err)
+		}
+		s.mu.Lock()
+		delete(s.busy, network)
+		s.mu.Unlock()
+		close(r.done)
+	}()
+	return r
+}
+
+// replenishRound is one run of Replenish: done is closed when it ends, and
+// err is then its outcome.
+type replenishRound struct {
+	done chan struct{}
+	err  error
 }
 
 // Replenish makes sure at least Gap addresses of the network are derived
 // and watched but not handed out: payments to them are recorded as
 // unknown_address rather than missed, and creations never wait to derive.
 func (s *Service) Replenish(ctx context.Context, network payment.Network) error {
+	return s.replenish(ctx, network, 0)
+}
+
+// replenish is Replenish for a round with waiting requests waiting for a
+// free address: it derives enough for them too, even when the gap is kept.
+func (s *Service) replenish(ctx context.Context, network payment.Network, waiting int64) error {
 	src := s.opt.Addresses[network]
 	if src.Deriver == nil || src.Gap <= 0 {
 		return nil
 	}
 	free, err := s.store.FreeDerived(ctx, string(network), src.Source)
-	if err != nil || free >= int64(src.Gap) {
+	if err != nil || free >= int64(src.Gap)+waiting {
 		return err
 	}
 	// Top up to twice the gap so a burst does not refill one at a time.
-	need := 2*int64(src.Gap) - free
+	need := 2*int64(src.Gap) + waiting - free
 	var rows []store.Address
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
 		rows, err = s.deriveRange(ctx, tx, network, src, need, s.now().UTC())
@@ -565,6 +637,11 @@ func (s *Service) Renew(ctx context.Context, id string, idem *Idem) (Result[Inte
 			return Result[IntentView]{}, err
 		}
 	}
+	return whenReplenished(ctx, s, func() (Result[IntentView], error) { return s.renew(ctx, id, idem) })
+}
+
+// renew is one attempt of Renew after its checks.
+func (s *Service) renew(ctx context.Context, id string, idem *Idem) (Result[IntentView], error) {
 	return idempotent(ctx, s, idem, func(tx *store.Tx, now time.Time) (Outcome, IntentView, error) {
 		old, err := tx.GetIntent(ctx, id)
 		if errors.Is(err, store.ErrNotFound) {

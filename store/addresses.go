@@ -22,6 +22,10 @@ type Address struct {
 	// IntentConfirmations is the confirmations its intent requires (set by
 	// AddressByKey when the address has an intent).
 	IntentConfirmations int
+	// Ahead is how many indexes of its source are derived above it (set by
+	// TakeDerivedAddress): at most that many are still free, so a taker
+	// knows when to replenish without counting the free ones.
+	Ahead int64
 }
 
 // NextIndex hands out the next derivation index of (network, source). The
@@ -197,11 +201,13 @@ const takeDerivedSQL = `UPDATE addresses SET intent_id = $3, assigned_at = $4
 		WHERE (network, key) = (SELECT network, key FROM addresses
 			WHERE network = $1 AND source = $2 AND intent_id IS NULL AND derivation_index IS NOT NULL
 			ORDER BY derivation_index LIMIT 1 FOR UPDATE SKIP LOCKED)
-		RETURNING network, key, address, source, derivation_index, created_at`
+		RETURNING network, key, address, source, derivation_index, created_at,
+			coalesce((SELECT next_index FROM derivation_counters WHERE network = $1 AND source = $2), derivation_index + 1)
+				- derivation_index - 1`
 
 func scanTakenDerived(row pgx.Row, intentID string) (Address, error) {
 	var a Address
-	err := row.Scan(&a.Network, &a.Key, &a.Address, &a.Source, &a.Index, &a.CreatedAt)
+	err := row.Scan(&a.Network, &a.Key, &a.Address, &a.Source, &a.Index, &a.CreatedAt, &a.Ahead)
 	a.IntentID = intentID
 	return a, translate(err)
 }

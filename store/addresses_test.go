@@ -87,3 +87,77 @@ func TestAddressCountsFollowInsertsAndDeletes(t *testing.T) {
 		t.Fatalf("WatchedKeysSince after: last %d, %v", later, err)
 	}
 }
+
+// TestAddressSeqIsCommitOrder: a second writer of addresses waits for the
+// first one's commit before it draws a seq (the lock comes before the
+// sequence, once per statement), so a reader that follows seq never sees a
+// larger seq committed while a smaller one is still to come.
+func TestAddressSeqIsCommitOrder(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	network := fmt.Sprintf("seq-order-%d", time.Now().UnixNano())
+	t.Cleanup(func() {
+		_, _ = s.Pool().Exec(context.Background(), `DELETE FROM addresses WHERE network = $1`, network)
+	})
+	addr := func(i int) []store.Address {
+		return []store.Address{{Network: network, Key: bytes.Repeat([]byte{byte(i)}, 22), Address: fmt.Sprintf("a%d", i),
+			Source: "pool", Index: -1, CreatedAt: now}}
+	}
+	first, err := s.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Rollback(ctx)
+	if _, err := first.AddAddresses(ctx, addr(1)); err != nil {
+		t.Fatal(err)
+	}
+	var drawn int64
+	if err := s.Pool().QueryRow(ctx, `SELECT last_value FROM addresses_seq`).Scan(&drawn); err != nil {
+		t.Fatal(err)
+	}
+	second := make(chan error, 1)
+	go func() {
+		second <- s.InTx(ctx, func(tx *store.Tx) error { _, err := tx.AddAddresses(ctx, addr(2)); return err })
+	}()
+	// Wait until the second writer waits for the lock of this database.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var waiting bool
+		if err := s.Pool().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+			WHERE d.datname = current_database() AND l.locktype = 'advisory' AND l.objid = 7303203 AND NOT l.granted)`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			break
+		}
+		select {
+		case err := <-second:
+			t.Fatalf("the second writer finished (%v) while the first one's seq was not committed", err)
+		case <-time.After(5 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the second writer never waited for the address seq lock")
+		}
+	}
+	var last int64
+	if err := s.Pool().QueryRow(ctx, `SELECT last_value FROM addresses_seq`).Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	if last != drawn {
+		t.Fatalf("the waiting writer drew seq %d before the lock (first writer drew %d)", last, drawn)
+	}
+	if err := first.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	var seq1, seq2 int64
+	if err := s.Pool().QueryRow(ctx, `SELECT max(seq) FILTER (WHERE address = 'a1'), max(seq) FILTER (WHERE address = 'a2')
+		FROM addresses WHERE network = $1`, network).Scan(&seq1, &seq2); err != nil {
+		t.Fatal(err)
+	}
+	if !(seq1 < seq2) {
+		t.Fatalf("seq %d committed first, %d after it: want increasing", seq1, seq2)
+	}
+}

@@ -16,9 +16,12 @@
 //   - Event rows are appended under a transaction-scoped advisory lock taken
 //     just before commit, so event seq order is commit order and a reader
 //     that follows seq never misses an event. Watched addresses get their
-//     seq the same way (a trigger under its own advisory lock), so a scanner
+//     seq the same way (under their own advisory lock, held to commit), so a scanner
 //     that refreshes by seq (WatchedKeysSince) never misses an address
-//     committed late or stamped by a skewed clock.
+//     committed late or stamped by a skewed clock. That lock is taken once
+//     per statement, before the statement draws its first seq.
+//   - At most ActiveTransactions InTx transactions run at once; the others
+//     wait in the process, not inside PostgreSQL.
 //   - A transaction costs as few round trips as its statements allow: BEGIN
 //     goes with the first statement, and Queue* writes go, in call order,
 //     with the next statement or with COMMIT (a queued event is appended with

@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/paywatch/paywatch/store"
@@ -213,5 +215,82 @@ func TestQueuedEventWaitsForCommitNotTheNextStatement(t *testing.T) {
 	}
 	if got := eventsOf(t, s, id); len(got) != 1 || got[0] != "intent.created" {
 		t.Fatalf("queued event after commit: %v", got)
+	}
+}
+
+// A taken derived address tells how many indexes are derived above it, so
+// the taker replenishes without counting the free ones.
+func TestTakeDerivedReportsIndexesAhead(t *testing.T) {
+	tx, ctx := inTx(t)
+	network, source := store.NewID("net"), "fp-ahead"
+	first, err := tx.ReserveIndexes(ctx, network, source, 5)
+	if err != nil || first != 0 {
+		t.Fatalf("reserve: %d, %v", first, err)
+	}
+	var rows []store.Address
+	for i := range int64(5) {
+		rows = append(rows, store.Address{Network: network, Key: []byte{byte(i)}, Address: fmt.Sprint("a", i), Source: source, Index: i, CreatedAt: now})
+	}
+	if _, err := tx.AddAddresses(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []int64{4, 3, 2} {
+		a, err := tx.TakeDerivedAddress(ctx, network, source, store.NewID("pi"), now)
+		if err != nil || a.Index != int64(i) || a.Ahead != want {
+			t.Fatalf("take %d: index %d ahead %d (%v), want index %d ahead %d", i, a.Index, a.Ahead, err, i, want)
+		}
+	}
+}
+
+// InTx runs at most ActiveTransactions transactions at once; a caller
+// waiting for a turn gives up with its context, having run nothing.
+func TestInTxTakesTurns(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	const callers = 3 * store.ActiveTransactions
+	var mu sync.Mutex
+	inside, most, ran := 0, 0, 0
+	full := make(chan struct{})
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan error, callers)
+	for range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- s.InTx(ctx, func(tx *store.Tx) error {
+				mu.Lock()
+				inside++
+				ran++
+				most = max(most, inside)
+				if inside == store.ActiveTransactions && ran == store.ActiveTransactions {
+					close(full)
+				}
+				mu.Unlock()
+				<-release
+				mu.Lock()
+				inside--
+				mu.Unlock()
+				return nil
+			})
+		}()
+	}
+	<-full // every turn is taken and the holders wait for release
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	called := false
+	if err := s.InTx(cancelled, func(*store.Tx) error { called = true; return nil }); !errors.Is(err, context.Canceled) || called {
+		t.Fatalf("waiting with a cancelled context: %v (fn called %v), want context.Canceled before fn", err, called)
+	}
+	close(release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if most != store.ActiveTransactions || ran != callers {
+		t.Fatalf("%d transactions at once (want %d), %d of %d ran", most, store.ActiveTransactions, ran, callers)
 	}
 }

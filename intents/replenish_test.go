@@ -1,0 +1,74 @@
+package intents_test
+
+import (
+	"bytes"
+	"fmt"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/payment"
+)
+
+// A burst of concurrent creations many times larger than the pre-derived
+// addresses kept free all succeed, each with its own address, and no
+// creation derives an address itself: every handed-out address was
+// inserted by a replenisher transaction, never by the transaction that
+// created its intent (a trigger of the test's own database records which
+// transaction inserted each address).
+func TestBurstLargerThanThePoolWaitsForTheReplenisher(t *testing.T) {
+	const gap, burst = 3, 40
+	e := intentstest.New(t, intentstest.Only(payment.Tron), intentstest.WithConfig(func(c *config.Config) {
+		c.Networks["tron"].Gap = gap
+	}))
+	free := count(t, e, `SELECT count(*) FROM addresses WHERE network = 'tron' AND intent_id IS NULL`)
+	if free >= burst {
+		t.Fatalf("%d free addresses before the burst of %d: the burst must outrun them", free, burst)
+	}
+	if _, err := e.Store.Pool().Exec(t.Context(), `
+		CREATE TABLE test_address_inserts (network TEXT, key BYTEA, xid BIGINT);
+		CREATE FUNCTION test_record_address_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			INSERT INTO test_address_inserts VALUES (NEW.network, NEW.key, pg_current_xact_id()::text::bigint);
+			RETURN NULL;
+		END $$;
+		CREATE TRIGGER test_record_address_insert AFTER INSERT ON addresses
+			FOR EACH ROW EXECUTE FUNCTION test_record_address_insert();`); err != nil {
+		t.Fatal(err)
+	}
+	key := e.Keys["storefront"]
+	var wg sync.WaitGroup
+	codes := make([]int, burst)
+	bodies := make([]string, burst)
+	for i := range burst {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body := fmt.Sprintf(`{"kind":"order","reference":"BURST-%d","amount_usd":"10.00","method":"TRX"}`, i)
+			req := httptest.NewRequest("POST", "/v1/intents", bytes.NewBufferString(body))
+			req.Header.Set("Authorization", "Bearer "+key)
+			rec := httptest.NewRecorder()
+			e.API.ServeHTTP(rec, req)
+			codes[i], bodies[i] = rec.Code, rec.Body.String()
+		}()
+	}
+	wg.Wait()
+	for i := range burst {
+		if codes[i] != 201 {
+			t.Fatalf("creation %d of the burst: %d %s", i, codes[i], bodies[i])
+		}
+	}
+	if n := count(t, e, `SELECT count(DISTINCT address) FROM intents WHERE network = 'tron'`); n != burst {
+		t.Fatalf("%d distinct addresses for %d intents", n, burst)
+	}
+	if n := count(t, e, `SELECT count(*) FROM intents i JOIN test_address_inserts a ON a.network = i.network AND a.key = i.address_key
+		WHERE a.xid = i.xmin::text::bigint`); n != 0 {
+		t.Fatalf("%d of %d creations derived their own address on the request path", n, burst)
+	}
+	if n := count(t, e, `SELECT count(*) FROM intents i JOIN addresses a ON a.network = i.network AND a.key = i.address_key
+		WHERE a.intent_id = i.id`); n != burst {
+		t.Fatalf("%d of %d addresses are assigned to their intent", n, burst)
+	}
+}
