@@ -11,7 +11,7 @@ TESTTAGS := -tags=gofuzz
 BIN := bin/paywatch
 SANDBOX := bin/paywatch-sandbox
 
-.PHONY: build run test vet bench bench-all fuzz sim clean
+.PHONY: build run test vet bench bench-latency bench-all fuzz sim clean
 
 # build makes the daemon and the local sandbox, which runs the daemon
 # beside it (bin/paywatch serve).
@@ -53,14 +53,21 @@ sim:
 	go test $(TESTTAGS) -count=1 -timeout 0 ./sim -run TestSim -duration $(DURATION) -steps $(SIMSTEPS) -all -v
 
 # bench measures the scale figures (watched-set lookups, status, intent
-# creation at 16 callers) and prints them as one table; the raw go test
-# output stays in bin/bench.out. bench-all runs every benchmark.
-bench:
-	mkdir -p bin
+# creation at 16 callers) and the latency figures (bench-latency, about two
+# minutes) and prints them as one table; the raw output stays in
+# bin/bench.out. bench-all runs every benchmark.
+bench: build
 	{ go test $(TESTTAGS) -run '^$$' -bench 'WatchSetContains' -benchmem ./chains/ && \
 	  go test $(TESTTAGS) -run '^$$' -bench 'BenchmarkStatus' -benchtime 100x ./api/ && \
-	  go test $(TESTTAGS) -run '^$$' -bench 'CreateIntent/BTC/callers=16' -benchtime 3000x ./api/; } > bin/bench.out
+	  go test $(TESTTAGS) -run '^$$' -bench 'CreateIntent/BTC/callers=16' -benchtime 3000x ./api/ && \
+	  go run $(TESTTAGS) ./cmd/paywatch-latency -bin $(BIN); } > bin/bench.out
 	go run ./cmd/paywatch-bench < bin/bench.out
+
+# bench-latency: broadcast → detected and block → confirmation in the API,
+# p50/p95/max per network, against real btcd, litecoind and anvil with the
+# daemon at its default poll intervals.
+bench-latency: build
+	go run $(TESTTAGS) ./cmd/paywatch-latency -bin $(BIN)
 
 bench-all:
 	go test $(TESTTAGS) -run '^$$' -bench . -benchmem ./...

@@ -11,6 +11,7 @@ require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/ethereum/go-ethereum v1.17.10
 	github.com/gagliardetto/solana-go v1.14.0
+	github.com/go-zeromq/zmq4 v0.17.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/ltcsuite/ltcd v0.23.6
 	github.com/ltcsuite/ltcd/ltcutil v1.1.4-0.20250505084124-c37ac1524e04
@@ -23,6 +24,8 @@ require (
 	golang.org/x/text v0.44.0
 	gopkg.in/yaml.v3 v3.0.1
 )
+
+require github.com/go-zeromq/goczmq/v4 v4.2.2 // indirect
 
 require (
 	filippo.io/edwards25519 v1.0.0-rc.1 // indirect

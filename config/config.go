@@ -108,6 +108,16 @@ type Network struct {
 	// RPCURL is the node URL, credentials included;
 	// PAYWATCH_<NETWORK>_RPC_URL overrides it.
 	RPCURL string `yaml:"rpc_url"`
+	// NotifyURL is where the node pushes its changes, when that is not
+	// where paywatch looks by default: the Ethereum eth_subscribe websocket
+	// (ws:// or wss://; default the RPC URL with http made ws), the Solana
+	// pubsub websocket (default likewise; a bare agave node serves it on
+	// the RPC port + 1), or a Bitcoin Core / Litecoin Core ZMQ publisher
+	// (tcp://host:port publishing hashblock and hashtx or rawtx; default
+	// none: waitfornewblock and a mempool peek). btcd's websocket is found
+	// on the RPC URL; Tron pushes nothing. PAYWATCH_<NETWORK>_NOTIFY_URL
+	// overrides it.
+	NotifyURL string `yaml:"notify_url"`
 	// CookieFile is the node's RPC cookie file (Bitcoin Core, Litecoin
 	// Core), used when rpc_url carries no user:password.
 	CookieFile string `yaml:"cookie_file"`
@@ -366,6 +376,9 @@ func Parse(r io.Reader, getenv func(string) string) (*Config, error) {
 		if v := getenv("PAYWATCH_" + strings.ToUpper(name) + "_RPC_URL"); v != "" {
 			n.RPCURL = v
 		}
+		if v := getenv("PAYWATCH_" + strings.ToUpper(name) + "_NOTIFY_URL"); v != "" {
+			n.NotifyURL = v
+		}
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -576,6 +589,9 @@ func (c *Config) validateNetwork(name payment.Network) error {
 	if u, err := url.Parse(n.RPCURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return invalid(f+".rpc_url", "must be an http(s) URL of the node (or PAYWATCH_%s_RPC_URL)", strings.ToUpper(string(name)))
 	}
+	if err := validateNotifyURL(name, n.NotifyURL); err != nil {
+		return err
+	}
 	if name == payment.Solana {
 		switch n.Mode {
 		case "block", "address", "auto":
@@ -599,6 +615,29 @@ func (c *Config) validateNetwork(name payment.Network) error {
 	}
 	if looksPrivate(n.AccountKey) {
 		return invalid(f+".account_key", "is a PRIVATE extended key; paywatch is watch-only and needs the public key (xpub)")
+	}
+	return nil
+}
+
+// validateNotifyURL checks networks.<name>.notify_url by what the network's
+// node pushes on.
+func validateNotifyURL(name payment.Network, raw string) error {
+	if raw == "" {
+		return nil
+	}
+	f := "networks." + string(name) + ".notify_url"
+	u, err := url.Parse(raw)
+	switch name {
+	case payment.Ethereum, payment.Solana:
+		if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
+			return invalid(f, "must be a ws(s) URL of the node's websocket (or PAYWATCH_%s_NOTIFY_URL)", strings.ToUpper(string(name)))
+		}
+	case payment.Bitcoin, payment.Litecoin:
+		if err != nil || u.Scheme != "tcp" || u.Hostname() == "" || u.Port() == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+			return invalid(f, "must be the node's ZMQ publisher as tcp://host:port (its -zmqpubhashblock and -zmqpubhashtx address)")
+		}
+	default:
+		return invalid(f, "%s nodes push no changes: leave it empty", name)
 	}
 	return nil
 }

@@ -53,6 +53,11 @@ type Config struct {
 	HTTPClient *http.Client
 	// MaxResponseBytes bounds a response body; 0 means DefaultMaxResponseBytes.
 	MaxResponseBytes int64
+	// ZMQURL is a Bitcoin Core or Litecoin Core ZMQ publisher
+	// (tcp://host:port, the node's -zmqpubhashblock and -zmqpubhashtx or
+	// -zmqpubrawtx address). When set, Notify subscribes there instead of
+	// long-polling waitfornewblock and peeking at the mempool.
+	ZMQURL string
 	// Log receives warnings; nil discards them.
 	Log *slog.Logger
 }
@@ -70,6 +75,8 @@ type Client struct {
 
 	mempoolMu sync.Mutex
 	mempool   map[string]mempoolTx // decoded mempool transactions by txid
+
+	zmqURL string // Config.ZMQURL
 }
 
 var (
@@ -124,6 +131,7 @@ func New(cfg Config) (*Client, error) {
 		codec:   cd,
 		log:     cfg.Log.With("component", "chainsource", "network", string(cfg.Network)),
 		mempool: make(map[string]mempoolTx),
+		zmqURL:  cfg.ZMQURL,
 	}, nil
 }
 

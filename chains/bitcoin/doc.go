@@ -25,7 +25,11 @@
 //   - Pending fetches and decodes each mempool transaction once and forgets
 //     it when it leaves the mempool.
 //   - FinalizedHeight is always 0: proof of work has no finality.
-//   - Notify wakes the scanner: waitfornewblock long-polls on Bitcoin Core
-//     and Litecoin Core; on btcd (which lacks it) the websocket at /ws
-//     with notifyblocks and notifynewtransactions (notify_ws.go).
+//   - Notify wakes the scanner: with Config.ZMQURL, Core's ZMQ hashblock,
+//     hashtx, rawblock and rawtx messages (notify_zmq.go); otherwise
+//     waitfornewblock long-polls on Bitcoin Core and Litecoin Core, with a
+//     peek (getbestblockhash, getmempoolinfo) every 250 ms for their
+//     mempool (mempool_peek.go); on btcd (which lacks waitfornewblock) the
+//     websocket at /ws with notifyblocks and notifynewtransactions
+//     (notify_ws.go).
 package bitcoin

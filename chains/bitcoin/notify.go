@@ -18,13 +18,20 @@ const longPollMillis = 30_000
 // waitfornewblock).
 const codeMethodNotFound = -32601
 
-// Notify wakes on the node's changes. Bitcoin Core and Litecoin Core are
-// long-polled with waitfornewblock (one RPC thread of the node waits) and
-// wake whenever the best block changes; their new mempool transactions are
-// found by the poll. btcd, which answers waitfornewblock with "Method not
-// found", is subscribed on its websocket to new blocks and new mempool
+// Notify wakes on the node's changes. With Config.ZMQURL it subscribes to
+// the node's ZMQ publisher (notifyZMQ). Otherwise Bitcoin Core and Litecoin
+// Core are long-polled with waitfornewblock (one RPC thread of the node
+// waits) and wake whenever the best block changes, and are peeked at
+// (getbestblockhash, getmempoolinfo) every mempoolPeekEvery for their
+// mempool (peekMempool). btcd, which answers waitfornewblock with "Method
+// not found", is subscribed on its websocket to new blocks and new mempool
 // transactions (notifyWebsocket).
 func (c *Client) Notify(ctx context.Context, wake func()) error {
+	if c.zmqURL != "" {
+		return c.notifyZMQ(ctx, wake)
+	}
+	stopPeek := c.peekMempool(ctx, wake)
+	defer stopPeek()
 	var last string
 	if err := c.rpc.call(ctx, "getbestblockhash", &last); err != nil {
 		return fmt.Errorf("%s: notifications: %w", c.network, err)
@@ -39,6 +46,7 @@ func (c *Client) Notify(ctx context.Context, wake func()) error {
 		}
 		var re *RPCError
 		if errors.As(err, &re) && re.Code == codeMethodNotFound {
+			stopPeek()
 			return c.notifyWebsocket(ctx, func(string) { wake() })
 		}
 		if err != nil {

@@ -83,6 +83,9 @@ func TestBtcdWebsocketWakeFindsPaymentsAcrossLostConnections(t *testing.T) {
 			}
 		}
 		waitScanned(t, s, steps, func() bool { h, _ := s.cursor(); return h == s.node.Tip(t) })
+		// The scanner records its health after the step: intents are
+		// accepted once the recovered health is in.
+		waitAvailable(t, s)
 	}
 	paidAndSeen := func(usd string) {
 		t.Helper()

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
+	"unicode/utf8"
 )
 
 func main() {
@@ -93,10 +95,52 @@ func run(in io.Reader, w io.Writer) error {
 		{"intent creation, 16 callers", num(ci, "intents/s", "%.0f/s"), ">= 2500/s", ""},
 		{"intent creation p99, 16 callers", ms(ci, "p99-ms"), "< 20 ms", "p50: " + ms(ci, "p50-ms")},
 	}
-	fmt.Fprintf(w, "| %-36s | %-14s | %-14s | %-28s |\n", "figure", "value", "target", "other side (same run)")
-	fmt.Fprintf(w, "|%s|%s|%s|%s|\n", strings.Repeat("-", 38), strings.Repeat("-", 16), strings.Repeat("-", 16), strings.Repeat("-", 30))
+	rows = append(rows, latencyRows(res)...)
+	width := [4]int{len("figure"), len("value"), len("target"), len("other side (same run)")}
 	for _, r := range rows {
-		fmt.Fprintf(w, "| %-36s | %-14s | %-14s | %-28s |\n", r.figure, r.value, r.target, r.other)
+		for i, v := range []string{r.figure, r.value, r.target, r.other} {
+			width[i] = max(width[i], utf8.RuneCountInString(v))
+		}
+	}
+	line := func(cells ...string) {
+		for i, c := range cells {
+			fmt.Fprintf(w, "| %s%s ", c, strings.Repeat(" ", width[i]-utf8.RuneCountInString(c)))
+		}
+		fmt.Fprintln(w, "|")
+	}
+	line("figure", "value", "target", "other side (same run)")
+	for i := range width {
+		fmt.Fprintf(w, "|%s", strings.Repeat("-", width[i]+2))
+	}
+	fmt.Fprintln(w, "|")
+	for _, r := range rows {
+		line(r.figure, r.value, r.target, r.other)
 	}
 	return nil
+}
+
+// latencyTarget is issue 11's target for both latency figures, p95.
+const latencyTarget = time.Second
+
+// latencyRows are the p95 rows of cmd/paywatch-latency's
+// BenchmarkLatency/<network>/<figure> lines, with p50, max and the poll
+// interval of the same run beside them.
+func latencyRows(res results) []row {
+	label := map[string]string{"detected": "broadcast → detected", "confirmation": "block → confirmation"}
+	node := map[string]string{"bitcoin": "btcd", "litecoin": "litecoind", "ethereum": "anvil"}
+	var rows []row
+	for _, network := range []string{"bitcoin", "litecoin", "ethereum"} {
+		for _, figure := range []string{"detected", "confirmation"} {
+			m, ok := res["BenchmarkLatency/"+network+"/"+figure]
+			name := fmt.Sprintf("%s p95, %s (%s)", label[figure], network, node[network])
+			if !ok {
+				rows = append(rows, row{name, "not run", fmt.Sprintf("<= %d ms", latencyTarget.Milliseconds()), ""})
+				continue
+			}
+			other := fmt.Sprintf("p50 %.0f ms, max %.0f ms; poll %s, p95/poll %.3f", m["p50-ms"], m["max-ms"],
+				time.Duration(m["poll-ms"])*time.Millisecond, m["p95-ms"]/m["poll-ms"])
+			rows = append(rows, row{name, fmt.Sprintf("%.0f ms", m["p95-ms"]), fmt.Sprintf("<= %d ms", latencyTarget.Milliseconds()), other})
+		}
+	}
+	return rows
 }

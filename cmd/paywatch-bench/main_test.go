@@ -13,14 +13,25 @@ BenchmarkWatchSetContains/miss-2        	 1000000	      100.0 ns/op	       0 B/o
 BenchmarkStatus/status-2         	     100	  2500000 ns/op
 BenchmarkCreateIntent/BTC/callers=16-2 	3000	 400000 ns/op	 2600 intents/s	 5.5 p50-ms	 18.25 p99-ms
 PASS
+load average 1.00 1.00 1.00 at start, 1.00 1.00 1.00 at end
+BenchmarkLatency/bitcoin/detected 30 36.2 p50-ms 49.8 p95-ms 61.0 max-ms 10000 poll-ms
+BenchmarkLatency/litecoin/detected 30 2515.4 p50-ms 4902.1 p95-ms 4990.0 max-ms 5000 poll-ms
 `
 	var out strings.Builder
 	if err := run(strings.NewReader(in), &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"5000000/s", "map: 2500000/s", "10000000/s", "2.50 ms", "2600/s", "18.25 ms", "p50: 5.50 ms", "map: not run"} {
+	for _, want := range []string{"5000000/s", "map: 2500000/s", "10000000/s", "2.50 ms", "2600/s", "18.25 ms", "p50: 5.50 ms", "map: not run",
+		"| broadcast → detected p95, bitcoin (btcd)", "| 50 ms", "p50 36 ms, max 61 ms; poll 10s, p95/poll 0.005",
+		"| 4902 ms", "p50 2515 ms, max 4990 ms; poll 5s, p95/poll 0.980",
+		"block → confirmation p95, ethereum (anvil)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.Contains(line, "block → confirmation p95, ethereum (anvil)") && !strings.Contains(line, "| not run ") {
+			t.Errorf("a latency figure missing from the input is not shown as not run: %s", line)
 		}
 	}
 }

@@ -29,7 +29,8 @@ func newSourceAny(ctx context.Context, cfg *config.Config, n payment.Network, lo
 	nc := cfg.Networks[string(n)]
 	switch n {
 	case payment.Bitcoin, payment.Litecoin:
-		c, err := bitcoin.New(bitcoin.Config{Network: n, Chain: nc.Chain, URL: nc.RPCURL, CookieFile: nc.CookieFile, Log: log})
+		c, err := bitcoin.New(bitcoin.Config{Network: n, Chain: nc.Chain, URL: nc.RPCURL, CookieFile: nc.CookieFile,
+			ZMQURL: nc.NotifyURL, Log: log})
 		return c, nil, err
 	case payment.Tron:
 		key := ""
@@ -58,7 +59,7 @@ func newSourceMore(ctx context.Context, cfg *config.Config, n payment.Network, l
 			}
 			tokens = append(tokens, evm.Token{Asset: payment.MustMethod(m).Asset, Contract: common.HexToAddress(mc.Contract)})
 		}
-		c, err := evm.New(ctx, evm.Config{URL: nc.RPCURL, Tokens: tokens, Trace: nc.Trace, Log: log})
+		c, err := evm.New(ctx, evm.Config{URL: nc.RPCURL, NotifyURL: nc.NotifyURL, Tokens: tokens, Trace: nc.Trace, Log: log})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -67,7 +68,7 @@ func newSourceMore(ctx context.Context, cfg *config.Config, n payment.Network, l
 		// networks.solana.mode: block, address, or auto (address mode below
 		// solana.DefaultAddressModeMax watched keys); the status shows the
 		// mode of the last catch-up.
-		c, err := solana.New(solana.Config{URL: nc.RPCURL, Mode: nc.Mode, Log: log})
+		c, err := solana.New(solana.Config{URL: nc.RPCURL, NotifyURL: nc.NotifyURL, Mode: nc.Mode, Log: log})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -1,0 +1,135 @@
+package bitcoin_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/payment"
+)
+
+// TestLitecoindWakeFindsPaymentsAcrossRestart runs the scanner with a poll
+// interval of an hour beside chains.KeepNotified on real litecoind (no
+// ZMQ): only a wake can make it see anything. A broadcast payment is
+// detected from the mempool (the getmempoolinfo peek) and its block is
+// seen (the waitfornewblock long-poll); then litecoind is stopped and
+// started again on the same data directory and port, KeepNotified
+// resubscribes, and a second payment is detected and confirmed the same
+// way.
+func TestLitecoindWakeFindsPaymentsAcrossRestart(t *testing.T) {
+	node := startLitecoind(t, false)
+	src := newClient(t, payment.Litecoin, node.node.RPCURL, false)
+	s := newScan(t, payment.Litecoin, "LTC", 3, node, src)
+	s.sync()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	nc := s.e.Config.Networks[string(s.n)]
+	steps := make(chan error, 1000)
+	sc := chains.NewScanner(chains.ScannerConfig{Network: s.n, PollInterval: time.Hour, MaxBackoff: 200 * time.Millisecond,
+		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, Observe: func(err error) { steps <- err }},
+		s.src, s.e.Service, &intents.Keys{Store: s.e.Store}, s.e.Watch[s.n], nil)
+	notes := make(chan struct{}, 1000) // the node's notifications, not KeepNotified's wake after a loss
+	var subscriptions atomic.Int64
+	attempts := make(chan struct{}, 1000)
+	n := notifierFunc(func(ctx context.Context, wake func()) error {
+		subscriptions.Add(1)
+		attempts <- struct{}{}
+		return src.Notify(ctx, func() { notes <- struct{}{}; wake() })
+	})
+	done := make(chan error, 2)
+	go func() { done <- sc.Run(ctx) }()
+	go func() {
+		done <- chains.KeepNotified(ctx, n, sc.Wake, chains.NotifyConfig{MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}, nil)
+	}()
+	defer func() {
+		cancel()
+		for i := 0; i < 2; i++ {
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	if err := <-steps; err != nil { // the first step; then it waits an hour
+		t.Fatal(err)
+	}
+
+	subscribed := func() {
+		t.Helper()
+		for len(notes) > 0 {
+			<-notes
+		}
+		for tries, noted := 0, false; !noted; tries++ {
+			if tries == 30 {
+				t.Fatal("30 new blocks and no notification: not subscribed")
+			}
+			s.node.Mine(t, 1)
+			select {
+			case <-notes:
+				noted = true
+			case <-time.After(2 * time.Second):
+			}
+		}
+		waitScanned(t, s, steps, func() bool { h, _ := s.cursor(); return h == s.node.Tip(t) })
+		// The scanner records its health after the step: intents are
+		// accepted once the recovered health is in.
+		waitAvailable(t, s)
+	}
+	paidSeenAndMined := func(usd string) {
+		t.Helper()
+		v := s.order(usd)
+		for len(notes) > 0 {
+			<-notes
+		}
+		txid := s.pay(v.Address, units(t, v))
+		waitScanned(t, s, steps, func() bool { return len(s.e.Intent(v.ID).Transfers) == 1 })
+		// No block was mined: only the mempool peek notifies (a lost
+		// long-poll also wakes the scanner, but is no notification).
+		if len(notes) == 0 {
+			t.Fatalf("the broadcast %s was found without a mempool notification", txid)
+		}
+		if got := s.e.Intent(v.ID); got.Transfers[0].TxID != txid || got.Transfers[0].Status != "pending" {
+			t.Fatalf("intent %s: %+v, want the broadcast %s pending", v.ID, got.Transfers, txid)
+		}
+		s.node.Mine(t, 1)
+		waitScanned(t, s, steps, func() bool { return s.e.Intent(v.ID).Transfers[0].Confirmations == 1 })
+	}
+
+	subscribed()
+	paidSeenAndMined("30.00")
+
+	before := subscriptions.Load()
+	node.Stop()
+	for subscriptions.Load() < before+2 { // at least one failed attempt while the node is down
+		select {
+		case <-attempts:
+		case <-time.After(60 * time.Second):
+			t.Fatalf("no resubscription attempt while litecoind was down (%d subscriptions)", subscriptions.Load())
+		}
+	}
+	node.Start(t)
+	subscribed()
+	paidSeenAndMined("31.00")
+}
+
+// waitAvailable waits until the network accepts intents again (the
+// scanner's healthy step is recorded).
+func waitAvailable(t *testing.T, s *scan) {
+	t.Helper()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	timeout := time.After(time.Minute)
+	for {
+		err := s.e.Nets.Available(context.Background(), s.n)
+		if err == nil {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-timeout:
+			t.Fatalf("%s not available a minute after catching up: %v", s.n, err)
+		}
+	}
+}
