@@ -1,12 +1,11 @@
 # paywatch: `make run` starts the local sandbox, `make test` runs every test.
 #
-# The binaries build with plain flags. Two test binaries still link both
-# go-ethereum's cgo secp256k1 (devnet's anvil client) and ltcd's (the
-# Litecoin MWEB decoder), which define the same C symbols: those of
-# chains/bitcoin and cmd/paywatch. The tests therefore run with the gofuzz
-# tag, which selects go-ethereum's pure-Go secp256k1.
+# Plain Go tooling: no build tag. (go-ethereum's and ltcd's cgo secp256k1
+# define the same C symbols, so no binary may link both: the daemon hashes
+# Ethereum addresses with go-ethereum's keccak package only, anvil lives in
+# devnet/ethdev apart from devnet, and the sandbox reads Core block hashes
+# over RPC; TestNoBinaryLinksBothSecp256k1 checks it.)
 export GOFLAGS := -buildvcs=false
-TESTTAGS := -tags=gofuzz
 
 BIN := bin/paywatch
 SANDBOX := bin/paywatch-sandbox
@@ -28,7 +27,7 @@ vet:
 # test starts its own throwaway PostgreSQL unless PAYWATCH_TEST_DATABASE_URL
 # is set; chain-node tests start btcd, litecoind and anvil themselves.
 test: vet
-	go test $(TESTTAGS) -count=1 -timeout 40m ./...
+	go test -count=1 -timeout 40m ./...
 
 # fuzz runs every native fuzz target for FUZZTIME each, one target at a
 # time, package by package (go test -fuzz takes one target of one package).
@@ -39,7 +38,7 @@ fuzz:
 	  dir=$$(go list -f '{{.Dir}}' $$pkg); \
 	  for fz in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/^func //' | sort -u); do \
 	    echo "== $$pkg $$fz"; \
-	    go test $(TESTTAGS) -run '^$$' -fuzz "^$$fz\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	    go test -run '^$$' -fuzz "^$$fz\$$" -fuzztime $(FUZZTIME) $$pkg; \
 	  done; \
 	done
 
@@ -50,27 +49,27 @@ fuzz:
 DURATION ?= 30m
 SIMSTEPS ?= 40
 sim:
-	go test $(TESTTAGS) -count=1 -timeout 0 ./sim -run TestSim -duration $(DURATION) -steps $(SIMSTEPS) -all -v
+	go test -count=1 -timeout 0 ./sim -run TestSim -duration $(DURATION) -steps $(SIMSTEPS) -all -v
 
 # bench measures the scale figures (watched-set lookups, status, intent
 # creation at 16 callers) and the latency figures (bench-latency, about two
 # minutes) and prints them as one table; the raw output stays in
 # bin/bench.out. bench-all runs every benchmark.
 bench: build
-	{ go test $(TESTTAGS) -run '^$$' -bench 'WatchSetContains' -benchmem ./chains/ && \
-	  go test $(TESTTAGS) -run '^$$' -bench 'BenchmarkStatus' -benchtime 100x ./api/ && \
-	  go test $(TESTTAGS) -run '^$$' -bench 'CreateIntent/BTC/callers=16' -benchtime 3000x ./api/ && \
-	  go run $(TESTTAGS) ./cmd/paywatch-latency -bin $(BIN); } > bin/bench.out
+	{ go test -run '^$$' -bench 'WatchSetContains' -benchmem ./chains/ && \
+	  go test -run '^$$' -bench 'BenchmarkStatus' -benchtime 100x ./api/ && \
+	  go test -run '^$$' -bench 'CreateIntent/BTC/callers=16' -benchtime 3000x ./api/ && \
+	  go run ./cmd/paywatch-latency -bin $(BIN); } > bin/bench.out
 	go run ./cmd/paywatch-bench < bin/bench.out
 
 # bench-latency: broadcast → detected and block → confirmation in the API,
 # p50/p95/max per network, against real btcd, litecoind and anvil with the
 # daemon at its default poll intervals.
 bench-latency: build
-	go run $(TESTTAGS) ./cmd/paywatch-latency -bin $(BIN)
+	go run ./cmd/paywatch-latency -bin $(BIN)
 
 bench-all:
-	go test $(TESTTAGS) -run '^$$' -bench . -benchmem ./...
+	go test -run '^$$' -bench . -benchmem ./...
 
 clean:
 	rm -rf bin

@@ -149,7 +149,7 @@ func (d *hdDeriver) child(index uint32) (*btcec.PublicKey, error) {
 // ethAccount is keccak256(uncompressed public key without 0x04)[12:].
 // The hash comes from go-ethereum's keccak package alone (the one its
 // crypto.Keccak256 uses): importing go-ethereum/crypto would link its cgo
-// secp256k1, whose C symbols clash with ltcd's (the gofuzz tag).
+// secp256k1, whose C symbols clash with ltcd's.
 func ethAccount(pub *btcec.PublicKey) []byte {
 	h := keccak.NewLegacyKeccak256()
 	h.Write(pub.SerializeUncompressed()[1:])

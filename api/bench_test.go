@@ -21,7 +21,7 @@ import (
 // intent and event in one transaction) against real PostgreSQL, with
 // concurrent callers. It reports intents/s and latency percentiles.
 //
-//	go test -tags gofuzz -run '^$' -bench CreateIntent -benchtime 3000x ./api/
+//	go test -run '^$' -bench CreateIntent -benchtime 3000x ./api/
 func BenchmarkCreateIntent(b *testing.B) {
 	for _, c := range []struct {
 		method string

@@ -14,7 +14,7 @@ import (
 // as the other side of the ratio, the count(*) the status used to run for
 // every network on every call, on the same table in the same run.
 //
-//	go test -tags gofuzz -run '^$' -bench Status -benchtime 200x ./api/
+//	go test -run '^$' -bench Status -benchtime 200x ./api/
 func BenchmarkStatus(b *testing.B) {
 	const watched = 200_000
 	e := intentstest.New(b)

@@ -1,8 +1,8 @@
 // Package devnet starts real local peers for tests and for the sandbox
 // (`paywatch-sandbox`): a throwaway PostgreSQL cluster (StartPostgres), btcd on
 // regtest with a faucet (StartBtcd, AttachBtcd), Litecoin Core on regtest
-// with a funded wallet and optional MWEB (StartLitecoind), and anvil with the
-// test tokens (StartAnvil). The faucet key is a regtest-only sandbox key:
+// with a funded wallet and optional MWEB (StartLitecoind); anvil is in
+// devnet/ethdev, so that devnet links no go-ethereum. The faucet key is a regtest-only sandbox key:
 // paywatch itself never holds a private key. Every process runs on loopback, on a port that was bound and released just
 // before use, under a data directory the caller owns; Stop is idempotent.
 //

@@ -15,14 +15,14 @@ import (
 	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/chains/evm"
 	"github.com/paywatch/paywatch/contracts"
-	"github.com/paywatch/paywatch/devnet"
 	"github.com/paywatch/paywatch/devnet/devnettest"
+	"github.com/paywatch/paywatch/devnet/ethdev"
 	"github.com/paywatch/paywatch/payment"
 )
 
 // node is an anvil with the test tokens deployed.
 type node struct {
-	*devnet.Anvil
+	*ethdev.Anvil
 	usdt, usdc, fake common.Address // fake: a look-alike "USDT" nobody configured
 	forwarder        common.Address
 	reverter         common.Address
@@ -31,11 +31,11 @@ type node struct {
 
 func startNode(t *testing.T) *node {
 	t.Helper()
-	bin, err := devnet.FindAnvil()
+	bin, err := ethdev.FindAnvil()
 	devnettest.Need(t, "anvil", err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	a, err := devnet.StartAnvil(ctx, bin, t.TempDir(), 0)
+	a, err := ethdev.StartAnvil(ctx, bin, t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func startNode(t *testing.T) *node {
 		if *d.dst, err = a.DeployToken(ctx, d.name, d.symbol); err != nil {
 			t.Fatal(err)
 		}
-		if err := a.Mint(ctx, *d.dst, devnet.AnvilDevAccount, big.NewInt(1e15)); err != nil {
+		if err := a.Mint(ctx, *d.dst, ethdev.AnvilDevAccount, big.NewInt(1e15)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -86,7 +86,7 @@ func (n *node) call(t *testing.T, to common.Address, c *contracts.Contract, valu
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := n.Send(context.Background(), devnet.TxRequest{To: &to, Value: value, Data: data})
+	r, err := n.Send(context.Background(), ethdev.TxRequest{To: &to, Value: value, Data: data})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestAnvil(t *testing.T) {
 		payee := newAddress(t)
 		data, _ := contracts.TestToken.Call("transferThenRevert", payee, big.NewInt(5_000_000))
 		gas := estimate(t, n, n.usdt, contracts.TestToken, "transfer", payee, big.NewInt(5_000_000))
-		r, err := n.Send(ctx, devnet.TxRequest{To: &n.usdt, Data: data, Gas: 3 * gas})
+		r, err := n.Send(ctx, ethdev.TxRequest{To: &n.usdt, Data: data, Gas: 3 * gas})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -251,7 +251,7 @@ func TestAnvil(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := n.Send(ctx, devnet.TxRequest{To: &n.reverter, Value: big.NewInt(1e15), Gas: 3 * gas})
+		r, err := n.Send(ctx, ethdev.TxRequest{To: &n.reverter, Value: big.NewInt(1e15), Gas: 3 * gas})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -269,7 +269,7 @@ func TestAnvil(t *testing.T) {
 		payee, victim := newAddress(t), newAddress(t)
 		attacker := common.HexToAddress("0x70997970C51812dc3A010C7d01b50e0d17dc79C8") // anvil dev account 1
 		data, _ := contracts.TestToken.Call("transferFrom", victim, payee, big.NewInt(0))
-		r, err := n.Send(ctx, devnet.TxRequest{From: attacker, To: &n.usdt, Data: data})
+		r, err := n.Send(ctx, ethdev.TxRequest{From: attacker, To: &n.usdt, Data: data})
 		if err != nil || r.Status != types.ReceiptStatusSuccessful {
 			t.Fatalf("transferFrom(0): %v", err)
 		}
@@ -384,12 +384,12 @@ func TestRPCCallsIndependentOfWatchedSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	var hashes []common.Hash
-	for _, req := range []devnet.TxRequest{
+	for _, req := range []ethdev.TxRequest{
 		{To: &payee, Value: big.NewInt(1e15)},
 		{To: &n.usdt, Data: mustData(t, "transfer", payee, big.NewInt(1_000_000))},
 		{To: &n.usdc, Data: mustData(t, "transfer", payee, big.NewInt(2_000_000))},
 	} {
-		arg := map[string]any{"from": devnet.AnvilDevAccount, "to": req.To}
+		arg := map[string]any{"from": ethdev.AnvilDevAccount, "to": req.To}
 		if req.Value != nil {
 			arg["value"] = "0x" + req.Value.Text(16)
 		}
@@ -449,11 +449,11 @@ func mustData(t *testing.T, method string, args ...any) []byte {
 // TestFinalizedOnAnvil checks FinalizedHeight against anvil's arithmetic
 // finality: with --slots-in-an-epoch 1, finalized = latest - 2.
 func TestFinalizedOnAnvil(t *testing.T) {
-	bin, err := devnet.FindAnvil()
+	bin, err := ethdev.FindAnvil()
 	devnettest.Need(t, "anvil", err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	a, err := devnet.StartAnvil(ctx, bin, t.TempDir(), 0, "--slots-in-an-epoch", "1")
+	a, err := ethdev.StartAnvil(ctx, bin, t.TempDir(), 0, "--slots-in-an-epoch", "1")
 	if err != nil {
 		t.Fatal(err)
 	}

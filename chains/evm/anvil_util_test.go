@@ -9,7 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/paywatch/paywatch/contracts"
-	"github.com/paywatch/paywatch/devnet"
+	"github.com/paywatch/paywatch/devnet/ethdev"
 )
 
 // estimate returns the gas estimate of a successful call, the base for the
@@ -20,7 +20,7 @@ func estimate(t *testing.T, n *node, to common.Address, c *contracts.Contract, m
 	if err != nil {
 		t.Fatal(err)
 	}
-	gas, err := n.Eth.EstimateGas(context.Background(), ethereum.CallMsg{From: devnet.AnvilDevAccount, To: &to, Data: data})
+	gas, err := n.Eth.EstimateGas(context.Background(), ethereum.CallMsg{From: ethdev.AnvilDevAccount, To: &to, Data: data})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,5 +28,5 @@ func estimate(t *testing.T, n *node, to common.Address, c *contracts.Contract, m
 }
 
 func callMsgTo(to common.Address, value *big.Int) ethereum.CallMsg {
-	return ethereum.CallMsg{From: devnet.AnvilDevAccount, To: &to, Value: value}
+	return ethereum.CallMsg{From: ethdev.AnvilDevAccount, To: &to, Value: value}
 }

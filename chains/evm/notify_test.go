@@ -7,8 +7,8 @@ import (
 
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/evm"
-	"github.com/paywatch/paywatch/devnet"
 	"github.com/paywatch/paywatch/devnet/devnettest"
+	"github.com/paywatch/paywatch/devnet/ethdev"
 )
 
 // TestNotifyWakesOnBlocksAndSurvivesNodeRestart: the newHeads subscription
@@ -16,12 +16,12 @@ import (
 // KeepNotified resubscribes to the restarted node (same port), and the next
 // block wakes again.
 func TestNotifyWakesOnBlocksAndSurvivesNodeRestart(t *testing.T) {
-	bin, err := devnet.FindAnvil()
+	bin, err := ethdev.FindAnvil()
 	devnettest.Need(t, "anvil", err)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	a, err := devnet.StartAnvil(ctx, bin, dir, 0)
+	a, err := ethdev.StartAnvil(ctx, bin, dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestNotifyWakesOnBlocksAndSurvivesNodeRestart(t *testing.T) {
 	<-subscribed
 	waitWake("first subscription")
 	a.Kill()
-	if a, err = devnet.StartAnvil(ctx, bin, dir, port); err != nil {
+	if a, err = ethdev.StartAnvil(ctx, bin, dir, port); err != nil {
 		t.Fatal(err)
 	}
 	// The loss wakes once before the next subscription begins; only a wake

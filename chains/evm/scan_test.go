@@ -20,8 +20,8 @@ import (
 	"github.com/paywatch/paywatch/chains/evm"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/contracts"
-	"github.com/paywatch/paywatch/devnet"
 	"github.com/paywatch/paywatch/devnet/devnettest"
+	"github.com/paywatch/paywatch/devnet/ethdev"
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
@@ -39,11 +39,11 @@ var anvilAccount1 = common.HexToAddress("0x70997970C51812dc3A010C7d01b50e0d17dc7
 // startScanNode is startNode with extra anvil arguments.
 func startScanNode(t *testing.T, args ...string) *node {
 	t.Helper()
-	bin, err := devnet.FindAnvil()
+	bin, err := ethdev.FindAnvil()
 	devnettest.Need(t, "anvil", err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	a, err := devnet.StartAnvil(ctx, bin, t.TempDir(), 0, args...)
+	a, err := ethdev.StartAnvil(ctx, bin, t.TempDir(), 0, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func startScanNode(t *testing.T, args ...string) *node {
 		if *d.dst, err = a.DeployToken(ctx, d.name, d.symbol); err != nil {
 			t.Fatal(err)
 		}
-		if err := a.Mint(ctx, *d.dst, devnet.AnvilDevAccount, big.NewInt(1e15)); err != nil {
+		if err := a.Mint(ctx, *d.dst, ethdev.AnvilDevAccount, big.NewInt(1e15)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -349,7 +349,7 @@ func TestScanAnvil(t *testing.T) {
 		before := s.Counts()
 		data, _ := contracts.TestToken.Call("transferThenRevert", addrOf(v), amountOf(t, v))
 		gas := estimate(t, n, n.usdt, contracts.TestToken, "transfer", addrOf(v), amountOf(t, v))
-		r, err := n.Send(ctx, devnet.TxRequest{To: &n.usdt, Data: data, Gas: 3 * gas})
+		r, err := n.Send(ctx, ethdev.TxRequest{To: &n.usdt, Data: data, Gas: 3 * gas})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -370,7 +370,7 @@ func TestScanAnvil(t *testing.T) {
 		v := s.intent(payment.USDTERC20, "10.00")
 		victim := newAddress(t)
 		data, _ := contracts.TestToken.Call("transferFrom", victim, addrOf(v), big.NewInt(0))
-		r, err := n.Send(ctx, devnet.TxRequest{From: anvilAccount1, To: &n.usdt, Data: data})
+		r, err := n.Send(ctx, ethdev.TxRequest{From: anvilAccount1, To: &n.usdt, Data: data})
 		if err != nil || r.Status != types.ReceiptStatusSuccessful {
 			t.Fatalf("transferFrom(victim, intent, 0): %v", err)
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/evm"
 	"github.com/paywatch/paywatch/contracts"
-	"github.com/paywatch/paywatch/devnet"
+	"github.com/paywatch/paywatch/devnet/ethdev"
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
 )
@@ -58,7 +58,7 @@ func TestScanAnvilTraceBlindSpots(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := n.Send(ctx, devnet.TxRequest{Value: amountOf(t, v), Data: data})
+		r, err := n.Send(ctx, ethdev.TxRequest{Value: amountOf(t, v), Data: data})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/devnet"
+	"github.com/paywatch/paywatch/devnet/ethdev"
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
 )
@@ -123,7 +123,7 @@ func TestAnvilWakeFindsPaymentsAcrossRestart(t *testing.T) {
 	subscribed()
 	paidAndSeen("30.00")
 
-	bin, err := devnet.FindAnvil()
+	bin, err := ethdev.FindAnvil()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestAnvilWakeFindsPaymentsAcrossRestart(t *testing.T) {
 			t.Fatalf("no resubscription attempt while anvil was down (%d subscriptions)", subscriptions.Load())
 		}
 	}
-	a, err := devnet.StartAnvil(context.Background(), bin, dir, port, "--state", state)
+	a, err := ethdev.StartAnvil(context.Background(), bin, dir, port, "--state", state)
 	if err != nil {
 		t.Fatal(err)
 	}

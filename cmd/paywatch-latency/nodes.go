@@ -11,6 +11,7 @@ import (
 
 	"github.com/paywatch/paywatch/addresses"
 	"github.com/paywatch/paywatch/devnet"
+	"github.com/paywatch/paywatch/devnet/ethdev"
 	"github.com/paywatch/paywatch/payment"
 )
 
@@ -46,11 +47,11 @@ func startNode(ctx context.Context, n payment.Network, dir string) (node, error)
 		}
 		return litecoindNode{l, miner}, nil
 	case payment.Ethereum:
-		bin, err := devnet.FindAnvil()
+		bin, err := ethdev.FindAnvil()
 		if err != nil {
 			return nil, err
 		}
-		a, err := devnet.StartAnvil(ctx, bin, dir, 0)
+		a, err := ethdev.StartAnvil(ctx, bin, dir, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -107,7 +108,7 @@ func (l litecoindNode) mine(ctx context.Context) error {
 
 // anvilNode pays from anvil's first dev account (eth_sendTransaction;
 // anvil mines it into a block at once) and mines with anvil_mine.
-type anvilNode struct{ a *devnet.Anvil }
+type anvilNode struct{ a *ethdev.Anvil }
 
 func (a anvilNode) rpcURL() string { return a.a.RPCURL }
 func (a anvilNode) stop()          { a.a.Stop() }
@@ -119,7 +120,7 @@ func (a anvilNode) broadcast(ctx context.Context, address string, units *big.Int
 	to := common.HexToAddress(address)
 	var hash common.Hash
 	return a.a.RPC.CallContext(ctx, &hash, "eth_sendTransaction",
-		map[string]any{"from": devnet.AnvilDevAccount, "to": to, "value": (*hexutil.Big)(units)})
+		map[string]any{"from": ethdev.AnvilDevAccount, "to": to, "value": (*hexutil.Big)(units)})
 }
 
 func (a anvilNode) mine(ctx context.Context) error { return a.a.Mine(ctx, 1) }

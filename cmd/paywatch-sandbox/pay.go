@@ -26,6 +26,7 @@ import (
 
 	"github.com/paywatch/paywatch/contracts"
 	"github.com/paywatch/paywatch/devnet"
+	"github.com/paywatch/paywatch/devnet/ethdev"
 	"github.com/paywatch/paywatch/payment"
 )
 
@@ -233,12 +234,12 @@ func mineBlocks(ctx context.Context, env sandboxEnv, dir string, network payment
 
 // dialAnvil connects to the sandbox's anvil. Only RPC calls are used: the
 // node belongs to the `dev` process.
-func dialAnvil(ctx context.Context, env sandboxEnv) (*devnet.Anvil, error) {
+func dialAnvil(ctx context.Context, env sandboxEnv) (*ethdev.Anvil, error) {
 	c, err := rpc.DialContext(ctx, env[envEthereum])
 	if err != nil {
 		return nil, err
 	}
-	return &devnet.Anvil{RPCURL: env[envEthereum], RPC: c, Eth: ethclient.NewClient(c)}, nil
+	return &ethdev.Anvil{RPCURL: env[envEthereum], RPC: c, Eth: ethclient.NewClient(c)}, nil
 }
 
 // waitSeen polls the intent until its status leaves awaiting_payment, or
@@ -301,7 +302,7 @@ func payEthereum(ctx context.Context, env sandboxEnv, info payment.MethodInfo, a
 		return "", fmt.Errorf("address %s is not an Ethereum address", address)
 	}
 	to := common.HexToAddress(address)
-	req := devnet.TxRequest{From: sandboxEthPayer, To: &to, Value: units}
+	req := ethdev.TxRequest{From: sandboxEthPayer, To: &to, Value: units}
 	if info.Asset != payment.Native {
 		contract := env[envUSDT]
 		if info.Asset == payment.USDC {
@@ -312,7 +313,7 @@ func payEthereum(ctx context.Context, env sandboxEnv, info payment.MethodInfo, a
 		if err != nil {
 			return "", err
 		}
-		req = devnet.TxRequest{From: sandboxEthPayer, To: &token, Data: data}
+		req = ethdev.TxRequest{From: sandboxEthPayer, To: &token, Data: data}
 	}
 	a, err := dialAnvil(ctx, env)
 	if err != nil {

@@ -32,6 +32,7 @@ import (
 	"github.com/paywatch/paywatch/chains/tron/tronfake"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/devnet"
+	"github.com/paywatch/paywatch/devnet/ethdev"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
 )
@@ -99,7 +100,7 @@ type sandbox struct {
 	pg    *devnet.Postgres
 	btcd  *devnet.Btcd
 	ltc   *devnet.Litecoind
-	anvil *devnet.Anvil
+	anvil *ethdev.Anvil
 	tron  *tronfake.Node
 	sol   *solanafake.Node
 
@@ -287,15 +288,15 @@ func (s *sandbox) install(ctx context.Context) error {
 	if err := devnet.InstallLitecoind(ctx); err != nil {
 		return err
 	}
-	if _, err := devnet.FindAnvil(); err != nil {
+	if _, err := ethdev.FindAnvil(); err != nil {
 		if _, err := exec.LookPath("npm"); err != nil && os.Geteuid() == 0 {
 			s.say("installing npm (apt-get install npm) to install anvil …")
 			if err := aptInstall(ctx, "npm"); err != nil {
 				return err
 			}
 		}
-		s.say("installing anvil from npm into %s …", devnet.AnvilCacheDir())
-		if _, err := devnet.InstallAnvil(ctx, devnet.AnvilCacheDir()); err != nil {
+		s.say("installing anvil from npm into %s …", ethdev.AnvilCacheDir())
+		if _, err := ethdev.InstallAnvil(ctx, ethdev.AnvilCacheDir()); err != nil {
 			return err
 		}
 	}
@@ -378,7 +379,7 @@ func (s *sandbox) startNodes(ctx context.Context) error {
 		}
 		ports[n] = p
 	}
-	anvilBin, err := devnet.FindAnvil()
+	anvilBin, err := ethdev.FindAnvil()
 	if err != nil {
 		return err
 	}
@@ -420,7 +421,7 @@ func (s *sandbox) startNodes(ctx context.Context) error {
 		if err := os.MkdirAll(adir, 0o755); err != nil {
 			return err
 		}
-		a, err := devnet.StartAnvil(gctx, anvilBin, adir, ports["anvil"],
+		a, err := ethdev.StartAnvil(gctx, anvilBin, adir, ports["anvil"],
 			"--state", filepath.Join(adir, "state.json"), "--state-interval", "10", "--preserve-historical-states",
 			"--slots-in-an-epoch", "1")
 		if err != nil {
@@ -456,7 +457,7 @@ func (s *sandbox) ensureTokens(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("deploy the sandbox %s: %w", t.symbol, err)
 		}
-		for _, to := range []common.Address{devnet.AnvilDevAccount, sandboxEthPayer} {
+		for _, to := range []common.Address{ethdev.AnvilDevAccount, sandboxEthPayer} {
 			if err := s.anvil.Mint(ctx, addr, to, big.NewInt(sandboxTokenSupply)); err != nil {
 				return fmt.Errorf("mint the sandbox %s: %w", t.symbol, err)
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/paywatch/paywatch/addresses"
 	"github.com/paywatch/paywatch/devnet"
 	"github.com/paywatch/paywatch/devnet/devnettest"
+	"github.com/paywatch/paywatch/devnet/ethdev"
 	"github.com/paywatch/paywatch/payment"
 )
 
@@ -37,7 +38,7 @@ func needSandboxPeers(t *testing.T) {
 	devnettest.Need(t, "btcd", err)
 	_, err = os.Stat(devnet.LitecoindPath)
 	devnettest.Need(t, "litecoind", err)
-	_, err = devnet.FindAnvil()
+	_, err = ethdev.FindAnvil()
 	devnettest.Need(t, "anvil", err)
 }
 

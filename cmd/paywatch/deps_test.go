@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -79,4 +80,59 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// The two cgo secp256k1 libraries define the same C symbols, so a binary
+// linking both fails to link without a build tag.
+const (
+	ethSecp256k1 = "github.com/ethereum/go-ethereum/crypto/secp256k1"
+	ltcSecp256k1 = "github.com/ltcsuite/secp256k1"
+)
+
+// Plain Go tooling works: no package of the module, and no test binary,
+// links both go-ethereum's cgo secp256k1 and ltcd's, so `go build ./...`
+// and `go test ./...` need no build tag.
+func TestNoBinaryLinksBothSecp256k1(t *testing.T) {
+	// Plain flags, whatever GOFLAGS the tests run with: a build tag such as
+	// gofuzz would hide go-ethereum's cgo copy.
+	plain := func(args ...string) *exec.Cmd {
+		c := exec.Command("go", args...)
+		c.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
+		return c
+	}
+	out, err := plain("list", "-test", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "github.com/paywatch/paywatch/...").Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("go list -test: %v\n%s", err, stderr)
+	}
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 || !strings.HasSuffix(fields[0], ".test") {
+			continue // only linked binaries matter: commands are checked as their tests' deps and below
+		}
+		checked++
+		if deps := fields[1:]; contains(deps, ethSecp256k1) && contains(deps, ltcSecp256k1) {
+			t.Errorf("%s links both %s and %s", fields[0], ethSecp256k1, ltcSecp256k1)
+		}
+	}
+	if checked < 10 {
+		t.Fatalf("only %d test binaries listed: %q", checked, out)
+	}
+	cmds, err := plain("list", "github.com/paywatch/paywatch/cmd/...").Output()
+	if err != nil || !strings.Contains(string(cmds), "cmd/paywatch-sandbox") {
+		t.Fatalf("go list cmd/...: %v %q", err, cmds)
+	}
+	for _, cmd := range strings.Fields(string(cmds)) {
+		out, err := plain("list", "-deps", cmd).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", cmd, err)
+		}
+		if deps := strings.Fields(string(out)); contains(deps, ethSecp256k1) && contains(deps, ltcSecp256k1) {
+			t.Errorf("%s links both %s and %s", cmd, ethSecp256k1, ltcSecp256k1)
+		}
+	}
 }

@@ -1,4 +1,4 @@
-package devnet
+package ethdev
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/paywatch/paywatch/contracts"
+	"github.com/paywatch/paywatch/devnet"
 )
 
 // AnvilVersion is the anvil release InstallAnvil installs from npm.
@@ -51,19 +52,19 @@ func AnvilCacheDir() string {
 
 // FindAnvil finds the anvil binary: $PAYWATCH_ANVIL, then PATH, then the
 // npm installs under AnvilCacheDir and ./.paywatch/anvil. It returns an
-// error wrapping ErrMissing, naming the install command, when none exists.
+// error wrapping devnet.ErrMissing, naming the install command, when none exists.
 func FindAnvil() (string, error) {
 	if p := os.Getenv("PAYWATCH_ANVIL"); p != "" {
 		if st, err := os.Stat(p); err == nil && !st.IsDir() {
 			return p, nil
 		}
-		return "", fmt.Errorf("%w: PAYWATCH_ANVIL=%s does not exist", ErrMissing, p)
+		return "", fmt.Errorf("%w: PAYWATCH_ANVIL=%s does not exist", devnet.ErrMissing, p)
 	}
-	p, err := LookBinary("anvil",
+	p, err := devnet.LookBinary("anvil",
 		filepath.Join(AnvilCacheDir(), anvilRelPath),
 		filepath.Join(".paywatch", "anvil", anvilRelPath))
 	if err != nil {
-		return "", fmt.Errorf("%w: anvil (npm install --prefix %s %s@%s)", ErrMissing, AnvilCacheDir(), anvilPackage, AnvilVersion)
+		return "", fmt.Errorf("%w: anvil (npm install --prefix %s %s@%s)", devnet.ErrMissing, AnvilCacheDir(), anvilPackage, AnvilVersion)
 	}
 	return p, nil
 }
@@ -81,11 +82,11 @@ func InstallAnvil(ctx context.Context, dir string) (string, error) {
 		return bin, nil
 	}
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
-		return "", fmt.Errorf("%w: anvil from npm is installed for linux/amd64 only (this is %s/%s)", ErrMissing, runtime.GOOS, runtime.GOARCH)
+		return "", fmt.Errorf("%w: anvil from npm is installed for linux/amd64 only (this is %s/%s)", devnet.ErrMissing, runtime.GOOS, runtime.GOARCH)
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		return "", fmt.Errorf("%w: npm, needed to install anvil", ErrMissing)
+		return "", fmt.Errorf("%w: npm, needed to install anvil", devnet.ErrMissing)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
@@ -113,7 +114,7 @@ type Anvil struct {
 	RPC *rpc.Client
 	// Eth is an ethclient over RPC.
 	Eth  *ethclient.Client
-	proc *Process
+	proc *devnet.Process
 }
 
 // StartAnvil starts bin on 127.0.0.1:port (0 picks a free port) with chain id
@@ -124,7 +125,7 @@ type Anvil struct {
 func StartAnvil(ctx context.Context, bin, dir string, port int, extraArgs ...string) (*Anvil, error) {
 	var err error
 	if port == 0 {
-		if port, err = FreePort(); err != nil {
+		if port, err = devnet.FreePort(); err != nil {
 			return nil, err
 		}
 	}
@@ -133,7 +134,7 @@ func StartAnvil(ctx context.Context, bin, dir string, port int, extraArgs ...str
 	}
 	args := append([]string{"--host", "127.0.0.1", "--port", strconv.Itoa(port),
 		"--chain-id", strconv.Itoa(AnvilChainID)}, extraArgs...)
-	proc, err := StartProcess("anvil", filepath.Join(dir, "anvil.log"), bin, args...)
+	proc, err := devnet.StartProcess("anvil", filepath.Join(dir, "anvil.log"), bin, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +146,7 @@ func StartAnvil(ctx context.Context, bin, dir string, port int, extraArgs ...str
 	a.Eth = ethclient.NewClient(a.RPC)
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	err = WaitUntil(wctx, proc, "anvil", func(ctx context.Context) error {
+	err = devnet.WaitUntil(wctx, proc, "anvil", func(ctx context.Context) error {
 		id, err := a.Eth.ChainID(ctx)
 		if err != nil {
 			return err

@@ -1,4 +1,4 @@
-package devnet_test
+package ethdev_test
 
 import (
 	"testing"
@@ -7,11 +7,11 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/paywatch/paywatch/contracts"
-	"github.com/paywatch/paywatch/devnet"
+	"github.com/paywatch/paywatch/devnet/ethdev"
 )
 
 func callMsg(to common.Address, data []byte) ethereum.CallMsg {
-	return ethereum.CallMsg{From: devnet.AnvilDevAccount, To: &to, Data: data}
+	return ethereum.CallMsg{From: ethdev.AnvilDevAccount, To: &to, Data: data}
 }
 
 func mustCall(t *testing.T, method string, args ...any) []byte {

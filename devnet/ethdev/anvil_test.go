@@ -1,4 +1,4 @@
-package devnet_test
+package ethdev_test
 
 import (
 	"context"
@@ -11,17 +11,17 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/paywatch/paywatch/contracts"
-	"github.com/paywatch/paywatch/devnet"
 	"github.com/paywatch/paywatch/devnet/devnettest"
+	"github.com/paywatch/paywatch/devnet/ethdev"
 )
 
-func startAnvil(t *testing.T) *devnet.Anvil {
+func startAnvil(t *testing.T) *ethdev.Anvil {
 	t.Helper()
-	bin, err := devnet.FindAnvil()
+	bin, err := ethdev.FindAnvil()
 	devnettest.Need(t, "anvil", err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	a, err := devnet.StartAnvil(ctx, bin, t.TempDir(), 0)
+	a, err := ethdev.StartAnvil(ctx, bin, t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestAnvilHelpers(t *testing.T) {
 		t.Fatal(err)
 	}
 	to := common.HexToAddress("0x00000000000000000000000000000000000a11ce")
-	if err := a.Mint(ctx, token, devnet.AnvilDevAccount, big.NewInt(5_000_000)); err != nil {
+	if err := a.Mint(ctx, token, ethdev.AnvilDevAccount, big.NewInt(5_000_000)); err != nil {
 		t.Fatal(err)
 	}
 	txh, err := a.TransferToken(ctx, token, to, big.NewInt(1_250_000))
@@ -78,7 +78,7 @@ func TestAnvilHelpers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rr, err := a.Send(ctx, devnet.TxRequest{To: &token, Data: data, Gas: 2 * gas})
+	rr, err := a.Send(ctx, ethdev.TxRequest{To: &token, Data: data, Gas: 2 * gas})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,13 +114,13 @@ func TestAnvilHelpers(t *testing.T) {
 }
 
 func TestAnvilStatePersists(t *testing.T) {
-	bin, err := devnet.FindAnvil()
+	bin, err := ethdev.FindAnvil()
 	devnettest.Need(t, "anvil", err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state.json")
-	a, err := devnet.StartAnvil(ctx, bin, dir, 0, "--state", state)
+	a, err := ethdev.StartAnvil(ctx, bin, dir, 0, "--state", state)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestAnvilStatePersists(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.Stop()
-	b, err := devnet.StartAnvil(ctx, bin, dir, 0, "--state", state)
+	b, err := ethdev.StartAnvil(ctx, bin, dir, 0, "--state", state)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,12 +145,12 @@ func TestAnvilStatePersists(t *testing.T) {
 }
 
 func TestInstallAnvilFindsExisting(t *testing.T) {
-	bin, err := devnet.FindAnvil()
+	bin, err := ethdev.FindAnvil()
 	devnettest.Need(t, "anvil", err)
 	// Installing into the prefix that already holds the binary is a no-op
 	// returning the same path (no network use).
 	prefix := filepath.Join(filepath.Dir(bin), "..", "..", "..", "..")
-	got, err := devnet.InstallAnvil(context.Background(), prefix)
+	got, err := ethdev.InstallAnvil(context.Background(), prefix)
 	if err != nil {
 		t.Skipf("anvil at %s is not an npm install: %v", bin, err)
 	}
