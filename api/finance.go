@@ -188,7 +188,8 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, _ store.AP
 	}
 	out := []WebhookEndpointView{}
 	for _, e := range eps {
-		out = append(out, WebhookEndpointView(e))
+		out = append(out, WebhookEndpointView{Name: e.Name, URL: e.URL, LastSeq: e.LastSeq, Attempts: e.Attempts,
+			NextAttemptAt: e.NextAttemptAt, FirstFailedAt: e.FirstFailedAt, LastError: e.LastError, UpdatedAt: e.UpdatedAt})
 	}
 	writeJSON(w, 200, map[string]any{"endpoints": out})
 }

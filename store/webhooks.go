@@ -9,9 +9,10 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// ErrEndpointBusy is returned by LockEndpoint when another sender (another
-// instance) holds the endpoint.
-var ErrEndpointBusy = errors.New("webhook endpoint is being delivered by another sender")
+// ErrClaimLost is returned by RecordAttempt when the sender's claim on the
+// endpoint was taken over (it expired) or revoked (an operator redelivered):
+// the attempt is logged, the delivery state is left to the new holder.
+var ErrClaimLost = errors.New("webhook claim was taken over")
 
 // WebhookEndpoint is the delivery state of one configured endpoint: every
 // event with seq <= LastSeq is delivered (or given up on); the next one is
@@ -25,6 +26,10 @@ type WebhookEndpoint struct {
 	FirstFailedAt *time.Time
 	LastError     string
 	UpdatedAt     time.Time
+	// ClaimToken and ClaimedUntil name the sender delivering the endpoint
+	// and until when (both empty when none is).
+	ClaimToken   string
+	ClaimedUntil *time.Time
 }
 
 // WebhookAttempt is one line of the delivery log.
@@ -41,11 +46,13 @@ type WebhookAttempt struct {
 	CreatedAt  time.Time
 }
 
-const endpointColumns = `name, url, last_seq, attempts, next_attempt_at, first_failed_at, last_error, updated_at`
+const endpointColumns = `name, url, last_seq, attempts, next_attempt_at, first_failed_at, last_error, updated_at,
+	coalesce(claim_token, ''), claimed_until`
 
 func scanEndpoint(row pgx.Row) (WebhookEndpoint, error) {
 	var e WebhookEndpoint
-	err := row.Scan(&e.Name, &e.URL, &e.LastSeq, &e.Attempts, &e.NextAttemptAt, &e.FirstFailedAt, &e.LastError, &e.UpdatedAt)
+	err := row.Scan(&e.Name, &e.URL, &e.LastSeq, &e.Attempts, &e.NextAttemptAt, &e.FirstFailedAt, &e.LastError, &e.UpdatedAt,
+		&e.ClaimToken, &e.ClaimedUntil)
 	return e, translate(err)
 }
 
@@ -60,36 +67,124 @@ func (s *Store) EnsureWebhookEndpoint(ctx context.Context, name, url string, sta
 	return translate(err)
 }
 
-// LockEndpoint locks the endpoint's row (SELECT … FOR UPDATE SKIP LOCKED)
-// in the transaction: while it is held no other sender delivers to the
-// endpoint. It is ErrEndpointBusy when another transaction holds it and
-// ErrNotFound when the endpoint has no state row.
-func (t *Tx) LockEndpoint(ctx context.Context, name string) (WebhookEndpoint, error) {
-	e, err := scanEndpoint(t.tx.QueryRow(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints WHERE name = $1 FOR UPDATE SKIP LOCKED`, name))
-	if errors.Is(err, ErrNotFound) {
-		var exists bool
-		if err := t.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE name = $1)`, name).Scan(&exists); err != nil {
-			return e, translate(err)
-		}
-		if exists {
-			return e, ErrEndpointBusy
-		}
-	}
-	return e, err
-}
-
-// SaveEndpoint writes the endpoint's delivery state.
+// SaveEndpoint writes the endpoint's delivery state, its claim included.
 func (t *Tx) SaveEndpoint(ctx context.Context, e WebhookEndpoint) error {
 	_, err := t.tx.Exec(ctx, `UPDATE webhook_endpoints SET last_seq = $2, attempts = $3, next_attempt_at = $4,
-		first_failed_at = $5, last_error = $6, updated_at = $7 WHERE name = $1`,
-		e.Name, e.LastSeq, e.Attempts, e.NextAttemptAt, e.FirstFailedAt, e.LastError, e.UpdatedAt)
+		first_failed_at = $5, last_error = $6, updated_at = $7, claim_token = nullif($8, ''), claimed_until = $9 WHERE name = $1`,
+		e.Name, e.LastSeq, e.Attempts, e.NextAttemptAt, e.FirstFailedAt, e.LastError, e.UpdatedAt, e.ClaimToken, e.ClaimedUntil)
 	return translate(err)
 }
 
-// NextEvents returns up to limit events after seq, of the given types (all
-// when empty), in seq order, inside the transaction.
-func (t *Tx) NextEvents(ctx context.Context, after int64, types []string, limit int) ([]Event, error) {
-	return collectEvents(t.tx.Query(ctx, eventsAfterSQL, after, types, limit))
+// Claim is a sender's hold on an endpoint's next events, committed before
+// it POSTs them.
+type Claim struct {
+	Endpoint WebhookEndpoint
+	// Token identifies the holder in RecordAttempt.
+	Token string
+	// Until is when the claim expires and another sender may take over.
+	Until time.Time
+	// Events are the events to deliver, in seq order.
+	Events []Event
+}
+
+// ClaimOutcome says why ClaimWebhookEvents claimed nothing.
+type ClaimOutcome int
+
+// The outcomes of ClaimWebhookEvents.
+const (
+	// Claimed: the claim holds events to deliver.
+	Claimed ClaimOutcome = iota
+	// ClaimBusy: another sender's claim is live until Endpoint.ClaimedUntil.
+	ClaimBusy
+	// ClaimRetryLater: the next event waits for its retry at
+	// Endpoint.NextAttemptAt.
+	ClaimRetryLater
+	// ClaimNothingDue: every event is delivered.
+	ClaimNothingDue
+)
+
+// ClaimWebhookEvents claims up to limit events of the endpoint after its
+// cursor, of the given types (all when empty), until now+hold, and commits:
+// the caller POSTs them outside any transaction and records each with
+// RecordAttempt. Nothing is claimed while another sender's claim is live
+// (an expired one is taken over: its events are sent again) or while the
+// next event waits for a retry.
+func (s *Store) ClaimWebhookEvents(ctx context.Context, name string, types []string, limit int, hold time.Duration, now time.Time) (Claim, ClaimOutcome, error) {
+	var c Claim
+	var out ClaimOutcome
+	err := s.InTx(ctx, func(tx *Tx) error {
+		c, out = Claim{}, Claimed
+		e, err := scanEndpoint(tx.tx.QueryRow(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints WHERE name = $1 FOR UPDATE`, name))
+		if err != nil {
+			return err
+		}
+		c.Endpoint = e
+		switch {
+		case e.ClaimedUntil != nil && now.Before(*e.ClaimedUntil):
+			out = ClaimBusy
+			return nil
+		case e.NextAttemptAt != nil && now.Before(*e.NextAttemptAt):
+			out = ClaimRetryLater
+			return nil
+		}
+		if c.Events, err = collectEvents(tx.tx.Query(ctx, eventsAfterSQL, e.LastSeq, types, limit)); err != nil {
+			return err
+		}
+		if len(c.Events) == 0 {
+			out = ClaimNothingDue
+			if e.ClaimToken != "" { // an expired claim with nothing left
+				e.ClaimToken, e.ClaimedUntil = "", nil
+				c.Endpoint = e
+				return tx.SaveEndpoint(ctx, e)
+			}
+			return nil
+		}
+		c.Token, c.Until = NewID("wc"), now.Add(hold)
+		e.ClaimToken, e.ClaimedUntil = c.Token, &c.Until
+		c.Endpoint = e
+		return tx.SaveEndpoint(ctx, e)
+	})
+	return c, out, err
+}
+
+// ReleaseWebhookClaim gives up the claim token on the endpoint without
+// recording anything (a sender shutting down mid-delivery): the claimed
+// events are sent again by the next sender at once. A claim no longer the
+// endpoint's is left alone.
+func (s *Store) ReleaseWebhookClaim(ctx context.Context, name, token string) error {
+	_, err := s.pool.Exec(ctx, `UPDATE webhook_endpoints SET claim_token = NULL, claimed_until = NULL
+		WHERE name = $1 AND claim_token = $2`, name, token)
+	return translate(err)
+}
+
+// RecordAttempt logs one delivery attempt made under the claim token and,
+// while the claim is still the endpoint's, writes the endpoint's new
+// delivery state e (its cursor, retry state and claim: keep the token to
+// go on with the claim's next event, clear it to release). When the claim
+// was taken over or revoked the attempt is logged, e is not written, and
+// the error is ErrClaimLost.
+func (s *Store) RecordAttempt(ctx context.Context, token string, e WebhookEndpoint, a WebhookAttempt) error {
+	lost := false
+	err := s.InTx(ctx, func(tx *Tx) error {
+		lost = false
+		if err := tx.LogAttempt(ctx, a); err != nil {
+			return err
+		}
+		var holder string
+		if err := tx.tx.QueryRow(ctx, `SELECT coalesce(claim_token, '') FROM webhook_endpoints WHERE name = $1 FOR UPDATE`,
+			e.Name).Scan(&holder); err != nil {
+			return translate(err)
+		}
+		if holder != token {
+			lost = true // the log line commits; the state is the new holder's
+			return nil
+		}
+		return tx.SaveEndpoint(ctx, e)
+	})
+	if err == nil && lost {
+		return fmt.Errorf("endpoint %s: %w", e.Name, ErrClaimLost)
+	}
+	return err
 }
 
 // LogAttempt appends a line to the delivery log.
@@ -126,9 +221,10 @@ func (s *Store) WebhookAttempts(ctx context.Context, endpoint string, before int
 
 // RedeliverWebhook moves an endpoint's cursor back so that every event from
 // fromSeq on is delivered again (at least once: receivers dedupe on the
-// event id), clears its retry state, logs the operator's action and wakes
-// the senders. It waits for a delivery in flight to finish. Moving the
-// cursor forward (skipping events) is refused.
+// event id), clears its retry state and any sender's claim (a delivery in
+// flight is not recorded: its event is among those sent again), logs the
+// operator's action and wakes the senders. Moving the cursor forward
+// (skipping events) is refused.
 func (s *Store) RedeliverWebhook(ctx context.Context, name string, fromSeq int64, now time.Time) (WebhookEndpoint, error) {
 	var e WebhookEndpoint
 	err := s.InTx(ctx, func(tx *Tx) error {
@@ -142,6 +238,7 @@ func (s *Store) RedeliverWebhook(ctx context.Context, name string, fromSeq int64
 				ErrCheck, e.LastSeq+1)
 		}
 		e.LastSeq, e.Attempts, e.NextAttemptAt, e.FirstFailedAt, e.LastError, e.UpdatedAt = fromSeq-1, 0, nil, nil, "", now
+		e.ClaimToken, e.ClaimedUntil = "", nil
 		if err := tx.SaveEndpoint(ctx, e); err != nil {
 			return err
 		}

@@ -26,7 +26,7 @@ import (
 // "t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>".
 const SignatureHeader = "Paywatch-Signature"
 
-// maxBatchTime bounds how long one transaction keeps delivering a batch.
+// maxBatchTime bounds how long one claim keeps delivering a batch.
 const maxBatchTime = 2 * time.Second
 
 // DefaultGiveUpAfter is how long an event is retried before it is marked
@@ -86,8 +86,12 @@ type Options struct {
 	// Poll re-checks the endpoint without a notification (default 5 s):
 	// a standby instance takes over within it.
 	Poll time.Duration
-	// Batch is how many events one transaction delivers at most (default 32).
+	// Batch is how many events one claim delivers at most (default 32).
 	Batch int
+	// ClaimFor is how long a claim holds the endpoint (default 1 min): a
+	// POST is cut off when its claim ends, and a crashed sender's claim is
+	// taken over after it.
+	ClaimFor time.Duration
 }
 
 // Sender delivers the event log to one endpoint.
@@ -124,6 +128,9 @@ func New(ep Endpoint, opt Options) *Sender {
 	}
 	if opt.Batch <= 0 {
 		opt.Batch = 32
+	}
+	if opt.ClaimFor <= 0 {
+		opt.ClaimFor = time.Minute
 	}
 	return &Sender{ep: ep, opt: opt, clock: clock.Or(opt.Clock),
 		retry:     clock.Backoff{Min: opt.MinBackoff, Max: opt.MaxBackoff, Jitter: 0.5},
@@ -175,70 +182,79 @@ func (s *Sender) Run(ctx context.Context) error {
 	}
 }
 
-// Step delivers what is due in one transaction holding the endpoint's row
-// (SELECT … FOR UPDATE SKIP LOCKED, so two senders never deliver one
-// endpoint at once): up to Options.Batch events in seq order, each logged
-// in webhook_attempts with the cursor moved past it in the same
-// transaction. It stops at the first failure, which schedules a retry with
-// backoff, or, once the event has failed for GiveUpAfter, marks it failed
-// and moves on. It returns how long to wait before the next step: 0 when
-// more may be due now.
+// Step delivers what is due, with no transaction open while it POSTs: it
+// claims up to Options.Batch events of the endpoint (committed, expiring
+// after Options.ClaimFor), POSTs them one at a time in seq order, and
+// records each attempt in its own transaction, which moves the cursor past
+// a delivered event and keeps or releases the claim. It stops at the first
+// failure, which schedules a retry with backoff, or, once the event has
+// failed for GiveUpAfter, marks it failed and moves on. A crash between a
+// POST and its record leaves the claim to expire: the event is sent again
+// (at least once), never skipped. Step returns how long to wait before the
+// next step: 0 when more may be due now.
 func (s *Sender) Step(ctx context.Context) (time.Duration, error) {
-	var wait time.Duration
-	err := s.opt.Store.InTx(ctx, func(tx *store.Tx) error {
-		wait = 0
-		ep, err := tx.LockEndpoint(ctx, s.ep.Name)
-		if errors.Is(err, store.ErrEndpointBusy) {
-			wait = s.opt.Poll
-			return nil
+	now := s.clock.Now().UTC()
+	c, out, err := s.opt.Store.ClaimWebhookEvents(ctx, s.ep.Name, s.ep.Events, s.opt.Batch, s.opt.ClaimFor, now)
+	if err != nil {
+		return 0, err
+	}
+	switch out {
+	case store.ClaimBusy:
+		return min(s.opt.Poll, max(time.Millisecond, c.Endpoint.ClaimedUntil.Sub(now))), nil
+	case store.ClaimRetryLater:
+		return max(time.Millisecond, c.Endpoint.NextAttemptAt.Sub(now)), nil
+	case store.ClaimNothingDue:
+		return s.opt.Poll, nil
+	}
+	ep := c.Endpoint
+	for i, ev := range c.Events {
+		more := i+1 < len(c.Events) && s.clock.Now().Sub(now) <= maxBatchTime // keep a claim short
+		ok, err := s.deliverOne(ctx, c.Token, &ep, ev, more)
+		if errors.Is(err, store.ErrClaimLost) {
+			s.log.Info("webhook claim was taken over; its holder delivers on", "event", ev.ID, "seq", ev.Seq)
+			return 0, nil
 		}
 		if err != nil {
-			return err
+			return 0, err
 		}
-		now := s.clock.Now().UTC()
-		if ep.NextAttemptAt != nil && now.Before(*ep.NextAttemptAt) {
-			wait = ep.NextAttemptAt.Sub(now)
-			return nil
+		if !ok {
+			return max(time.Millisecond, ep.NextAttemptAt.Sub(s.clock.Now().UTC())), nil
 		}
-		evs, err := tx.NextEvents(ctx, ep.LastSeq, s.ep.Events, s.opt.Batch)
-		if err != nil {
-			return err
+		if ep.ClaimToken == "" {
+			break // the record released the claim
 		}
-		if len(evs) == 0 {
-			wait = s.opt.Poll
-			return nil
-		}
-		for i, ev := range evs {
-			if i > 0 && s.clock.Now().Sub(now) > maxBatchTime {
-				break // keep the transaction (and the row lock) short
-			}
-			ok, err := s.deliverOne(ctx, tx, &ep, ev)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				if ep.NextAttemptAt != nil {
-					wait = max(time.Millisecond, ep.NextAttemptAt.Sub(now))
-				}
-				break
-			}
-		}
-		return tx.SaveEndpoint(ctx, ep)
-	})
-	return wait, err
+	}
+	return 0, nil
 }
 
-// deliverOne posts ev and records the outcome in ep and the log; ok is
-// false when the endpoint must wait for a retry.
-func (s *Sender) deliverOne(ctx context.Context, tx *store.Tx, ep *store.WebhookEndpoint, ev store.Event) (bool, error) {
+// recordTimeout bounds recording an attempt, or releasing a claim, once
+// the POST was made: that work outlives a shutdown's cancellation.
+const recordTimeout = 5 * time.Second
+
+// deliverOne POSTs ev under the claim token and records the outcome in ep
+// and the log; ok is false when the endpoint must wait for a retry. With
+// more, a delivered event keeps the claim for the next one; otherwise the
+// record releases it.
+func (s *Sender) deliverOne(ctx context.Context, token string, ep *store.WebhookEndpoint, ev store.Event, more bool) (bool, error) {
 	body, err := json.Marshal(intents.EventViewOf(ev))
 	if err != nil {
 		return false, fmt.Errorf("event %d: %w", ev.Seq, err)
 	}
+	bg := context.WithoutCancel(ctx)
 	start := s.clock.Now()
-	code, perr := s.post(ctx, ev, body)
+	// The POST ends before the claim does, so no other sender POSTs the
+	// endpoint while it is in flight.
+	pctx, cancel := context.WithTimeout(ctx, ep.ClaimedUntil.Sub(start))
+	code, perr := s.post(pctx, ev, body)
+	cancel()
 	if ctx.Err() != nil {
-		// Shutting down mid-delivery: roll back; the event is sent again.
+		// Shutting down mid-delivery: nothing is recorded and the claim is
+		// released, so the next sender sends the event again at once.
+		rctx, cancel := context.WithTimeout(bg, recordTimeout)
+		defer cancel()
+		if err := s.opt.Store.ReleaseWebhookClaim(rctx, ep.Name, token); err != nil {
+			s.log.Warn("releasing the webhook claim at shutdown failed; it expires", "err", err)
+		}
 		return false, ctx.Err()
 	}
 	now := s.clock.Now().UTC()
@@ -247,10 +263,12 @@ func (s *Sender) deliverOne(ctx context.Context, tx *store.Tx, ep *store.Webhook
 	if code != 0 {
 		a.StatusCode = &code
 	}
+	var logAfter func()
 	if perr == nil {
 		a.Outcome = "delivered"
 		ep.LastSeq, ep.Attempts, ep.NextAttemptAt, ep.FirstFailedAt, ep.LastError = ev.Seq, 0, nil, nil, ""
 	} else {
+		more = false
 		a.Error = perr.Error()
 		first := now
 		if ep.FirstFailedAt != nil {
@@ -260,18 +278,34 @@ func (s *Sender) deliverOne(ctx context.Context, tx *store.Tx, ep *store.Webhook
 			a.Outcome = "failed"
 			a.Error = fmt.Sprintf("gave up after %d attempts over %s: %s; redeliver with `paywatch webhooks redeliver --endpoint %s --from-seq %d`",
 				a.Attempt, now.Sub(first).Round(time.Second), perr, ep.Name, ev.Seq)
-			s.log.Error("webhook event failed for good; the endpoint moves on", "event", ev.ID, "seq", ev.Seq, "attempts", a.Attempt, "err", perr)
+			logAfter = func() {
+				s.log.Error("webhook event failed for good; the endpoint moves on", "event", ev.ID, "seq", ev.Seq, "attempts", a.Attempt, "err", perr)
+			}
 			ep.LastSeq, ep.Attempts, ep.NextAttemptAt, ep.FirstFailedAt, ep.LastError = ev.Seq, 0, nil, nil, a.Error
+			perr = nil // the endpoint moves on now
 		} else {
 			a.Outcome = "retry"
 			next := now.Add(s.retry.Delay(a.Attempt))
 			ep.Attempts, ep.NextAttemptAt, ep.FirstFailedAt, ep.LastError = a.Attempt, &next, &first, a.Error
-			s.log.Warn("webhook delivery failed; will retry", "event", ev.ID, "seq", ev.Seq, "attempt", a.Attempt, "next", next, "err", perr)
+			logAfter = func() {
+				s.log.Warn("webhook delivery failed; will retry", "event", ev.ID, "seq", ev.Seq, "attempt", a.Attempt, "next", next, "err", a.Error)
+			}
 		}
 	}
 	ep.UpdatedAt = now
-	if err := tx.LogAttempt(ctx, a); err != nil {
+	if more {
+		until := now.Add(s.opt.ClaimFor)
+		ep.ClaimedUntil = &until
+	} else {
+		ep.ClaimToken, ep.ClaimedUntil = "", nil
+	}
+	rctx, rcancel := context.WithTimeout(bg, recordTimeout)
+	defer rcancel()
+	if err := s.opt.Store.RecordAttempt(rctx, token, *ep, a); err != nil {
 		return false, err
+	}
+	if logAfter != nil {
+		logAfter() // after commit: the record's transaction may be retried
 	}
 	return perr == nil, nil
 }
