@@ -127,7 +127,7 @@ func (s *Service) followChain(ctx context.Context, tx *store.Tx, id string, now 
 		})
 	}
 	for _, e := range out {
-		if _, err := tx.AppendEvent(ctx, ledgerEventType(e), "", t.ID, e.Account, LedgerViewOf(e), now); err != nil {
+		if err := tx.QueueAppendEvent(ledgerEventType(e), "", t.ID, e.Account, LedgerViewOf(e), now); err != nil {
 			return err
 		}
 	}

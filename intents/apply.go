@@ -131,8 +131,10 @@ func (s *Service) decide(ctx context.Context, tx *store.Tx, p store.Payable, id 
 			}
 			t.Credited, t.Resolution, t.NotifiedClass = false, nil, ""
 			voided[t.ID] = true
-			s.log.Warn("credited transfer of a payable paid elsewhere: credit void, back to finance",
-				"transfer", t.ID, "intent", id, "reference", p.Reference)
+			tx.AfterCommit(func() { // logged once written: the transaction may be retried
+				s.log.Warn("credited transfer of a payable paid elsewhere: credit void, back to finance",
+					"transfer", t.ID, "intent", id, "reference", p.Reference)
+			})
 		}
 		if forFinance(d, d.Classes[i], t) && t.NotifiedClass != c {
 			if err := tx.SetNotified(ctx, t.ID, c); err != nil {
@@ -187,7 +189,9 @@ func (s *Service) decide(ctx context.Context, tx *store.Tx, p store.Payable, id 
 				ledger = append(ledger, *e)
 			}
 		}
-		s.log.Error("paid intent reverted by a reorg", "intent", id, "network", in.Network, "reference", p.Reference)
+		tx.AfterCommit(func() { // logged once written: the transaction may be retried
+			s.log.Error("paid intent reverted by a reorg", "intent", id, "network", in.Network, "reference", p.Reference)
+		})
 	}
 
 	if isPaid != wasPaid {
@@ -207,7 +211,7 @@ func (s *Service) decide(ctx context.Context, tx *store.Tx, p store.Payable, id 
 		return err
 	}
 	for _, t := range unmatched {
-		if _, err := tx.AppendEvent(ctx, "transfer.unmatched", id, t.ID, in.Account, TransferViewOf(t, tip), now); err != nil {
+		if err := tx.QueueAppendEvent("transfer.unmatched", id, t.ID, in.Account, TransferViewOf(t, tip), now); err != nil {
 			return err
 		}
 	}
@@ -226,12 +230,12 @@ func (s *Service) decide(ctx context.Context, tx *store.Tx, p store.Payable, id 
 			shown[i] = t
 		}
 		view := IntentViewOf(after, shown, tip, s.PaymentURI(after))
-		if _, err := tx.AppendEvent(ctx, "intent."+st.Status, id, "", in.Account, view, now); err != nil {
+		if err := tx.QueueAppendEvent("intent."+st.Status, id, "", in.Account, view, now); err != nil {
 			return err
 		}
 	}
 	for _, e := range ledger {
-		if _, err := tx.AppendEvent(ctx, ledgerEventType(e), id, "", e.Account, LedgerViewOf(e), now); err != nil {
+		if err := tx.QueueAppendEvent(ledgerEventType(e), id, "", e.Account, LedgerViewOf(e), now); err != nil {
 			return err
 		}
 	}
@@ -286,8 +290,10 @@ func (s *Service) creditOnce(ctx context.Context, tx *store.Tx, in store.Intent,
 	}
 	if r.ID != "" {
 		out = append(out, r)
-		s.log.Warn("re-credited top-up settled the rest of its earlier reversal", "account", in.Account,
-			"intent", in.ID, "recovered_cents", r.AmountCents, "owed_cents", owed)
+		tx.AfterCommit(func() { // logged once written: the transaction may be retried
+			s.log.Warn("re-credited top-up settled the rest of its earlier reversal", "account", in.Account,
+				"intent", in.ID, "recovered_cents", r.AmountCents, "owed_cents", owed)
+		})
 	}
 	return out, nil
 }
@@ -301,8 +307,10 @@ func (s *Service) reverseOnce(ctx context.Context, tx *store.Tx, in store.Intent
 	e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: in.Account, Type: "reversal", AmountCents: in.AmountCents,
 		Reference: in.Reference, IntentID: in.ID}, now)
 	if err == nil && e.UnrecoveredCents > 0 {
-		s.log.Error("reversed top-up exceeded the balance", "account", in.Account, "intent", in.ID,
-			"unrecovered_cents", e.UnrecoveredCents)
+		tx.AfterCommit(func() { // logged once written: the transaction may be retried
+			s.log.Error("reversed top-up exceeded the balance", "account", in.Account, "intent", in.ID,
+				"unrecovered_cents", e.UnrecoveredCents)
+		})
 	}
 	return &e, err
 }
@@ -385,7 +393,7 @@ func (s *Service) recordTransfer(ctx context.Context, tx *store.Tx, network stri
 		if err != nil {
 			return "", err
 		}
-		if _, err := tx.AppendEvent(ctx, "transfer.unmatched", "", stored.ID, "", TransferViewOf(stored, tip), now); err != nil {
+		if err := tx.QueueAppendEvent("transfer.unmatched", "", stored.ID, "", TransferViewOf(stored, tip), now); err != nil {
 			return "", err
 		}
 	}

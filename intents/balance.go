@@ -202,7 +202,7 @@ func (s *Service) recordUnexplained(ctx context.Context, n string, a openAddress
 		if err != nil {
 			return err
 		}
-		_, err = tx.AppendEvent(ctx, "transfer.unmatched", a.intentID, stored.ID, in.Account, TransferViewOf(fresh, tips.Node), now)
+		err = tx.QueueAppendEvent("transfer.unmatched", a.intentID, stored.ID, in.Account, TransferViewOf(fresh, tips.Node), now)
 		return err
 	})
 }

@@ -242,7 +242,7 @@ func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveReq
 		account := res.Account
 		if ledger != nil {
 			lv := LedgerViewOf(*ledger)
-			if _, err := tx.AppendEvent(ctx, "ledger.credited", "", tr.ID, ledger.Account, lv, now); err != nil {
+			if err := tx.QueueAppendEvent("ledger.credited", "", tr.ID, ledger.Account, lv, now); err != nil {
 				return 0, TransferView{}, err
 			}
 		}
@@ -253,7 +253,7 @@ func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveReq
 			}
 			account = in.Account
 		}
-		if _, err := tx.AppendEvent(ctx, "transfer.resolved", fresh.IntentID, tr.ID, account, view, now); err != nil {
+		if err := tx.QueueAppendEvent("transfer.resolved", fresh.IntentID, tr.ID, account, view, now); err != nil {
 			return 0, TransferView{}, err
 		}
 		return Applied, view, nil

@@ -138,7 +138,7 @@ func (s *Service) Debit(ctx context.Context, account string, req DebitRequest, i
 			return 0, LedgerView{}, err
 		}
 		view := LedgerViewOf(e)
-		if _, err := tx.AppendEvent(ctx, "ledger.debited", "", "", account, view, now); err != nil {
+		if err := tx.QueueAppendEvent("ledger.debited", "", "", account, view, now); err != nil {
 			return 0, LedgerView{}, err
 		}
 		return Created, view, nil

@@ -510,7 +510,7 @@ func (s *Service) Report(ctx context.Context, id string) (IntentView, error) {
 		if err != nil {
 			return err
 		}
-		_, err = tx.AppendEvent(ctx, "intent.reported", id, "", derefStr(view.Account), view, now)
+		err = tx.QueueAppendEvent("intent.reported", id, "", derefStr(view.Account), view, now)
 		return err
 	})
 	if err != nil {

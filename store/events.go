@@ -45,16 +45,17 @@ func (t *Tx) AppendEvent(ctx context.Context, typ, intentID, transferID, account
 	return ev, nil
 }
 
-// QueueAppendEvent is AppendEvent sent in one round trip with the
-// transaction's next statement or its commit, whichever comes first; that
-// call reports its failure. Queued last, the event is appended with the
-// COMMIT, so the event lock is held for no round trip at all.
+// QueueAppendEvent is AppendEvent held back until the transaction commits:
+// it is sent with COMMIT, after every other statement (queued events in
+// call order), so the event lock is held for no round trip at all, however
+// much work follows it in the transaction; the commit reports its failure.
+// The event is not visible inside the transaction.
 func (t *Tx) QueueAppendEvent(typ, intentID, transferID, account string, data any, now time.Time) error {
 	body, err := json.Marshal(data)
 	if err != nil {
 		return fmt.Errorf("event %s: %w", typ, err)
 	}
-	t.tx.queue(appendEventSQL, NewID("ev"), typ, intentID, transferID, account, body, now)
+	t.tx.queueAtCommit(appendEventSQL, NewID("ev"), typ, intentID, transferID, account, body, now)
 	return nil
 }
 

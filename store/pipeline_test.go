@@ -175,3 +175,43 @@ func TestEmptyTransactionCommits(t *testing.T) {
 		t.Fatalf("empty transaction: %v, after-commit ran %v", err, ran)
 	}
 }
+
+// TestQueuedEventWaitsForCommitNotTheNextStatement: work done after an
+// event is queued does not hold the global event lock, so another
+// transaction appends its event meanwhile; the queued event is appended
+// with COMMIT.
+func TestQueuedEventWaitsForCommitNotTheNextStatement(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	id := store.NewID("pi")
+	err := s.InTx(ctx, func(tx *store.Tx) error {
+		p := payable(t, tx, ctx, "order", store.NewID("ORD"))
+		tx.QueueInsertIntent(intent(p, id, store.NewID("addr")))
+		if err := tx.QueueAppendEvent("intent.created", id, "", "", map[string]string{"id": id}, now); err != nil {
+			return err
+		}
+		// Later work in the same transaction …
+		if _, err := tx.PayableForUpdate(ctx, p.ID); err != nil {
+			return err
+		}
+		// … while another transaction appends an event: it must not wait.
+		other, err := s.Pool().Begin(ctx)
+		if err != nil {
+			return err
+		}
+		defer other.Rollback(ctx)
+		if _, err := other.Exec(ctx, `SET LOCAL lock_timeout = '500ms'`); err != nil {
+			return err
+		}
+		if _, err := other.Exec(ctx, `SELECT paywatch_append_event($1, 'intent.created', '', '', '', '{}', $2)`, store.NewID("ev"), now); err != nil {
+			t.Errorf("another transaction's event waited for the event lock: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := eventsOf(t, s, id); len(got) != 1 || got[0] != "intent.created" {
+		t.Fatalf("queued event after commit: %v", got)
+	}
+}

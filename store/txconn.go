@@ -13,16 +13,24 @@ import (
 // and statements queued with queue are sent, in order, in the same pipeline
 // as the next statement or as COMMIT. Statement order is exactly the order
 // of the calls; a queued statement's error is reported by the call that
-// sends it.
+// sends it. Statements queued with queueAtCommit wait for COMMIT itself,
+// after everything else, whatever runs in between.
 type txConn struct {
-	c       *pgxpool.Conn
-	begun   bool
-	closed  bool
-	pending []*pgx.QueuedQuery
+	c        *pgxpool.Conn
+	begun    bool
+	closed   bool
+	pending  []*pgx.QueuedQuery
+	atCommit []*pgx.QueuedQuery
 }
 
 func (c *txConn) queue(sql string, args ...any) {
 	c.pending = append(c.pending, &pgx.QueuedQuery{SQL: sql, Arguments: args})
+}
+
+// queueAtCommit holds a statement back until COMMIT (event appends: the
+// event lock they take is then held for no round trip).
+func (c *txConn) queueAtCommit(sql string, args ...any) {
+	c.atCommit = append(c.atCommit, &pgx.QueuedQuery{SQL: sql, Arguments: args})
 }
 
 // prefix takes what must precede the next statement: BEGIN (once) and the
@@ -116,10 +124,11 @@ func (c *txConn) Commit(ctx context.Context) error {
 		return pgx.ErrTxClosed
 	}
 	defer c.release()
-	if !c.begun && len(c.pending) == 0 {
+	if !c.begun && len(c.pending) == 0 && len(c.atCommit) == 0 {
 		return nil // nothing was sent: nothing to commit
 	}
-	pre := c.prefix()
+	pre := append(c.prefix(), c.atCommit...)
+	c.atCommit = nil
 	b := &pgx.Batch{}
 	b.Queue("commit")
 	br := c.send(ctx, pre, b)
@@ -141,7 +150,7 @@ func (c *txConn) Rollback(ctx context.Context) error {
 	if c.closed {
 		return pgx.ErrTxClosed
 	}
-	c.pending = nil
+	c.pending, c.atCommit = nil, nil
 	var err error
 	if c.c.Conn().PgConn().TxStatus() != 'I' {
 		if _, err = c.c.Exec(ctx, "rollback"); err != nil {
