@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/paywatch/paywatch/addresses"
@@ -71,14 +70,15 @@ type Options struct {
 
 // Service is the payment core.
 type Service struct {
-	mu    sync.Mutex
-	busy  map[payment.Network]*atomic.Bool
 	store *store.Store
 	cfg   *config.Config
 	opt   Options
 	now   func() time.Time
 	log   *slog.Logger
 	topup map[payment.Cents]bool
+
+	// replenish wakes each derived network's replenisher (Run).
+	replenish map[payment.Network]chan struct{}
 }
 
 // New returns a Service.
@@ -90,7 +90,12 @@ func New(opt Options) *Service {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
 	s := &Service{store: opt.Store, cfg: opt.Config, opt: opt, now: opt.Now, log: opt.Log.With("component", "intents"), topup: map[payment.Cents]bool{},
-		busy: map[payment.Network]*atomic.Bool{}}
+		replenish: map[payment.Network]chan struct{}{}}
+	for n, a := range opt.Addresses {
+		if a.Deriver != nil && a.Gap > 0 {
+			s.replenish[n] = make(chan struct{}, 1)
+		}
+	}
 	for _, a := range opt.Config.TopupAmounts {
 		if c, err := payment.ParseUSD(a); err == nil {
 			s.topup[c] = true
@@ -372,32 +377,43 @@ func (s *Service) deriveRange(ctx context.Context, tx *store.Tx, network payment
 	return rows, nil
 }
 
-// replenishSoon tops the network's free pre-derived addresses up in the
-// background, one replenisher per network at a time.
+// replenishSoon asks Run to top the network's free pre-derived addresses
+// up; a request made while one is pending or running is folded into it.
 func (s *Service) replenishSoon(network payment.Network) {
-	busy := s.replenishing(network)
-	if !busy.CompareAndSwap(false, true) {
-		return
+	select {
+	case s.replenish[network] <- struct{}{}:
+	default:
 	}
-	go func() {
-		defer busy.Store(false)
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := s.Replenish(ctx, network); err != nil {
-			s.log.Warn("replenishing pre-derived addresses failed", "network", string(network), "err", err)
-		}
-	}()
 }
 
-func (s *Service) replenishing(network payment.Network) *atomic.Bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b, ok := s.busy[network]
-	if !ok {
-		b = new(atomic.Bool)
-		s.busy[network] = b
+// replenishTimeout bounds one background top-up.
+const replenishTimeout = time.Minute
+
+// Run tops up each derived network's pre-derived addresses in the
+// background as creations take them (one replenisher per network), until
+// ctx ends; it returns once they have all stopped. Without Run, a creation
+// that finds none free derives its address itself.
+func (s *Service) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for network, wake := range s.replenish {
+		wg.Go(func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-wake:
+				}
+				rctx, cancel := context.WithTimeout(ctx, replenishTimeout)
+				err := s.Replenish(rctx, network)
+				cancel()
+				if err != nil && ctx.Err() == nil {
+					s.log.Warn("replenishing pre-derived addresses failed", "network", string(network), "err", err)
+				}
+			}
+		})
 	}
-	return b
+	wg.Wait()
+	return nil
 }
 
 // Replenish makes sure at least Gap addresses of the network are derived

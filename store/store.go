@@ -35,6 +35,8 @@ var migrationFiles embed.FS
 // Store is a pool of connections to paywatch's database.
 type Store struct {
 	pool *pgxpool.Pool
+	// bg runs the store's background work (LISTEN connections).
+	bg *background
 }
 
 // Open connects to the database at url. It does not migrate.
@@ -50,11 +52,14 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	return &Store{pool: pool}, nil
+	return &Store{pool: pool, bg: newBackground(ctx)}, nil
 }
 
-// Close closes every connection.
-func (s *Store) Close() { s.pool.Close() }
+// Close stops the store's background work and closes every connection.
+func (s *Store) Close() {
+	s.bg.stop()
+	s.pool.Close()
+}
 
 // Pool exposes the pool to packages that need a dedicated connection
 // (LISTEN, advisory session locks).

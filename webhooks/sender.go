@@ -147,10 +147,11 @@ func (s *Sender) Run(ctx context.Context) error {
 	var sub *store.Subscription
 	for sub == nil {
 		sctx, cancel := context.WithTimeout(ctx, s.opt.Poll)
-		sub, _ = s.opt.Store.Notifier().Subscribe(sctx)
+		var err error
+		sub, err = s.opt.Store.Notifier().Subscribe(sctx)
 		cancel()
-		if ctx.Err() != nil {
-			return nil
+		if ctx.Err() != nil || errors.Is(err, store.ErrStopped) {
+			return nil // shutting down
 		}
 	}
 	defer sub.Close()

@@ -239,6 +239,7 @@ func (e *Env) startService() {
 	e.Nets = &intents.Networks{Store: e.Store, Config: e.Config, Now: e.Clock.Now}
 	e.Service = intents.New(intents.Options{Store: e.Store, Config: e.Config, Quotes: e.book, Addresses: e.addrs, Chains: e.Nets,
 		Watcher: watchSets(e.Watch), Now: e.Clock.Now})
+	runService(e.T, e.Service)
 	e.API = api.New(api.Options{Service: e.Service, Config: e.Config, Status: e.Nets, Now: e.Clock.Now})
 }
 
@@ -426,6 +427,20 @@ func (e *Env) Counts() map[string]int64 {
 	}
 	out["derivation_counters"] = counters
 	return out
+}
+
+// runService runs the Service's address replenishers (as serve does) until
+// the test ends, and waits for them to stop.
+func runService(t testing.TB, s *intents.Service) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("service: %v", err)
+		}
+	})
 }
 
 // runAPI runs the API's background reader (as serve does) until the test
