@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/paywatch/paywatch/addresses"
@@ -70,16 +71,24 @@ type Options struct {
 
 // Service is the payment core.
 type Service struct {
-	mu   sync.Mutex
-	busy map[payment.Network]*replenishRound // the running round per network
+	store *store.Store
+	cfg   *config.Config
+	opt   Options
+	now   func() time.Time
+	log   *slog.Logger
+	topup map[payment.Cents]bool
+
+	// replenish wakes each derived network's replenisher (Run).
+	wake map[payment.Network]chan struct{}
+	// running is set while Run's replenishers run.
+	running atomic.Bool
+	mu      sync.Mutex
+	// next is the round each network's replenisher runs next: requests
+	// that found no free address wait on it, and it derives for as many
+	// as are waiting when it starts.
+	next map[payment.Network]*replenishRound
 	// waiting counts the requests waiting for a free address per network.
 	waiting map[payment.Network]int
-	store   *store.Store
-	cfg     *config.Config
-	opt     Options
-	now     func() time.Time
-	log     *slog.Logger
-	topup   map[payment.Cents]bool
 }
 
 // New returns a Service.
@@ -91,7 +100,13 @@ func New(opt Options) *Service {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
 	s := &Service{store: opt.Store, cfg: opt.Config, opt: opt, now: opt.Now, log: opt.Log.With("component", "intents"), topup: map[payment.Cents]bool{},
-		busy: map[payment.Network]*replenishRound{}, waiting: map[payment.Network]int{}}
+		wake: map[payment.Network]chan struct{}{},
+		next: map[payment.Network]*replenishRound{}, waiting: map[payment.Network]int{}}
+	for n, a := range opt.Addresses {
+		if a.Deriver != nil && a.Gap > 0 {
+			s.wake[n] = make(chan struct{}, 1)
+		}
+	}
 	for _, a := range opt.Config.TopupAmounts {
 		if c, err := payment.ParseUSD(a); err == nil {
 			s.topup[c] = true
@@ -388,6 +403,9 @@ func whenReplenished[V any](ctx context.Context, s *Service, attempt func() (Res
 		s.waiting[d.network]++
 		s.mu.Unlock()
 		r := s.replenishSoon(d.network)
+		if !s.running.Load() {
+			_ = s.runRound(ctx, d.network) // its error is r.err
+		}
 		select {
 		case <-r.done:
 		case <-ctx.Done():
@@ -432,38 +450,90 @@ func (s *Service) deriveRange(ctx context.Context, tx *store.Tx, network payment
 	return rows, nil
 }
 
-// replenishSoon tops the network's free pre-derived addresses up in the
-// background, one replenisher round per network at a time, and returns the
-// round that runs now (a new one, or the one already running).
+// replenishSoon asks Run to top the network's free pre-derived addresses
+// up; a request made while one is pending is folded into it. It returns
+// the round that will run next, so a caller can wait for it.
 func (s *Service) replenishSoon(network payment.Network) *replenishRound {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r := s.busy[network]; r != nil {
-		return r
+	r := s.next[network]
+	if r == nil {
+		r = &replenishRound{done: make(chan struct{})}
+		s.next[network] = r
 	}
-	r := &replenishRound{done: make(chan struct{})}
-	s.busy[network] = r
-	waiting := int64(s.waiting[network])
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		r.err = s.replenish(ctx, network, waiting)
-		if r.err != nil {
-			s.log.Warn("replenishing pre-derived addresses failed", "network", string(network), "err", r.err)
-		}
-		s.mu.Lock()
-		delete(s.busy, network)
-		s.mu.Unlock()
-		close(r.done)
-	}()
+	s.mu.Unlock()
+	select {
+	case s.wake[network] <- struct{}{}:
+	default:
+	}
 	return r
 }
 
-// replenishRound is one run of Replenish: done is closed when it ends, and
-// err is then its outcome.
+// replenishRound is one run of the replenisher: done is closed when it
+// ends, and err is then its outcome.
 type replenishRound struct {
 	done chan struct{}
 	err  error
+}
+
+// replenishTimeout bounds one background top-up.
+const replenishTimeout = time.Minute
+
+// Run tops up each derived network's pre-derived addresses in the
+// background as creations take them (one replenisher per network), until
+// ctx ends; it returns once they have all stopped. Without Run, a creation
+// that finds none free runs the round itself, in its own transaction.
+func (s *Service) Run(ctx context.Context) error {
+	s.running.Store(true)
+	defer s.running.Store(false)
+	var wg sync.WaitGroup
+	for network, wake := range s.wake {
+		wg.Go(func() {
+			for {
+				select {
+				case <-ctx.Done():
+					s.failNext(network, ctx.Err())
+					return
+				case <-wake:
+				}
+				if err := s.runRound(ctx, network); err != nil && ctx.Err() == nil {
+					s.log.Warn("replenishing pre-derived addresses failed", "network", string(network), "err", err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return nil
+}
+
+// runRound runs the network's next round: it derives for the requests
+// waiting now and releases them when it ends.
+func (s *Service) runRound(ctx context.Context, network payment.Network) error {
+	s.mu.Lock()
+	r := s.next[network]
+	delete(s.next, network)
+	waiting := int64(s.waiting[network])
+	s.mu.Unlock()
+	rctx, cancel := context.WithTimeout(ctx, replenishTimeout)
+	err := s.replenish(rctx, network, waiting)
+	cancel()
+	if r != nil {
+		r.err = err
+		close(r.done)
+	}
+	return err
+}
+
+// failNext releases the requests waiting for the network's next round
+// when the replenisher stops.
+func (s *Service) failNext(network payment.Network, err error) {
+	s.mu.Lock()
+	r := s.next[network]
+	delete(s.next, network)
+	s.mu.Unlock()
+	if r != nil {
+		r.err = err
+		close(r.done)
+	}
 }
 
 // Replenish makes sure at least Gap addresses of the network are derived

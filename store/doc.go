@@ -24,7 +24,13 @@
 //     wait in the process, not inside PostgreSQL.
 //   - A transaction costs as few round trips as its statements allow: BEGIN
 //     goes with the first statement, and Queue* writes go, in call order,
-//     with the next statement or with COMMIT (a queued event is appended with
-//     the COMMIT, so the event lock is held for no round trip). A queued
-//     write's error is reported by the call that sends it.
+//     with the next statement or with COMMIT. A queued event
+//     (QueueAppendEvent) is held back to the COMMIT whatever follows it, so
+//     the event lock is held for no round trip. A queued write's error is
+//     reported by the call that sends it.
+//   - Background work (the shared LISTEN connections) belongs to Run's
+//     context, or ends with Close; a lease's watcher ends with the context it
+//     was taken with. Nothing here outlives its owner.
+//   - Webhook deliveries are claimed (a token and an expiry) and recorded in
+//     separate transactions, so no transaction is open while a sender POSTs.
 package store

@@ -2,17 +2,78 @@ package store
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/paywatch/paywatch/clock"
 )
+
+// ErrStopped is returned by Subscribe once the store's background work was
+// stopped (Run's context ended, or Close).
+var ErrStopped = errors.New("store listeners are stopped")
+
+// background owns the goroutines a Store runs (its listeners): they run
+// under ctx, which stop cancels before waiting for them.
+type background struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	done   bool
+	wg     sync.WaitGroup
+}
+
+// newBackground's context keeps the values of the opening context, not its
+// cancellation: Run or Close ends it.
+func newBackground(ctx context.Context) *background {
+	b := &background{}
+	b.ctx, b.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	return b
+}
+
+// goRun runs f as background work (f watches b.ctx); false when stopped.
+func (b *background) goRun(f func()) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.done {
+		return false
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// stop ends the background work and waits for it. Calling it twice is
+// harmless.
+func (b *background) stop() {
+	b.mu.Lock()
+	b.done = true
+	b.mu.Unlock()
+	b.cancel()
+	b.wg.Wait()
+}
+
+// Run holds the store's background work (the shared LISTEN connections of
+// its notifiers) to ctx: when ctx ends it stops them and returns once they
+// have stopped, so the daemon's errgroup owns them. Without Run, Close
+// stops them.
+func (s *Store) Run(ctx context.Context) error {
+	<-ctx.Done()
+	s.bg.stop()
+	return nil
+}
 
 // Notifier shares one LISTEN connection on a channel (EventsChannel,
 // AddressesChannel) among every waiter of the process (long-polling
 // readers, webhook senders, scanners). The connection is
 // separate from the pool; it is opened by the first subscriber and closed
-// Linger after the last one leaves. While it reconnects after an error,
+// Linger after the last one leaves, or when the store's background work
+// stops (Store.Run, Close). While it reconnects after an error,
 // every subscriber is woken (a notification may have been missed), so a
 // subscriber that re-reads the events table on every wake never misses an
 // event.
@@ -66,7 +127,7 @@ func (s *Store) NotifierOn(channel string) *Notifier {
 
 // Subscribe registers a waiter and returns once LISTEN is active, so that
 // any event committed after Subscribe returns wakes it. It fails only when
-// ctx ends first.
+// ctx ends first or the store's background work is stopped (ErrStopped).
 func (n *Notifier) Subscribe(ctx context.Context) (*Subscription, error) {
 	sub := &Subscription{C: make(chan struct{}, 1), n: n}
 	n.mu.Lock()
@@ -75,8 +136,10 @@ func (n *Notifier) Subscribe(ctx context.Context) (*Subscription, error) {
 		n.idle.Stop()
 		n.idle = nil
 	}
-	if !n.running {
-		n.start()
+	if !n.running && !n.start() {
+		delete(n.subs, sub)
+		n.mu.Unlock()
+		return nil, ErrStopped
 	}
 	ready := n.ready
 	n.mu.Unlock()
@@ -110,11 +173,17 @@ func (sub *Subscription) Close() {
 	}
 }
 
-// start runs the listener; n.mu is held.
-func (n *Notifier) start() {
-	ctx, cancel := context.WithCancel(context.Background())
+// start runs the listener as the store's background work; n.mu is held
+// (the listener takes it before touching the notifier). It is false when
+// that work was stopped.
+func (n *Notifier) start() bool {
+	ctx, cancel := context.WithCancel(n.store.bg.ctx)
+	if !n.store.bg.goRun(func() { defer cancel(); n.run(ctx) }) {
+		cancel()
+		return false
+	}
 	n.running, n.stop, n.ready = true, cancel, make(chan struct{})
-	go n.run(ctx)
+	return true
 }
 
 func (n *Notifier) broadcast() {
@@ -128,8 +197,11 @@ func (n *Notifier) broadcast() {
 	}
 }
 
+// reconnect spaces the listener's reconnections.
+var reconnect = clock.Backoff{Min: 50 * time.Millisecond, Max: 5 * time.Second, Jitter: 0.5}
+
 func (n *Notifier) run(ctx context.Context) {
-	backoff := 50 * time.Millisecond
+	failures := 0
 	for ctx.Err() == nil {
 		err := n.listen(ctx)
 		if ctx.Err() != nil {
@@ -148,11 +220,13 @@ func (n *Notifier) run(ctx context.Context) {
 		if empty {
 			break
 		}
+		failures++
+		t := time.NewTimer(reconnect.Delay(failures))
 		select {
 		case <-ctx.Done():
-		case <-time.After(backoff):
+		case <-t.C:
 		}
-		backoff = min(2*backoff, 5*time.Second)
+		t.Stop()
 	}
 	n.mu.Lock()
 	n.running, n.stop = false, nil
@@ -168,7 +242,11 @@ func (n *Notifier) listen(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close(context.Background())
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = conn.Close(cctx)
+	}()
 	if _, err := conn.Exec(ctx, `LISTEN `+pgx.Identifier{n.channel}.Sanitize()); err != nil {
 		return err
 	}

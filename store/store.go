@@ -37,6 +37,8 @@ type Store struct {
 	pool *pgxpool.Pool
 	// active holds one token per transaction of InTx in flight.
 	active chan struct{}
+	// bg runs the store's background work (LISTEN connections).
+	bg *background
 }
 
 // ActiveTransactions is how many InTx transactions run at once; more wait
@@ -63,11 +65,14 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	return &Store{pool: pool, active: make(chan struct{}, ActiveTransactions)}, nil
+	return &Store{pool: pool, active: make(chan struct{}, ActiveTransactions), bg: newBackground(ctx)}, nil
 }
 
-// Close closes every connection.
-func (s *Store) Close() { s.pool.Close() }
+// Close stops the store's background work and closes every connection.
+func (s *Store) Close() {
+	s.bg.stop()
+	s.pool.Close()
+}
 
 // Pool exposes the pool to packages that need a dedicated connection
 // (LISTEN, advisory session locks).

@@ -294,16 +294,62 @@ func TestLeaseIsLostWhenItsConnectionDiesAndStopsWithItsContext(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("second lease: %v %v", ok, err)
 	}
-	if n := goroutinesIn("store.(*Lease).watch"); n != 1 {
-		t.Fatalf("%d lease watchers, want 1", n)
-	}
+	waitGoroutines(t, "store.(*Lease).watch", 1)
 	bcancel()
-	waitNoGoroutine(t, "store.(*Lease).watch")
+	waitGoroutines(t, "store.(*Lease).watch", 0)
 	b.Release() // after shutdown began: still unlocks
 	if c, ok, err := s.TryLease(ctx, "test-ctx", nil); err != nil || !ok {
 		t.Fatalf("lease after a cancelled holder released it: %v %v", ok, err)
 	} else {
 		c.Release()
+	}
+}
+
+func TestListenersStopWithRun(t *testing.T) {
+	open(t)
+	ctx := context.Background()
+	app := store.NewID("notify")
+	url := dbURL + "?application_name=" + app
+	if strings.Contains(dbURL, "?") {
+		url = dbURL + "&application_name=" + app
+	}
+	s, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rctx, cancel := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- s.Run(rctx) }()
+	sub, err := s.Notifier().Subscribe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listeners := func() int {
+		var n int
+		if err := shared.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN%'`,
+			app).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := listeners(); n != 1 {
+		t.Fatalf("%d listening sessions, want 1", n)
+	}
+	sub.Close() // the listener lingers for the next subscriber …
+	cancel()    // … but not past the end of Run
+	if err := <-ran; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for listeners() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the listening session outlived Run")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := s.Notifier().Subscribe(ctx); !errors.Is(err, store.ErrStopped) {
+		t.Fatalf("Subscribe after Run ended: %v, want ErrStopped", err)
 	}
 }
 
@@ -320,15 +366,14 @@ func goroutinesIn(fn string) int {
 	return n
 }
 
-// waitNoGoroutine waits until no goroutine runs fn.
-func waitNoGoroutine(t *testing.T, fn string) {
+// waitGoroutines waits until exactly n goroutines run fn.
+func waitGoroutines(t *testing.T, fn string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for goroutinesIn(fn) > 0 {
+	for goroutinesIn(fn) != n {
 		if time.Now().After(deadline) {
-			t.Fatalf("a goroutine in %s is still running", fn)
+			t.Fatalf("%d goroutines in %s, want %d", goroutinesIn(fn), fn, n)
 		}
-		runtime.Gosched()
 		time.Sleep(time.Millisecond)
 	}
 }

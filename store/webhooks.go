@@ -158,33 +158,31 @@ func (s *Store) ReleaseWebhookClaim(ctx context.Context, name, token string) err
 }
 
 // RecordAttempt logs one delivery attempt made under the claim token and,
-// while the claim is still the endpoint's, writes the endpoint's new
-// delivery state e (its cursor, retry state and claim: keep the token to
+// in the same statement (its own transaction), while the claim is still
+// the endpoint's, writes the endpoint's new delivery state e (its cursor, retry state and claim: keep the token to
 // go on with the claim's next event, clear it to release). When the claim
 // was taken over or revoked the attempt is logged, e is not written, and
 // the error is ErrClaimLost.
 func (s *Store) RecordAttempt(ctx context.Context, token string, e WebhookEndpoint, a WebhookAttempt) error {
-	lost := false
-	err := s.InTx(ctx, func(tx *Tx) error {
-		lost = false
-		if err := tx.LogAttempt(ctx, a); err != nil {
-			return err
-		}
-		var holder string
-		if err := tx.tx.QueryRow(ctx, `SELECT coalesce(claim_token, '') FROM webhook_endpoints WHERE name = $1 FOR UPDATE`,
-			e.Name).Scan(&holder); err != nil {
-			return translate(err)
-		}
-		if holder != token {
-			lost = true // the log line commits; the state is the new holder's
-			return nil
-		}
-		return tx.SaveEndpoint(ctx, e)
-	})
-	if err == nil && lost {
+	// One statement, so one round trip: the UPDATE takes the row lock and
+	// checks the token under it; the log line is written either way.
+	var held bool
+	err := s.pool.QueryRow(ctx, `WITH upd AS (
+			UPDATE webhook_endpoints SET last_seq = $2, attempts = $3, next_attempt_at = $4, first_failed_at = $5, last_error = $6,
+				updated_at = $7, claim_token = nullif($8, ''), claimed_until = $9
+			WHERE name = $1 AND claim_token = $10 RETURNING 1),
+		ins AS (INSERT INTO webhook_attempts (endpoint, event_seq, event_id, status_code, error, duration_ms, outcome, attempt, created_at)
+			VALUES ($1, $11, $12, $13, $14, $15, $16, $17, $18))
+		SELECT EXISTS (SELECT 1 FROM upd)`,
+		e.Name, e.LastSeq, e.Attempts, e.NextAttemptAt, e.FirstFailedAt, e.LastError, e.UpdatedAt, e.ClaimToken, e.ClaimedUntil, token,
+		a.EventSeq, a.EventID, a.StatusCode, a.Error, a.DurationMS, a.Outcome, a.Attempt, a.CreatedAt).Scan(&held)
+	if err != nil {
+		return translate(err)
+	}
+	if !held {
 		return fmt.Errorf("endpoint %s: %w", e.Name, ErrClaimLost)
 	}
-	return err
+	return nil
 }
 
 // LogAttempt appends a line to the delivery log.

@@ -3,7 +3,7 @@
 //
 // Guarantees:
 //   - No POST is made inside a database transaction. A sender claims the
-//     endpoint's next events (a token and an expiry, Options.ClaimFor,
+//     endpoint's next events (a token and an expiry, Options.ClaimFor, 30 s,
 //     committed), POSTs them one at a time, and records each attempt in a
 //     second transaction that checks the claim is still its own.
 //   - At least once, in seq order, one event per POST, per endpoint. The

@@ -29,6 +29,12 @@ const SignatureHeader = "Paywatch-Signature"
 // maxBatchTime bounds how long one claim keeps delivering a batch.
 const maxBatchTime = 2 * time.Second
 
+// DefaultClaimFor is how long a sender's claim on an endpoint lasts: three
+// times the default POST timeout, so a POST is never cut short by its
+// claim, and a crashed sender's events are taken over within it (plus
+// Options.Poll).
+const DefaultClaimFor = 30 * time.Second
+
 // DefaultGiveUpAfter is how long an event is retried before it is marked
 // failed and the endpoint moves on (at least 3 days, API.md).
 const DefaultGiveUpAfter = 72 * time.Hour
@@ -88,9 +94,9 @@ type Options struct {
 	Poll time.Duration
 	// Batch is how many events one claim delivers at most (default 32).
 	Batch int
-	// ClaimFor is how long a claim holds the endpoint (default 1 min): a
-	// POST is cut off when its claim ends, and a crashed sender's claim is
-	// taken over after it.
+	// ClaimFor is how long a claim holds the endpoint (default
+	// DefaultClaimFor, 30 s): a POST is cut off when its claim ends, and a
+	// crashed sender's claim is taken over after it.
 	ClaimFor time.Duration
 }
 
@@ -130,7 +136,7 @@ func New(ep Endpoint, opt Options) *Sender {
 		opt.Batch = 32
 	}
 	if opt.ClaimFor <= 0 {
-		opt.ClaimFor = time.Minute
+		opt.ClaimFor = DefaultClaimFor
 	}
 	return &Sender{ep: ep, opt: opt, clock: clock.Or(opt.Clock),
 		retry:     clock.Backoff{Min: opt.MinBackoff, Max: opt.MaxBackoff, Jitter: 0.5},
@@ -147,10 +153,11 @@ func (s *Sender) Run(ctx context.Context) error {
 	var sub *store.Subscription
 	for sub == nil {
 		sctx, cancel := context.WithTimeout(ctx, s.opt.Poll)
-		sub, _ = s.opt.Store.Notifier().Subscribe(sctx)
+		var err error
+		sub, err = s.opt.Store.Notifier().Subscribe(sctx)
 		cancel()
-		if ctx.Err() != nil {
-			return nil
+		if ctx.Err() != nil || errors.Is(err, store.ErrStopped) {
+			return nil // shutting down
 		}
 	}
 	defer sub.Close()

@@ -16,6 +16,9 @@ import (
 // scanMetrics exports scanner progress (read from the cursors at scrape
 // time, so every instance reports the same truth) and step errors by kind.
 type scanMetrics struct {
+	// ctx bounds the reads of a scrape (Collect has no context of its
+	// own): the daemon's, so a scrape during shutdown ends with it.
+	ctx    context.Context
 	nets   *intents.Networks
 	errors *prometheus.CounterVec
 	steps  *prometheus.CounterVec
@@ -27,8 +30,9 @@ type scanMetrics struct {
 	watch  *prometheus.Desc
 }
 
-func newScanMetrics(reg *prometheus.Registry, nets *intents.Networks) *scanMetrics {
+func newScanMetrics(ctx context.Context, reg *prometheus.Registry, nets *intents.Networks) *scanMetrics {
 	m := &scanMetrics{
+		ctx:  ctx,
 		nets: nets,
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "paywatch_scan_errors_total",
 			Help: "Scanner steps that failed, by network and kind (timeout, network, invalid_response, deep_reorg, other)."}, []string{"network", "kind"}),
@@ -83,7 +87,7 @@ func (m *scanMetrics) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (m *scanMetrics) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(m.ctx, 5*time.Second)
 	defer cancel()
 	nets, err := m.nets.Networks(ctx)
 	if err != nil {

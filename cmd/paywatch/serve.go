@@ -174,7 +174,7 @@ func (d *daemon) wire(ctx context.Context) error {
 			Help: "Keys in this instance's in-memory watched set.", ConstLabels: prometheus.Labels{"network": string(n)}},
 			func() float64 { return float64(set.Len()) }))
 	}
-	d.metrics = newScanMetrics(d.reg, d.nets)
+	d.metrics = newScanMetrics(ctx, d.reg, d.nets)
 	d.svc = intents.New(intents.Options{Store: d.store, Config: cfg, Quotes: d.book, Addresses: addrs, Chains: d.nets,
 		Watcher: watchSets(d.watch), Counter: d.metrics, Log: d.log})
 	if err := d.svc.EnsureLookahead(ctx); err != nil {
@@ -240,10 +240,13 @@ func (d *daemon) run(ctx context.Context, ready func(addr string)) error {
 	})
 	g.Go(func() error {
 		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		// Draining outlives the cancelled context, for a bounded time.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		return srv.Shutdown(sctx)
 	})
+	g.Go(func() error { return d.store.Run(ctx) })
+	g.Go(func() error { return d.svc.Run(ctx) })
 	g.Go(func() error { return d.api.Run(ctx) })
 	g.Go(func() error { return d.book.Run(ctx, d.cfg.Rates.Refresh) })
 	g.Go(func() error { return d.sweep(ctx) })
@@ -292,8 +295,6 @@ func (d *daemon) sweep(ctx context.Context) error {
 // standby retries until the leader goes away.
 func (d *daemon) lead(ctx context.Context, n payment.Network, src chains.Source) error {
 	log := d.log.With("component", "leader", "network", string(n))
-	nc := d.cfg.Networks[string(n)]
-	keys := &intents.Keys{Store: d.store}
 	for {
 		lease, ok, err := d.store.TryLease(ctx, string(n), nil)
 		if err != nil && ctx.Err() == nil {
@@ -301,28 +302,7 @@ func (d *daemon) lead(ctx context.Context, n payment.Network, src chains.Source)
 		}
 		if ok {
 			log.Info("leading the scanner")
-			sctx, cancel := context.WithCancel(ctx)
-			go func() {
-				select {
-				case <-lease.Lost():
-					log.Warn("scanner lease lost; stopping the scanner")
-					cancel()
-				case <-sctx.Done():
-				}
-			}()
-			sc := chains.NewScanner(chains.ScannerConfig{Network: n, PollInterval: nc.PollInterval.Duration,
-				Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, StartHeight: nc.StartHeight,
-				Observe: d.metrics.observe(n)}, src, d.svc, keys, d.watch[n], d.log)
-			// Addresses handed out by another instance wake the scanner.
-			go func() { _ = keys.Listen(sctx, sc.Wake) }()
-			if nt, ok := src.(chains.Notifier); ok {
-				// Polling stays the floor; node notifications only wake it early.
-				go chains.KeepNotified(sctx, nt, sc.Wake, chains.NotifyConfig{}, log)
-			}
-			err := sc.Run(sctx)
-			cancel()
-			lease.Release()
-			if err != nil {
+			if err := d.scan(ctx, n, src, lease, log); err != nil {
 				return err
 			}
 		}
@@ -332,4 +312,40 @@ func (d *daemon) lead(ctx context.Context, n payment.Network, src chains.Source)
 		case <-time.After(5 * time.Second):
 		}
 	}
+}
+
+// scan runs a network's scanner under lease until ctx ends or the lease is
+// lost, with its helpers (lease watch, address wake-ups, node
+// notifications) in one group: it returns once they have all stopped, and
+// releases the lease.
+func (d *daemon) scan(ctx context.Context, n payment.Network, src chains.Source, lease *store.Lease, log *slog.Logger) error {
+	defer lease.Release()
+	nc := d.cfg.Networks[string(n)]
+	keys := &intents.Keys{Store: d.store}
+	sc := chains.NewScanner(chains.ScannerConfig{Network: n, PollInterval: nc.PollInterval.Duration,
+		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, StartHeight: nc.StartHeight,
+		Observe: d.metrics.observe(n)}, src, d.svc, keys, d.watch[n], d.log)
+	g, gctx := errgroup.WithContext(ctx)
+	sctx, cancel := context.WithCancel(gctx)
+	defer cancel()
+	g.Go(func() error {
+		select {
+		case <-lease.Lost():
+			log.Warn("scanner lease lost; stopping the scanner")
+			cancel()
+		case <-sctx.Done():
+		}
+		return nil
+	})
+	// Addresses handed out by another instance wake the scanner.
+	g.Go(func() error { return keys.Listen(sctx, sc.Wake) })
+	if nt, ok := src.(chains.Notifier); ok {
+		// Polling stays the floor; node notifications only wake it early.
+		g.Go(func() error { return chains.KeepNotified(sctx, nt, sc.Wake, chains.NotifyConfig{}, log) })
+	}
+	g.Go(func() error {
+		defer cancel() // the scanner ended: so do its helpers
+		return sc.Run(sctx)
+	})
+	return g.Wait()
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -76,6 +77,7 @@ type Env struct {
 	prices   map[string]string
 	book     *rates.Book
 	addrs    map[payment.Network]intents.AddressSource
+	log      *slog.Logger
 }
 
 // Option adjusts an Env before it starts: its Config, or a real Source for
@@ -89,6 +91,11 @@ func WithConfig(f func(*config.Config)) Option { return func(e *Env) { f(e.Confi
 // scripted chain. e.Chains[n] is then nil.
 func WithSource(n payment.Network, src chains.Source) Option {
 	return func(e *Env) { e.sources[n] = src }
+}
+
+// WithLog gives the Service log (discarded by default).
+func WithLog(log *slog.Logger) Option {
+	return func(e *Env) { e.log = log }
 }
 
 // WithQuotes replaces the static prices (symbol → USD) the Env quotes; a
@@ -238,7 +245,8 @@ func New(t testing.TB, opts ...Option) *Env {
 func (e *Env) startService() {
 	e.Nets = &intents.Networks{Store: e.Store, Config: e.Config, Now: e.Clock.Now}
 	e.Service = intents.New(intents.Options{Store: e.Store, Config: e.Config, Quotes: e.book, Addresses: e.addrs, Chains: e.Nets,
-		Watcher: watchSets(e.Watch), Now: e.Clock.Now})
+		Watcher: watchSets(e.Watch), Now: e.Clock.Now, Log: e.log})
+	runService(e.T, e.Service)
 	e.API = api.New(api.Options{Service: e.Service, Config: e.Config, Status: e.Nets, Now: e.Clock.Now})
 }
 
@@ -426,6 +434,20 @@ func (e *Env) Counts() map[string]int64 {
 	}
 	out["derivation_counters"] = counters
 	return out
+}
+
+// runService runs the Service's address replenishers (as serve does) until
+// the test ends, and waits for them to stop.
+func runService(t testing.TB, s *intents.Service) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("service: %v", err)
+		}
+	})
 }
 
 // runAPI runs the API's background reader (as serve does) until the test
