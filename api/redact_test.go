@@ -68,7 +68,7 @@ func TestNodeURLNeverReachesAnswersOrLogs(t *testing.T) {
 	}
 	sc := chains.NewScanner(chains.ScannerConfig{Network: payment.Ethereum, PollInterval: time.Millisecond,
 		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, Observe: stop},
-		f, e.Service, &intents.Keys{Store: e.Store}, e.Watch[payment.Ethereum], log)
+		f, e.Service.ScannerSinks(), &intents.Keys{Store: e.Store}, e.Watch[payment.Ethereum], log)
 	if err := sc.Run(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -3,33 +3,22 @@ package chains
 import (
 	"context"
 	"fmt"
-
-	"github.com/paywatch/paywatch/payment"
 )
 
-// BatchSink is a Sink that can apply several consecutive blocks in one
-// transaction, all or none. A catch-up then pays one transaction per batch
-// of Parallel blocks instead of one per block.
-type BatchSink interface {
-	// ApplyBlocks applies blocks as ApplyBlock would one after the other:
-	// the first extends the cursor and each the one before it.
-	ApplyBlocks(ctx context.Context, network payment.Network, blocks []Block, tips Tips) error
-}
-
-// apply hands consecutive blocks to the sink, in one transaction when the
-// sink is a BatchSink.
+// apply hands consecutive blocks to the sinks, in one transaction when
+// there is a BatchSink.
 func (s *Scanner) apply(ctx context.Context, blocks []Block, tips Tips) error {
 	if len(blocks) == 0 {
 		return nil
 	}
-	if bs, ok := s.sink.(BatchSink); ok && len(blocks) > 1 {
-		if err := bs.ApplyBlocks(ctx, s.cfg.Network, blocks, tips); err != nil {
+	if s.sinks.Batch != nil && len(blocks) > 1 {
+		if err := s.sinks.Batch.ApplyBlocks(ctx, s.cfg.Network, blocks, tips); err != nil {
 			return fmt.Errorf("apply blocks %d-%d: %w", blocks[0].Height, blocks[len(blocks)-1].Height, err)
 		}
 		return nil
 	}
 	for _, b := range blocks {
-		if err := s.sink.ApplyBlock(ctx, s.cfg.Network, b, tips); err != nil {
+		if err := s.sinks.Chain.ApplyBlock(ctx, s.cfg.Network, b, tips); err != nil {
 			return fmt.Errorf("apply block %d: %w", b.Height, err)
 		}
 	}
@@ -38,7 +27,7 @@ func (s *Scanner) apply(ctx context.Context, blocks []Block, tips Tips) error {
 
 // prefetch is a catch-up window being fetched ahead of its step.
 type prefetch struct {
-	from, to uint64
+	from, to Height
 	watched  int // the watch set's size when the fetch started
 	done     chan []fetched
 	cancel   context.CancelFunc
@@ -53,7 +42,7 @@ func (s *Scanner) watchedLen() int {
 
 // prefetch starts fetching the window from..to in the background, so that
 // the next step finds it ready while this one applies its blocks.
-func (s *Scanner) prefetch(ctx context.Context, from, to uint64) {
+func (s *Scanner) prefetch(ctx context.Context, from, to Height) {
 	s.dropAhead()
 	ctx, cancel := context.WithCancel(ctx)
 	p := &prefetch{from: from, to: to, watched: s.watchedLen(), done: make(chan []fetched, 1), cancel: cancel}
@@ -75,7 +64,7 @@ func (s *Scanner) dropAhead() {
 // that window, complete, and matched against the current watch set (keys
 // added since could have been missed), else fetched now. A prefetched block
 // is checked like any other: a stale one fails the parent-hash check.
-func (s *Scanner) fetchAhead(ctx context.Context, from, to uint64) []fetched {
+func (s *Scanner) fetchAhead(ctx context.Context, from, to Height) []fetched {
 	p := s.ahead
 	s.ahead = nil
 	if p != nil {

@@ -26,10 +26,16 @@ var ErrInvalidResponse = errors.New("invalid node response")
 // output or log index of its own. Token transfers use their log index.
 const NativeIndex int64 = -1
 
+// Height is a block's position in its chain (the slot for Solana; 0 is the
+// genesis block). BlockRef, the cursor, the tips and every Source method
+// speak in it. It is signed, as the database's BIGINT and the walk-back's
+// arithmetic are; a node's unsigned number is converted where it is read.
+type Height int64
+
 // BlockRef identifies a block: its height (slot for Solana), its hash and its
 // parent's hash. It is never reduced to a bare height.
 type BlockRef struct {
-	Height uint64
+	Height Height
 	Hash   string
 	Parent string
 }
@@ -71,20 +77,13 @@ type Watched interface {
 // Source is a network client as the scanner needs it.
 type Source interface {
 	// Tip returns the height of the node's best block.
-	Tip(ctx context.Context) (uint64, error)
+	Tip(ctx context.Context) (Height, error)
 	// FinalizedHeight returns the highest height the network considers
 	// irreversible (Tron solidified, Ethereum finalized, Solana finalized).
 	// Networks without finality (BTC, LTC) return 0.
-	FinalizedHeight(ctx context.Context) (uint64, error)
+	FinalizedHeight(ctx context.Context) (Height, error)
 	// Block returns the block at height on the node's current best chain with
 	// the transfers to watched keys. A height above the tip is
 	// ErrBlockNotFound; a slot without a block is ErrSkipped.
-	Block(ctx context.Context, height uint64, w Watched) (Block, error)
-}
-
-// PendingSource is implemented by networks with a mempool (BTC, LTC). Pending
-// returns every transfer to a watched key that is in the mempool now; the
-// scanner records new ones as detected and drops the ones that vanished.
-type PendingSource interface {
-	Pending(ctx context.Context, w Watched) ([]Transfer, error)
+	Block(ctx context.Context, height Height, w Watched) (Block, error)
 }

@@ -16,10 +16,10 @@ import (
 type fullBlocks struct {
 	*chainstest.Fake
 	mu      sync.Mutex
-	heights []uint64
+	heights []chains.Height
 }
 
-func (f *fullBlocks) Block(ctx context.Context, h uint64, w chains.Watched) (chains.Block, error) {
+func (f *fullBlocks) Block(ctx context.Context, h chains.Height, w chains.Watched) (chains.Block, error) {
 	f.mu.Lock()
 	f.heights = append(f.heights, h)
 	f.mu.Unlock()

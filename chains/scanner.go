@@ -12,14 +12,14 @@ import (
 	"github.com/paywatch/paywatch/payment"
 )
 
-// ErrNoCursor is returned by Sink.Cursor before the network's first scan.
+// ErrNoCursor is returned by CursorStore.Cursor before the network's first scan.
 var ErrNoCursor = errors.New("no cursor yet")
 
 // ErrDeepReorg is the sticky failure of a reorg deeper than the safety
 // depth: the scanner stops at its cursor until an operator rescans.
 var ErrDeepReorg = errors.New("reorg deeper than the safety depth")
 
-// ErrNoStoredBlock is returned (wrapped) by Sink.BlockHash when no block
+// ErrNoStoredBlock is returned (wrapped) by CursorStore.BlockHash when no block
 // is kept at the height: a walk-back that reaches it has gone deeper than
 // the stored history. Any other BlockHash error is transient.
 var ErrNoStoredBlock = errors.New("no stored block at that height")
@@ -35,55 +35,6 @@ var ErrFinalityViolation = fmt.Errorf("%w: a finalized block was replaced", ErrD
 // backoff, nothing is rewound.
 var ErrNodeInconsistent = errors.New("the node's chain does not extend its own block at the cursor")
 
-// Tips are a network's heights as last seen from the node.
-type Tips struct {
-	Node  int64
-	Final int64
-}
-
-// Cursor is the scanner's durable position.
-type Cursor struct {
-	Height     int64
-	Hash       string
-	Critical   string
-	RescanFrom *int64
-	// Final is the node's finalized height as last recorded: stored blocks
-	// at or below it were final when the node reported it.
-	Final int64
-}
-
-// Sink is where the scanner writes: every method is one database
-// transaction, and the database cursor is the only truth.
-type Sink interface {
-	Cursor(ctx context.Context, network payment.Network) (Cursor, error)
-	InitCursor(ctx context.Context, network payment.Network, height int64, hash string) error
-	// BlockHash returns the stored hash at height; ErrNoStoredBlock (wrapped)
-	// when none is kept there, any other error is transient.
-	BlockHash(ctx context.Context, network payment.Network, height int64) (string, error)
-	ApplyBlock(ctx context.Context, network payment.Network, b Block, tips Tips) error
-	ApplyTips(ctx context.Context, network payment.Network, tips Tips) error
-	// Rewind orphans what lies above height and moves the cursor there.
-	Rewind(ctx context.Context, network payment.Network, height int64, hash string) error
-	// Reset moves the cursor to height without orphaning anything (a rescan
-	// replays blocks; replays are harmless).
-	Reset(ctx context.Context, network payment.Network, height int64, hash string) error
-	ApplyPending(ctx context.Context, network payment.Network, pending []Transfer) error
-	SetHealth(ctx context.Context, network payment.Network, h Health) error
-}
-
-// Health is what the scanner reports after each step.
-type Health struct {
-	Healthy   bool
-	LastError string
-	// Critical is set (sticky) for a broken invariant such as a deep reorg.
-	Critical string
-}
-
-// KeySource refreshes the watched set from the database.
-type KeySource interface {
-	Refresh(ctx context.Context, network payment.Network, set *WatchSet) error
-}
-
 // ScannerConfig configures one network's scanner.
 type ScannerConfig struct {
 	Network payment.Network
@@ -91,10 +42,10 @@ type ScannerConfig struct {
 	PollInterval time.Duration
 	// Parallel blocks fetched at once when catching up.
 	Parallel int
-	// SafetyDepth: a reorg deeper than this is ErrDeepReorg.
+	// SafetyDepth: a reorg deeper than this many blocks is ErrDeepReorg.
 	SafetyDepth int64
 	// StartHeight is the first height a fresh scanner scans (nil: the tip).
-	StartHeight *int64
+	StartHeight *Height
 	// MaxBackoff caps the retry delay after an error.
 	MaxBackoff time.Duration
 	// Observe, when set, is called after every step with its error (nil on
@@ -107,11 +58,11 @@ type ScannerConfig struct {
 
 // Scanner owns one network's cursor: one goroutine reads blocks in order,
 // checks parent hashes, walks back on a reorg, and hands each block to the
-// Sink. A fetch error retries from the cursor; it never skips a height.
+// Sinks. A fetch error retries from the cursor; it never skips a height.
 type Scanner struct {
 	cfg     ScannerConfig
 	src     Source
-	sink    Sink
+	sinks   Sinks
 	keys    KeySource
 	watched *WatchSet
 	log     *slog.Logger
@@ -130,8 +81,9 @@ type Scanner struct {
 	pendingKnown bool
 }
 
-// NewScanner returns a scanner for one network.
-func NewScanner(cfg ScannerConfig, src Source, sink Sink, keys KeySource, watched *WatchSet, log *slog.Logger) *Scanner {
+// NewScanner returns a scanner for one network. sinks.Cursor, Chain and
+// Health must be set; keys may be nil (the watched set is not refreshed).
+func NewScanner(cfg ScannerConfig, src Source, sinks Sinks, keys KeySource, watched *WatchSet, log *slog.Logger) *Scanner {
 	if cfg.Parallel < 1 {
 		cfg.Parallel = 1
 	}
@@ -147,7 +99,7 @@ func NewScanner(cfg ScannerConfig, src Source, sink Sink, keys KeySource, watche
 	if cfg.After == nil {
 		cfg.After = time.After
 	}
-	return &Scanner{cfg: cfg, src: src, sink: sink, keys: keys, watched: watched,
+	return &Scanner{cfg: cfg, src: src, sinks: sinks, keys: keys, watched: watched,
 		log: log.With("component", "scanner", "network", string(cfg.Network)), wake: make(chan struct{}, 1)}
 }
 
@@ -183,7 +135,7 @@ func (s *Scanner) Run(ctx context.Context) error {
 				s.log.Warn("scan step failed", "err", err)
 			}
 		}
-		if herr := s.sink.SetHealth(ctx, s.cfg.Network, h); herr != nil && ctx.Err() == nil {
+		if herr := s.sinks.Health.SetHealth(ctx, s.cfg.Network, h); herr != nil && ctx.Err() == nil {
 			s.log.Warn("recording health failed", "err", herr)
 		}
 		var wait time.Duration
@@ -236,8 +188,8 @@ func (s *Scanner) Step(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("node finalized height: %w", err)
 	}
-	tips := Tips{Node: int64(tip), Final: int64(final)}
-	cur, err := s.sink.Cursor(ctx, n)
+	tips := Tips{Node: tip, Final: final}
+	cur, err := s.sinks.Cursor.Cursor(ctx, n)
 	if errors.Is(err, ErrNoCursor) {
 		return false, s.init(ctx, tip)
 	}
@@ -267,7 +219,7 @@ func (s *Scanner) Step(ctx context.Context) (bool, error) {
 	s.lastTips = tips
 	s.mu.Unlock()
 	if changed {
-		if err := s.sink.ApplyTips(ctx, n, tips); err != nil {
+		if err := s.sinks.Chain.ApplyTips(ctx, n, tips); err != nil {
 			return false, fmt.Errorf("apply tips: %w", err)
 		}
 	}
@@ -285,7 +237,7 @@ func (s *Scanner) Step(ctx context.Context) (bool, error) {
 		}
 		switch state {
 		case mempoolComplete:
-			err = s.sink.ApplyPending(ctx, n, pending)
+			err = s.sinks.Chain.ApplyPending(ctx, n, pending)
 		case mempoolTipMoved:
 			// A block came in since the tip read: scan it first (the next
 			// step), then read the mempool again.
@@ -293,8 +245,8 @@ func (s *Scanner) Step(ctx context.Context) (bool, error) {
 		case mempoolTipLags:
 			// The node's tip lags its own mempool: record what is in the
 			// mempool, take nothing for vanished.
-			if pr, ok := s.sink.(PendingRecorder); ok {
-				err = pr.RecordPending(ctx, n, pending)
+			if s.sinks.Pending != nil {
+				err = s.sinks.Pending.RecordPending(ctx, n, pending)
 			}
 		}
 		if err != nil {
@@ -305,13 +257,6 @@ func (s *Scanner) Step(ctx context.Context) (bool, error) {
 		s.mu.Unlock()
 	}
 	return true, nil
-}
-
-// PendingRecorder is a Sink that can record the mempool's transfers without
-// taking the recorded ones missing from it for vanished (ApplyPending
-// does both).
-type PendingRecorder interface {
-	RecordPending(ctx context.Context, network payment.Network, pending []Transfer) error
 }
 
 // What a mempool read may be taken for (mempoolState).
@@ -355,10 +300,10 @@ func (s *Scanner) mempoolState(ctx context.Context, tips Tips, pending []Transfe
 	if err != nil {
 		return 0, fmt.Errorf("node tip: %w", err)
 	}
-	if int64(again) != tips.Node {
+	if again != tips.Node {
 		return mempoolTipMoved, nil
 	}
-	_, err = s.src.Block(ctx, uint64(tips.Node)+1, s.watched)
+	_, err = s.src.Block(ctx, tips.Node+1, s.watched)
 	switch {
 	case errors.Is(err, ErrBlockNotFound):
 		return mempoolComplete, nil
@@ -376,17 +321,16 @@ func txids(ts []Transfer) map[string]bool {
 	return m
 }
 
-// checkBalances runs the Sink's balance check once per new tips, when the
-// source can miss native payments (BalanceChecker) and the scanner is caught
-// up, so every block up to the checked heights is recorded. A failure is
-// retried at the next step.
+// checkBalances runs the BalanceSink's check once per new tips, when the
+// source can miss native payments (BalanceChecker, BalanceNeed) and the
+// scanner is caught up, so every block up to the checked heights is
+// recorded. A failure is retried at the next step.
 func (s *Scanner) checkBalances(ctx context.Context, tips Tips) error {
 	bc, ok := s.src.(BalanceChecker)
-	if !ok || !bc.NeedsBalanceCheck() {
+	if !ok || s.sinks.Balance == nil {
 		return nil
 	}
-	bs, ok := s.sink.(BalanceSink)
-	if !ok {
+	if need, ok := s.src.(BalanceNeed); ok && !need.NeedsBalanceCheck() {
 		return nil
 	}
 	s.mu.Lock()
@@ -395,7 +339,7 @@ func (s *Scanner) checkBalances(ctx context.Context, tips Tips) error {
 	if done {
 		return nil
 	}
-	if err := bs.CheckBalances(ctx, s.cfg.Network, tips, bc); err != nil {
+	if err := s.sinks.Balance.CheckBalances(ctx, s.cfg.Network, tips, bc); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -405,25 +349,22 @@ func (s *Scanner) checkBalances(ctx context.Context, tips Tips) error {
 }
 
 // init creates the cursor just below the first height to scan.
-func (s *Scanner) init(ctx context.Context, tip uint64) error {
-	start := int64(tip)
+func (s *Scanner) init(ctx context.Context, tip Height) error {
+	start := tip
 	if s.cfg.StartHeight != nil {
 		start = *s.cfg.StartHeight
 	}
-	at := start - 1
-	if at < 0 {
-		at = 0
-	}
-	b, err := s.blockAt(ctx, uint64(at))
+	at := max(start-1, 0)
+	b, err := s.blockAt(ctx, at)
 	if err != nil {
 		return fmt.Errorf("start block %d: %w", at, err)
 	}
 	s.log.Info("scanner starts", "height", b.Height+1)
-	return s.sink.InitCursor(ctx, s.cfg.Network, int64(b.Height), b.Hash)
+	return s.sinks.Cursor.InitCursor(ctx, s.cfg.Network, b.Height, b.Hash)
 }
 
 // blockAt returns the block at h, or the nearest block below a skipped slot.
-func (s *Scanner) blockAt(ctx context.Context, h uint64) (BlockRef, error) {
+func (s *Scanner) blockAt(ctx context.Context, h Height) (BlockRef, error) {
 	for {
 		b, err := Header(ctx, s.src, h)
 		if errors.Is(err, ErrSkipped) && h > 0 {
@@ -436,12 +377,9 @@ func (s *Scanner) blockAt(ctx context.Context, h uint64) (BlockRef, error) {
 
 // rescan replays from height: the cursor moves back (nothing is orphaned;
 // replays are harmless) and the request is cleared.
-func (s *Scanner) rescan(ctx context.Context, from int64) error {
-	at := from - 1
-	if at < 0 {
-		at = 0
-	}
-	b, err := s.blockAt(ctx, uint64(at))
+func (s *Scanner) rescan(ctx context.Context, from Height) error {
+	at := max(from-1, 0)
+	b, err := s.blockAt(ctx, at)
 	if err != nil {
 		return fmt.Errorf("rescan from %d: %w", from, err)
 	}
@@ -450,7 +388,7 @@ func (s *Scanner) rescan(ctx context.Context, from int64) error {
 	// replay applies every replaced height again (and so orphans what the
 	// replaced blocks held) instead of taking the node's block as a given.
 	for depth := int64(0); ; depth++ {
-		stored, err := s.sink.BlockHash(ctx, s.cfg.Network, int64(b.Height))
+		stored, err := s.sinks.Cursor.BlockHash(ctx, s.cfg.Network, b.Height)
 		if errors.Is(err, ErrNoStoredBlock) || err == nil && stored == b.Hash {
 			break
 		}
@@ -465,7 +403,7 @@ func (s *Scanner) rescan(ctx context.Context, from int64) error {
 		}
 	}
 	s.log.Info("rescan", "from", b.Height+1)
-	return s.sink.Reset(ctx, s.cfg.Network, int64(b.Height), b.Hash)
+	return s.sinks.Cursor.Reset(ctx, s.cfg.Network, b.Height, b.Hash)
 }
 
 type fetched struct {
@@ -477,18 +415,18 @@ type fetched struct {
 // them in order; it stops at the first error or reorg. While it applies a
 // window it fetches the next one (prefetch), which the next step uses.
 func (s *Scanner) catchUp(ctx context.Context, cur Cursor, tips Tips) error {
-	if sp, ok := s.src.(SparseSource); ok && sp.Sparse(s.watched) {
+	if sp, ok := s.sparse(); ok {
 		return s.catchUpSparse(ctx, sp, cur, tips)
 	}
 	height, hash := cur.Height, cur.Hash
-	for from := uint64(cur.Height + 1); ; {
-		to := min(uint64(tips.Node), from+uint64(s.cfg.Parallel)-1)
+	for from := cur.Height + 1; ; {
+		to := min(tips.Node, from+Height(s.cfg.Parallel)-1)
 		results := s.fetchAhead(ctx, from, to)
 		// The blocks that extend the cursor are applied together (in one
 		// transaction by a BatchSink) before any stop.
 		var ready []Block
 		for i, r := range results {
-			h := from + uint64(i)
+			h := from + Height(i)
 			if errors.Is(r.err, ErrSkipped) {
 				continue
 			}
@@ -509,7 +447,7 @@ func (s *Scanner) catchUp(ctx context.Context, cur Cursor, tips Tips) error {
 				return s.checkReorg(ctx, Cursor{Height: height, Hash: hash, Final: cur.Final}, tips)
 			default:
 				ready = append(ready, r.b)
-				height, hash = int64(h), r.b.Hash
+				height, hash = h, r.b.Hash
 				continue
 			}
 			if err := s.apply(ctx, ready, tips); err != nil {
@@ -517,8 +455,8 @@ func (s *Scanner) catchUp(ctx context.Context, cur Cursor, tips Tips) error {
 			}
 			return stop
 		}
-		if len(ready) > 0 && to < uint64(tips.Node) {
-			s.prefetch(ctx, to+1, min(uint64(tips.Node), to+uint64(s.cfg.Parallel)))
+		if len(ready) > 0 && to < tips.Node {
+			s.prefetch(ctx, to+1, min(tips.Node, to+Height(s.cfg.Parallel)))
 		}
 		if err := s.apply(ctx, ready, tips); err != nil {
 			return err
@@ -526,7 +464,7 @@ func (s *Scanner) catchUp(ctx context.Context, cur Cursor, tips Tips) error {
 		// A batch of skipped slots only leaves the cursor where it is (it
 		// moves with blocks), so the step reads on rather than reading the
 		// same slots again next time.
-		if len(ready) > 0 || to >= uint64(tips.Node) {
+		if len(ready) > 0 || to >= tips.Node {
 			break
 		}
 		from = to + 1
@@ -538,7 +476,7 @@ func (s *Scanner) catchUp(ctx context.Context, cur Cursor, tips Tips) error {
 }
 
 // fetch reads the heights from..to at once.
-func (s *Scanner) fetch(ctx context.Context, from, to uint64) []fetched {
+func (s *Scanner) fetch(ctx context.Context, from, to Height) []fetched {
 	results := make([]fetched, to-from+1)
 	var wg sync.WaitGroup
 	fctx, cancel := context.WithCancel(ctx)
@@ -547,7 +485,7 @@ func (s *Scanner) fetch(ctx context.Context, from, to uint64) []fetched {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			b, err := s.src.Block(fctx, from+uint64(i), s.watched)
+			b, err := s.src.Block(fctx, from+Height(i), s.watched)
 			results[i] = fetched{b, err}
 		}(i)
 	}
@@ -570,12 +508,12 @@ func (s *Scanner) behind(ctx context.Context, cur Cursor, tips Tips) error {
 			return s.checkReorg(ctx, cur, tips)
 		}
 	}
-	stored, err := s.sink.BlockHash(ctx, s.cfg.Network, tips.Node)
+	stored, err := s.sinks.Cursor.BlockHash(ctx, s.cfg.Network, tips.Node)
 	if err != nil && !errors.Is(err, ErrNoStoredBlock) {
 		return fmt.Errorf("stored block %d: %w", tips.Node, err)
 	}
 	if err == nil {
-		b, err := Header(ctx, s.src, uint64(tips.Node))
+		b, err := Header(ctx, s.src, tips.Node)
 		if err == nil && b.Hash != stored {
 			return s.checkReorg(ctx, cur, tips)
 		}
@@ -592,22 +530,18 @@ func (s *Scanner) behind(ctx context.Context, cur Cursor, tips Tips) error {
 // A cursor block that still matches is ErrNodeInconsistent (backed off, not
 // rewound); a failing read of the stored hashes is transient.
 func (s *Scanner) checkReorg(ctx context.Context, cur Cursor, tips Tips) error {
-	h := cur.Height
-	if h > tips.Node {
-		h = tips.Node
-	}
-	for ; h >= 0; h-- {
-		if cur.Height-h > s.cfg.SafetyDepth {
+	for h := min(cur.Height, tips.Node); h >= 0; h-- {
+		if cur.Height-h > Height(s.cfg.SafetyDepth) {
 			return fmt.Errorf("%w: no common ancestor within %d blocks below height %d", ErrDeepReorg, s.cfg.SafetyDepth, cur.Height)
 		}
-		b, err := Header(ctx, s.src, uint64(h))
+		b, err := Header(ctx, s.src, h)
 		if errors.Is(err, ErrSkipped) {
 			continue // a skipped slot has no stored block either
 		}
 		if err != nil {
 			return fmt.Errorf("reorg walk-back at %d: %w", h, err)
 		}
-		stored, err := s.sink.BlockHash(ctx, s.cfg.Network, h)
+		stored, err := s.sinks.Cursor.BlockHash(ctx, s.cfg.Network, h)
 		if errors.Is(err, ErrNoStoredBlock) {
 			return fmt.Errorf("%w: no stored block at %d below cursor %d: %w", ErrDeepReorg, h, cur.Height, err)
 		}
@@ -619,7 +553,7 @@ func (s *Scanner) checkReorg(ctx context.Context, cur Cursor, tips Tips) error {
 				return fmt.Errorf("%w: block %d %s", ErrNodeInconsistent, h, stored)
 			}
 			s.log.Warn("reorg: rewinding to the common ancestor", "ancestor", h, "depth", cur.Height-h)
-			return s.sink.Rewind(ctx, s.cfg.Network, h, b.Hash)
+			return s.sinks.Chain.Rewind(ctx, s.cfg.Network, h, b.Hash)
 		}
 		if h <= cur.Final {
 			return fmt.Errorf("%w: block %d changed, the node had reported height %d final (cursor %d)", ErrFinalityViolation, h, cur.Final, cur.Height)

@@ -161,7 +161,7 @@ func TestFetchErrorNeverSkipsAHeight(t *testing.T) {
 	f.Mine(2)
 	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "f1") // at start+3
 	f.Mine(6)
-	broken := uint64(start + 2)
+	broken := chains.Height(start + 2)
 	f.FailBlock(broken, errors.New("connection reset by peer"))
 	sc := e.Scanners[payment.Litecoin]
 	for i := 0; i < 5; i++ {
@@ -277,7 +277,7 @@ func TestNodeDownOrLaggingRefusesNewIntents(t *testing.T) {
 	// Node back but far ahead of the scanner: lagging is refused too.
 	f.FailTip(nil)
 	f.Mine(10)
-	if err := e.Service.ApplyTips(context.Background(), payment.Bitcoin, chains.Tips{Node: int64(f.TipHeight())}); err != nil {
+	if err := e.Service.ApplyTips(context.Background(), payment.Bitcoin, chains.Tips{Node: f.TipHeight()}); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.Service.SetHealth(context.Background(), payment.Bitcoin, chains.Health{Healthy: true}); err != nil {
@@ -318,15 +318,15 @@ func TestManyPaymentsAcrossParallelCatchUp(t *testing.T) {
 // provider behind a load balancer answering from a stale replica.
 type lagging struct {
 	*chainstest.Fake
-	lag uint64
+	lag chains.Height
 }
 
-func (l *lagging) Tip(ctx context.Context) (uint64, error) {
+func (l *lagging) Tip(ctx context.Context) (chains.Height, error) {
 	tip, err := l.Fake.Tip(ctx)
 	return tip - l.lag, err
 }
 
-func (l *lagging) Block(ctx context.Context, h uint64, w chains.Watched) (chains.Block, error) {
+func (l *lagging) Block(ctx context.Context, h chains.Height, w chains.Watched) (chains.Block, error) {
 	tip, _ := l.Tip(ctx)
 	if h > tip {
 		return chains.Block{}, chains.ErrBlockNotFound
@@ -334,7 +334,7 @@ func (l *lagging) Block(ctx context.Context, h uint64, w chains.Watched) (chains
 	return l.Fake.Block(ctx, h, w)
 }
 
-func (l *lagging) Header(ctx context.Context, h uint64) (chains.BlockRef, error) {
+func (l *lagging) Header(ctx context.Context, h chains.Height) (chains.BlockRef, error) {
 	tip, _ := l.Tip(ctx)
 	if h > tip {
 		return chains.BlockRef{}, chains.ErrBlockNotFound

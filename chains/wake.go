@@ -12,16 +12,6 @@ import (
 // no websocket): the scanner polls, as it always does.
 var ErrNotifyUnsupported = errors.New("node offers no change notifications")
 
-// Notifier is implemented by sources whose node can say that something
-// changed (a new block, a new mempool transaction). Notify calls wake for
-// each notification until ctx ends (then it returns nil) or the subscription
-// is lost (then it returns why). A wake only makes the scanner step now: the
-// database cursor stays the only truth, so a wake never skips a height and a
-// lost one only costs a poll interval.
-type Notifier interface {
-	Notify(ctx context.Context, wake func()) error
-}
-
 // NotifyConfig paces resubscribing after a lost subscription.
 type NotifyConfig struct {
 	// MinBackoff is the first retry delay (default 1 s).

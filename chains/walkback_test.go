@@ -17,15 +17,15 @@ import (
 
 // flakySink fails BlockHash as a dropped database connection would.
 type flakySink struct {
-	chains.Sink
+	chains.CursorStore
 	fail atomic.Bool
 }
 
-func (f *flakySink) BlockHash(ctx context.Context, n payment.Network, h int64) (string, error) {
+func (f *flakySink) BlockHash(ctx context.Context, n payment.Network, h chains.Height) (string, error) {
 	if f.fail.Load() {
 		return "", errors.New("conn closed: unexpected EOF")
 	}
-	return f.Sink.BlockHash(ctx, n, h)
+	return f.CursorStore.BlockHash(ctx, n, h)
 }
 
 // Only "no stored block at that height" may make a walk-back a deep reorg:
@@ -40,11 +40,13 @@ func TestWalkBackStoreErrorIsTransientNotDeepReorg(t *testing.T) {
 	e.Sync(payment.Bitcoin)
 	before := cursorHeight(t, e, payment.Bitcoin)
 	f.Reorg(1, 1, true)
-	sink := &flakySink{Sink: e.Service}
+	sink := &flakySink{CursorStore: e.Service}
 	sink.fail.Store(true)
+	sinks := e.Service.ScannerSinks()
+	sinks.Cursor = sink
 	nc := e.Config.Networks["bitcoin"]
 	sc := chains.NewScanner(chains.ScannerConfig{Network: payment.Bitcoin, Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth},
-		f, sink, &intents.Keys{Store: e.Store}, e.Watch[payment.Bitcoin], nil)
+		f, sinks, &intents.Keys{Store: e.Store}, e.Watch[payment.Bitcoin], nil)
 	for i := 0; i < 3; i++ {
 		_, err := sc.Step(context.Background())
 		if err == nil || errors.Is(err, chains.ErrDeepReorg) {
@@ -127,10 +129,10 @@ func TestReorgBelowTheFinalizedHeightIsCritical(t *testing.T) {
 // block it serves one height below (a load balancer mixing replicas).
 type inconsistent struct {
 	*chainstest.Fake
-	at uint64
+	at chains.Height
 }
 
-func (i *inconsistent) Block(ctx context.Context, h uint64, w chains.Watched) (chains.Block, error) {
+func (i *inconsistent) Block(ctx context.Context, h chains.Height, w chains.Watched) (chains.Block, error) {
 	b, err := i.Fake.Block(ctx, h, w)
 	if err == nil && h == i.at {
 		b.Parent = "not-the-block-below"
@@ -166,7 +168,7 @@ func TestInconsistentNodeIsBackedOffNotHotLooped(t *testing.T) {
 			c := make(chan time.Time, 1)
 			c <- time.Time{}
 			return c
-		}}, src, e.Service, &intents.Keys{Store: e.Store}, e.Watch[payment.Bitcoin], nil)
+		}}, src, e.Service.ScannerSinks(), &intents.Keys{Store: e.Store}, e.Watch[payment.Bitcoin], nil)
 	if err := sc.Run(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -442,11 +442,11 @@ func (s *Service) ApplyTips(ctx context.Context, network payment.Network, tips c
 		if _, err := tx.CursorForUpdate(ctx, n); err != nil {
 			return err
 		}
-		if err := tx.SetTips(ctx, n, tips.Node, tips.Final, now); err != nil {
+		if err := tx.SetTips(ctx, n, int64(tips.Node), int64(tips.Final), now); err != nil {
 			return err
 		}
 		m := newMoves()
-		if err := s.confirm(ctx, tx, n, tips.Node, tips.Final, now, m); err != nil {
+		if err := s.confirm(ctx, tx, n, int64(tips.Node), int64(tips.Final), now, m); err != nil {
 			return err
 		}
 		return s.settle(ctx, tx, m, now)
@@ -456,8 +456,8 @@ func (s *Service) ApplyTips(ctx context.Context, network payment.Network, tips c
 // Rewind moves the cursor of network back to height (a reorg's common
 // ancestor, or an operator's rescan): transfers in blocks above it are
 // orphaned and what they paid is re-decided. The blocks are replayed next.
-func (s *Service) Rewind(ctx context.Context, network payment.Network, height int64, hash string) error {
-	n := string(network)
+func (s *Service) Rewind(ctx context.Context, network payment.Network, to chains.Height, hash string) error {
+	n, height := string(network), int64(to)
 	return s.store.InTx(ctx, func(tx *store.Tx) error {
 		now := s.now().UTC()
 		if _, err := tx.CursorForUpdate(ctx, n); err != nil {

@@ -66,9 +66,9 @@ func (s *Service) CheckBalances(ctx context.Context, network payment.Network, ti
 	}
 	byHeight := map[int64][]openAddress{}
 	for _, a := range open {
-		h := tips.Final
+		h := int64(tips.Final)
 		if a.required > 0 {
-			h = tips.Node - int64(a.required) + 1
+			h = int64(tips.Node) - int64(a.required) + 1
 		}
 		if h < 1 || h > cur.Height {
 			continue // not deep enough yet, or no finality known
@@ -101,7 +101,7 @@ func (s *Service) checkAt(ctx context.Context, n string, h int64, group []openAd
 	for i, a := range group {
 		keys[i] = a.key
 	}
-	balances, err := src.NativeBalances(ctx, keys, chains.BlockRef{Height: uint64(h), Hash: hash})
+	balances, err := src.NativeBalances(ctx, keys, chains.BlockRef{Height: chains.Height(h), Hash: hash})
 	if err != nil {
 		return fmt.Errorf("balance check at %s height %d: %w", n, h, err)
 	}
@@ -189,7 +189,7 @@ func (s *Service) recordUnexplained(ctx context.Context, n string, a openAddress
 				stored.Address, stored.Amount, a.address, amount)
 		}
 		m := newMoves()
-		if err := s.confirm(ctx, tx, n, tips.Node, tips.Final, now, m); err != nil {
+		if err := s.confirm(ctx, tx, n, int64(tips.Node), int64(tips.Final), now, m); err != nil {
 			return err
 		}
 		if err := s.settle(ctx, tx, m, now); err != nil {
@@ -202,7 +202,7 @@ func (s *Service) recordUnexplained(ctx context.Context, n string, a openAddress
 		if err != nil {
 			return err
 		}
-		err = tx.QueueAppendEvent("transfer.unmatched", a.intentID, stored.ID, in.Account, TransferViewOf(fresh, tips.Node), now)
+		err = tx.QueueAppendEvent("transfer.unmatched", a.intentID, stored.ID, in.Account, TransferViewOf(fresh, int64(tips.Node)), now)
 		return err
 	})
 }

@@ -35,7 +35,7 @@ func (s *Service) ApplyBlocks(ctx context.Context, network payment.Network, bs [
 		height := int64(top.Height)
 		// One round trip: lock the cursor, record tips and block refs, orphan
 		// what a replaced block held (a rescan across a reorg).
-		cur, replaced, err := tx.StartBlocks(ctx, n, max(tips.Node, height), tips.Final, refs, times, now)
+		cur, replaced, err := tx.StartBlocks(ctx, n, max(int64(tips.Node), height), int64(tips.Final), refs, times, now)
 		if err != nil {
 			return err
 		}
@@ -64,7 +64,7 @@ func (s *Service) ApplyBlocks(ctx context.Context, network payment.Network, bs [
 				m.intent(id)
 			}
 		}
-		if err := s.confirm(ctx, tx, n, max(tips.Node, height), tips.Final, now, m); err != nil {
+		if err := s.confirm(ctx, tx, n, max(int64(tips.Node), height), int64(tips.Final), now, m); err != nil {
 			return err
 		}
 		if err := s.settle(ctx, tx, m, now); err != nil {

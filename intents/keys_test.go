@@ -66,7 +66,7 @@ func TestAddressFromAStandbyIsWatchedByTheLeader(t *testing.T) {
 	nc := e.Config.Networks["bitcoin"]
 	f := e.Chains[payment.Bitcoin]
 	sc := chains.NewScanner(chains.ScannerConfig{Network: payment.Bitcoin, Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth},
-		f, e.Service, keys, watch, nil)
+		f, e.Service.ScannerSinks(), keys, watch, nil)
 	step := func() {
 		t.Helper()
 		for i := 0; i < 100; i++ {

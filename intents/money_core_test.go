@@ -424,9 +424,9 @@ type racyFake struct {
 	lag atomic.Int64
 }
 
-func (r *racyFake) Tip(ctx context.Context) (uint64, error) {
+func (r *racyFake) Tip(ctx context.Context) (chains.Height, error) {
 	t, err := r.Fake.Tip(ctx)
-	return t - uint64(r.lag.Load()), err
+	return t - chains.Height(r.lag.Load()), err
 }
 
 func (r *racyFake) Pending(ctx context.Context, w chains.Watched) ([]chains.Transfer, error) {

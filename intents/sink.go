@@ -12,8 +12,22 @@ import (
 	"github.com/paywatch/paywatch/store"
 )
 
-var _ chains.Sink = (*Service)(nil)
+// The Service is every role a scanner writes to (ScannerSinks).
+var (
+	_ chains.CursorStore     = (*Service)(nil)
+	_ chains.ChainHandler    = (*Service)(nil)
+	_ chains.HealthRecorder  = (*Service)(nil)
+	_ chains.BatchSink       = (*Service)(nil)
+	_ chains.BalanceSink     = (*Service)(nil)
+	_ chains.PendingRecorder = (*Service)(nil)
+)
 var _ chains.KeySource = (*Keys)(nil)
+
+// ScannerSinks returns the Service in every role, optional ones included,
+// a chains.Scanner writes to.
+func (s *Service) ScannerSinks() chains.Sinks {
+	return chains.Sinks{Cursor: s, Chain: s, Health: s, Batch: s, Balance: s, Pending: s}
+}
 
 // Cursor returns the network's scan cursor (chains.ErrNoCursor before the
 // first scan).
@@ -25,12 +39,14 @@ func (s *Service) Cursor(ctx context.Context, network payment.Network) (chains.C
 	if err != nil {
 		return chains.Cursor{}, err
 	}
-	return chains.Cursor{Height: c.Height, Hash: c.Hash, Critical: c.Critical, RescanFrom: c.RescanFrom, Final: c.FinalHeight}, nil
+	return chains.Cursor{Height: chains.Height(c.Height), Hash: c.Hash, Critical: c.Critical,
+		RescanFrom: (*chains.Height)(c.RescanFrom), Final: chains.Height(c.FinalHeight)}, nil
 }
 
 // InitCursor creates the cursor of a network at (height, hash) and records
 // the block ref.
-func (s *Service) InitCursor(ctx context.Context, network payment.Network, height int64, hash string) error {
+func (s *Service) InitCursor(ctx context.Context, network payment.Network, at chains.Height, hash string) error {
+	height := int64(at)
 	return s.store.InTx(ctx, func(tx *store.Tx) error {
 		now := s.now().UTC()
 		if err := tx.InitCursor(ctx, string(network), height, hash, now); err != nil {
@@ -42,8 +58,8 @@ func (s *Service) InitCursor(ctx context.Context, network payment.Network, heigh
 
 // BlockHash returns the stored hash at height: chains.ErrNoStoredBlock when
 // none is kept there, any other error as it came (transient).
-func (s *Service) BlockHash(ctx context.Context, network payment.Network, height int64) (string, error) {
-	b, err := s.store.BlockAt(ctx, string(network), height)
+func (s *Service) BlockHash(ctx context.Context, network payment.Network, height chains.Height) (string, error) {
+	b, err := s.store.BlockAt(ctx, string(network), int64(height))
 	if errors.Is(err, store.ErrNotFound) {
 		return "", fmt.Errorf("%s block %d: %w", network, height, chains.ErrNoStoredBlock)
 	}
@@ -52,8 +68,8 @@ func (s *Service) BlockHash(ctx context.Context, network payment.Network, height
 
 // Reset moves the cursor back for a rescan without orphaning anything and
 // clears the rescan request.
-func (s *Service) Reset(ctx context.Context, network payment.Network, height int64, hash string) error {
-	n := string(network)
+func (s *Service) Reset(ctx context.Context, network payment.Network, to chains.Height, hash string) error {
+	n, height := string(network), int64(to)
 	return s.store.InTx(ctx, func(tx *store.Tx) error {
 		now := s.now().UTC()
 		if _, err := tx.CursorForUpdate(ctx, n); err != nil {

@@ -693,16 +693,16 @@ func (r *run) fault(n payment.Network, nd *node, a Action) {
 		if err != nil {
 			return
 		}
-		for h := cur.Height + 1; h <= cur.Height+int64(1+a.B%3); h++ {
-			nd.f.FailBlock(uint64(h), errInjected)
+		for h := cur.Height + 1; h <= cur.Height+chains.Height(1+a.B%3); h++ {
+			nd.f.FailBlock(h, errInjected)
 		}
-		r.logf("%s fetch errors at %d..%d", n, cur.Height+1, cur.Height+int64(1+a.B%3))
+		r.logf("%s fetch errors at %d..%d", n, cur.Height+1, cur.Height+chains.Height(1+a.B%3))
 	case 1:
 		nd.f.FailTip(errInjected)
 		r.logf("%s node down", n)
 	default:
 		for h := 0; h < len(nd.f.Chain())+8; h++ {
-			nd.f.FailBlock(uint64(h), nil)
+			nd.f.FailBlock(chains.Height(h), nil)
 		}
 		nd.f.FailTip(nil)
 		nd.lag = 0
@@ -874,9 +874,9 @@ func (r *run) rescan(n payment.Network, a Action) {
 	var from int64
 	valid := a.B%3 != 0
 	if valid {
-		from = int64(a.A) % (cur.Height + 2)
+		from = int64(a.A) % int64(cur.Height+2)
 	} else {
-		from = cur.Height + 2 + int64(a.A%4)
+		from = int64(cur.Height) + 2 + int64(a.A%4)
 		if a.A%2 == 0 {
 			from = int64(r.nodes[n].f.TipHeight()) + 1 + int64(a.A%3)
 		}
@@ -910,7 +910,7 @@ func (r *run) rescanAll() {
 	for _, n := range r.h.Nets {
 		nd := r.nodes[n]
 		for h := 0; h < len(nd.f.Chain())+8; h++ {
-			nd.f.FailBlock(uint64(h), nil)
+			nd.f.FailBlock(chains.Height(h), nil)
 		}
 		nd.f.FailTip(nil)
 		nd.lag = 0

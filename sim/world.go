@@ -54,7 +54,7 @@ const parallel = 3
 type node struct {
 	f   *chainstest.Fake
 	lag int
-	cap int64 // -1: none
+	cap chains.Height // -1: none
 	// broadcast are the transactions that went through the mempool: a
 	// lagging node still has those mined above its tip in its mempool.
 	broadcast map[string]bool
@@ -66,22 +66,22 @@ type node struct {
 
 var _ chains.Source = (*node)(nil)
 
-func (n *node) Tip(ctx context.Context) (uint64, error) {
+func (n *node) Tip(ctx context.Context) (chains.Height, error) {
 	t, err := n.f.Tip(ctx)
 	if err != nil {
 		return 0, err
 	}
-	if uint64(n.lag) >= t {
+	if chains.Height(n.lag) >= t {
 		t = 1
 	} else {
-		t -= uint64(n.lag)
+		t -= chains.Height(n.lag)
 	}
-	if n.cap >= 0 && t > uint64(n.cap) {
-		t = uint64(n.cap)
+	if n.cap >= 0 && t > n.cap {
+		t = n.cap
 	}
 	// A node's tip is a block, never a skipped slot.
 	chain := n.f.Chain()
-	for t > 0 && t < uint64(len(chain)) && chain[t].Skipped {
+	for t > 0 && t < chains.Height(len(chain)) && chain[t].Skipped {
 		t--
 	}
 	return t, nil
@@ -89,7 +89,7 @@ func (n *node) Tip(ctx context.Context) (uint64, error) {
 
 // FinalizedHeight is consistent with the reported tip: a node that reports
 // a lower tip reports a finalized height as much lower.
-func (n *node) FinalizedHeight(ctx context.Context) (uint64, error) {
+func (n *node) FinalizedHeight(ctx context.Context) (chains.Height, error) {
 	fin, err := n.f.FinalizedHeight(ctx)
 	if err != nil {
 		return 0, err
@@ -105,7 +105,7 @@ func (n *node) FinalizedHeight(ctx context.Context) (uint64, error) {
 	return min(fin-behind, t), nil
 }
 
-func (n *node) Block(ctx context.Context, h uint64, w chains.Watched) (chains.Block, error) {
+func (n *node) Block(ctx context.Context, h chains.Height, w chains.Watched) (chains.Block, error) {
 	return n.f.Block(ctx, h, w)
 }
 
@@ -130,7 +130,7 @@ func (n mempoolNode) Pending(ctx context.Context, w chains.Watched) ([]chains.Tr
 		return nil, err
 	}
 	chain := n.f.Chain()
-	for h := tip + 1; h < uint64(len(chain)); h++ {
+	for h := tip + 1; h < chains.Height(len(chain)); h++ {
 		for _, t := range chain[h].Transfers {
 			if n.broadcast[t.TxID] && w.Contains(t.Key) {
 				out = append(out, t)

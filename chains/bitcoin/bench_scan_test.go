@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/intents/intentstest"
@@ -79,7 +80,7 @@ func BenchmarkCatchUp(b *testing.B) {
 		fetch := func() time.Duration {
 			start := time.Now()
 			for h := from + 1; h <= to; h++ {
-				if _, err := src.RawBlock(context.Background(), uint64(h)); err != nil {
+				if _, err := src.RawBlock(context.Background(), chains.Height(h)); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -139,7 +139,7 @@ func New(cfg Config) (*Client, error) {
 func (c *Client) Network() payment.Network { return c.network }
 
 // Tip returns the height of the node's best block (getblockcount).
-func (c *Client) Tip(ctx context.Context) (uint64, error) {
+func (c *Client) Tip(ctx context.Context) (chains.Height, error) {
 	var n int64
 	if err := c.rpc.call(ctx, "getblockcount", &n); err != nil {
 		return 0, fmt.Errorf("%s: tip: %w", c.network, err)
@@ -147,17 +147,17 @@ func (c *Client) Tip(ctx context.Context) (uint64, error) {
 	if n < 0 {
 		return 0, fmt.Errorf("%s: tip: %w: getblockcount %d", c.network, chains.ErrInvalidResponse, n)
 	}
-	return uint64(n), nil
+	return chains.Height(n), nil
 }
 
 // FinalizedHeight returns 0: proof-of-work chains have no finality; the
 // scanner relies on confirmations and its reorg walk-back.
-func (c *Client) FinalizedHeight(context.Context) (uint64, error) { return 0, nil }
+func (c *Client) FinalizedHeight(context.Context) (chains.Height, error) { return 0, nil }
 
 // blockHash returns the hash of the block at height on the best chain.
-func (c *Client) blockHash(ctx context.Context, height uint64) (string, error) {
+func (c *Client) blockHash(ctx context.Context, height chains.Height) (string, error) {
 	// btcd truncates the height to int32: never let a huge height wrap.
-	if height > math.MaxInt32 {
+	if height < 0 || height > math.MaxInt32 {
 		return "", chains.ErrBlockNotFound
 	}
 	var hash string
@@ -205,7 +205,7 @@ func (c *Client) putRaw(bp *[]byte) {
 // RawBlock returns the serialized block at height on the best chain, as the
 // node sends it (getblockhash, then getblock <hash> 0). The slice is the
 // caller's.
-func (c *Client) RawBlock(ctx context.Context, height uint64) ([]byte, error) {
+func (c *Client) RawBlock(ctx context.Context, height chains.Height) ([]byte, error) {
 	hash, err := c.blockHash(ctx, height)
 	if err != nil {
 		return nil, fmt.Errorf("%s: block %d: %w", c.network, height, err)
@@ -223,7 +223,7 @@ func (c *Client) RawBlock(ctx context.Context, height uint64) ([]byte, error) {
 // included on Litecoin). A height above the tip is chains.ErrBlockNotFound; a
 // block that does not decode, or whose hash is not the one asked for, is
 // chains.ErrInvalidResponse.
-func (c *Client) Block(ctx context.Context, height uint64, w chains.Watched) (chains.Block, error) {
+func (c *Client) Block(ctx context.Context, height chains.Height, w chains.Watched) (chains.Block, error) {
 	hash, err := c.blockHash(ctx, height)
 	if err != nil {
 		return chains.Block{}, fmt.Errorf("%s: block %d: %w", c.network, height, err)

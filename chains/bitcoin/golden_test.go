@@ -169,11 +169,11 @@ func checkAgainstVerbose(t *testing.T, c *Client, vb verboseBlock) chains.Block 
 			wants = append(wants, want{tx.TxID, addr, o.N, sats(t, o.Value)})
 		}
 	}
-	b, err := c.Block(context.Background(), vb.Height, w)
+	b, err := c.Block(context.Background(), chains.Height(vb.Height), w)
 	if err != nil {
 		t.Fatalf("Block(%d): %v", vb.Height, err)
 	}
-	if b.Hash != vb.Hash || b.Parent != vb.Previous || b.Height != vb.Height || b.Time.Unix() != int64(vb.Time) {
+	if b.Hash != vb.Hash || b.Parent != vb.Previous || b.Height != chains.Height(vb.Height) || b.Time.Unix() != int64(vb.Time) {
 		t.Fatalf("block ref %+v time %v, want hash %s parent %s height %d time %d", b.BlockRef, b.Time, vb.Hash, vb.Previous, vb.Height, vb.Time)
 	}
 	if len(b.Transfers) != len(wants) {
@@ -206,7 +206,7 @@ func TestGoldenBitcoinMainnet766390(t *testing.T) {
 	checkAgainstVerbose(t, newTestClient(t, payment.Bitcoin, Mainnet, pretty), vb)
 
 	// Nothing watched: no transfers, and nothing else changes.
-	b, err := c.Block(context.Background(), vb.Height, chains.NewWatchSet(0))
+	b, err := c.Block(context.Background(), chains.Height(vb.Height), chains.NewWatchSet(0))
 	if err != nil || len(b.Transfers) != 0 || b.Hash != vb.Hash {
 		t.Fatalf("unwatched Block = %+v, %v", b, err)
 	}
@@ -248,7 +248,7 @@ func TestGoldenLitecoinMainnet2383207(t *testing.T) {
 	script, _ := hex.DecodeString("a9148b5b26127e132bf460aa6e2812e52727965a1b9c87")
 	w := chains.NewWatchSet(1)
 	w.Add(script)
-	b, err := c.Block(context.Background(), vb.Height, w)
+	b, err := c.Block(context.Background(), chains.Height(vb.Height), w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func TestGoldenLitecoinTestnet4MWEBBlocks(t *testing.T) {
 			}
 		}
 		c := newTestClient(t, payment.Litecoin, Testnet, serveBlock(t, bl.height, bl.hash, raw))
-		b, err := c.Block(context.Background(), bl.height, w)
+		b, err := c.Block(context.Background(), chains.Height(bl.height), w)
 		if err != nil {
 			t.Fatalf("Block(%d): %v", bl.height, err)
 		}
@@ -327,7 +327,7 @@ func TestGoldenLitecoinTestnet4MWEBBlocks(t *testing.T) {
 		}
 		// A truncated block is an invalid response naming the height.
 		c = newTestClient(t, payment.Litecoin, Testnet, serveBlock(t, bl.height, bl.hash, raw[:len(raw)-7]))
-		_, err = c.Block(context.Background(), bl.height, w)
+		_, err = c.Block(context.Background(), chains.Height(bl.height), w)
 		if !errors.Is(err, chains.ErrInvalidResponse) || !strings.Contains(err.Error(), strconv.FormatUint(bl.height, 10)) {
 			t.Fatalf("truncated block %d: %v", bl.height, err)
 		}

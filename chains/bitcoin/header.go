@@ -15,7 +15,7 @@ var _ chains.HeaderSource = (*Client)(nil)
 // Header returns the identity of the block at height (getblockhash, then
 // getblockheader <hash> false: 80 bytes instead of the whole block). The
 // header must hash to the hash asked for, or it is chains.ErrInvalidResponse.
-func (c *Client) Header(ctx context.Context, height uint64) (chains.BlockRef, error) {
+func (c *Client) Header(ctx context.Context, height chains.Height) (chains.BlockRef, error) {
 	hash, err := c.blockHash(ctx, height)
 	if err != nil {
 		return chains.BlockRef{}, fmt.Errorf("%s: header %d: %w", c.network, height, err)

@@ -331,4 +331,4 @@ func (c *rpcClient) callHex(ctx context.Context, method string, dst []byte, para
 }
 
 // heightParam formats a height for getblockhash.
-func heightParam(h uint64) json.Number { return json.Number(strconv.FormatUint(h, 10)) }
+func heightParam(h chains.Height) json.Number { return json.Number(strconv.FormatInt(int64(h), 10)) }

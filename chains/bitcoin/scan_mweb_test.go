@@ -5,6 +5,7 @@ import (
 
 	ltcwire "github.com/ltcsuite/ltcd/wire"
 
+	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/devnet"
 )
 
@@ -31,7 +32,7 @@ func mweb(s *scan, node *litecoindNode) {
 	// payment's block is one of them.
 	hogex := 0
 	for h := int64(devnet.MWEBHeight); h <= tip; h++ {
-		raw, err := s.src.RawBlock(nodeCtx(s.t), uint64(h))
+		raw, err := s.src.RawBlock(nodeCtx(s.t), chains.Height(h))
 		if err != nil {
 			s.t.Fatal(err)
 		}

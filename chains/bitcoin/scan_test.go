@@ -496,7 +496,8 @@ func reorgToLongerChain(s *scan) {
 // killSink cancels the scanner's context while its kill-th block is being
 // applied: the transaction commits or rolls back, as under kill -9.
 type killSink struct {
-	chains.Sink
+	chains.ChainHandler
+	batch  chains.BatchSink
 	kill   int
 	n      int
 	cancel context.CancelFunc
@@ -507,7 +508,7 @@ func (k *killSink) ApplyBlock(ctx context.Context, n payment.Network, b chains.B
 	if k.n == k.kill {
 		time.AfterFunc(300*time.Microsecond, k.cancel)
 	}
-	return k.Sink.ApplyBlock(ctx, n, b, tips)
+	return k.ChainHandler.ApplyBlock(ctx, n, b, tips)
 }
 
 // ApplyBlocks kills a batch (one transaction) the same way when the sink
@@ -518,11 +519,11 @@ func (k *killSink) ApplyBlocks(ctx context.Context, n payment.Network, bs []chai
 	if bs0 < k.kill && k.n >= k.kill {
 		time.AfterFunc(300*time.Microsecond, k.cancel)
 	}
-	if batch, ok := k.Sink.(chains.BatchSink); ok {
-		return batch.ApplyBlocks(ctx, n, bs, tips)
+	if k.batch != nil {
+		return k.batch.ApplyBlocks(ctx, n, bs, tips)
 	}
 	for _, b := range bs {
-		if err := k.Sink.ApplyBlock(ctx, n, b, tips); err != nil {
+		if err := k.ChainHandler.ApplyBlock(ctx, n, b, tips); err != nil {
 			return err
 		}
 	}
@@ -549,8 +550,11 @@ func killedMidCatchUp(s *scan) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	sinks := s.e.Service.ScannerSinks()
+	kill := &killSink{ChainHandler: sinks.Chain, batch: sinks.Batch, kill: nc.Parallel + 2, cancel: cancel}
+	sinks.Chain, sinks.Batch = kill, kill
 	sc := chains.NewScanner(chains.ScannerConfig{Network: s.n, Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth},
-		s.src, &killSink{Sink: s.e.Service, kill: nc.Parallel + 2, cancel: cancel}, &intents.Keys{Store: s.e.Store}, s.e.Watch[s.n], nil)
+		s.src, sinks, &intents.Keys{Store: s.e.Store}, s.e.Watch[s.n], nil)
 	var err error
 	for err == nil {
 		_, err = sc.Step(ctx)
@@ -631,7 +635,7 @@ func statusLag(s *scan) {
 	}
 	// One block at a time: the status shows the lag.
 	s.node.Mine(s.t, 3)
-	sc := chains.NewScanner(chains.ScannerConfig{Network: s.n, Parallel: 1, SafetyDepth: 100}, s.src, s.e.Service,
+	sc := chains.NewScanner(chains.ScannerConfig{Network: s.n, Parallel: 1, SafetyDepth: 100}, s.src, s.e.Service.ScannerSinks(),
 		&intents.Keys{Store: s.e.Store}, s.e.Watch[s.n], nil)
 	if _, err := sc.Step(context.Background()); err != nil {
 		s.t.Fatal(err)
@@ -727,7 +731,7 @@ func nodeDown(s *scan, down, up func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	nc := s.e.Config.Networks[string(s.n)]
 	sc := chains.NewScanner(chains.ScannerConfig{Network: s.n, PollInterval: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
-		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth}, s.src, s.e.Service, &intents.Keys{Store: s.e.Store}, s.e.Watch[s.n], nil)
+		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth}, s.src, s.e.Service.ScannerSinks(), &intents.Keys{Store: s.e.Store}, s.e.Watch[s.n], nil)
 	done := make(chan error, 1)
 	go func() { done <- sc.Run(ctx) }()
 	defer func() {

@@ -22,9 +22,9 @@ type Fake struct {
 	blocks  []fakeBlock // index = height
 	pending []chains.Transfer
 	next    []chains.Transfer // transfers of the next mined block
-	final   uint64
-	finalFn func(tip uint64) uint64
-	fail    map[uint64]error
+	final   chains.Height
+	finalFn func(tip chains.Height) chains.Height
+	fail    map[chains.Height]error
 	failTip error
 	salt    int
 	clock   func() time.Time
@@ -63,12 +63,12 @@ func NewFake(clock func() time.Time) *Fake {
 	if clock == nil {
 		clock = time.Now
 	}
-	f := &Fake{fail: map[uint64]error{}, clock: clock}
+	f := &Fake{fail: map[chains.Height]error{}, clock: clock}
 	f.blocks = append(f.blocks, fakeBlock{ref: chains.BlockRef{Height: 0, Hash: f.hash(0, ""), Parent: ""}, time: clock()})
 	return f
 }
 
-func (f *Fake) hash(h uint64, parent string) string {
+func (f *Fake) hash(h chains.Height, parent string) string {
 	sum := sha256.Sum256([]byte(fmt.Sprintf("%d/%s/%d", h, parent, f.salt)))
 	return hex.EncodeToString(sum[:])
 }
@@ -122,7 +122,7 @@ func (f *Fake) Mine(n int) {
 	defer f.mu.Unlock()
 	for i := 0; i < n; i++ {
 		tip := f.parentRef()
-		h := uint64(len(f.blocks))
+		h := chains.Height(len(f.blocks))
 		b := fakeBlock{ref: chains.BlockRef{Height: h, Hash: f.hash(h, tip.Hash), Parent: tip.Hash}, time: f.clock().Add(f.stamp)}
 		if i == 0 {
 			b.transfers, f.next = f.next, nil
@@ -159,7 +159,7 @@ func (f *Fake) parentRef() chains.BlockRef {
 func (f *Fake) Skip() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	h := uint64(len(f.blocks))
+	h := chains.Height(len(f.blocks))
 	f.blocks = append(f.blocks, fakeBlock{ref: chains.BlockRef{Height: h}, skipped: true})
 }
 
@@ -184,7 +184,7 @@ func (f *Fake) ReorgTo(depth int, blocks [][]chains.Transfer) {
 	mined := map[string]bool{}
 	for _, ts := range blocks {
 		tip := f.parentRef()
-		h := uint64(len(f.blocks))
+		h := chains.Height(len(f.blocks))
 		f.blocks = append(f.blocks, fakeBlock{ref: chains.BlockRef{Height: h, Hash: f.hash(h, tip.Hash), Parent: tip.Hash},
 			time: f.clock().Add(f.stamp), transfers: append([]chains.Transfer(nil), ts...)})
 		for _, t := range ts {
@@ -267,16 +267,16 @@ func (f *Fake) SetFinal(lag int) {
 		f.finalFn = nil
 		return
 	}
-	f.finalFn = func(tip uint64) uint64 {
-		if tip < uint64(lag) {
+	f.finalFn = func(tip chains.Height) chains.Height {
+		if tip < chains.Height(lag) {
 			return 0
 		}
-		return tip - uint64(lag)
+		return tip - chains.Height(lag)
 	}
 }
 
 // FailBlock makes Block(h) fail with err until cleared with nil.
-func (f *Fake) FailBlock(h uint64, err error) {
+func (f *Fake) FailBlock(h chains.Height, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err == nil {
@@ -308,14 +308,14 @@ func (f *Fake) Headers() int {
 }
 
 // TipHeight returns the height of the best block.
-func (f *Fake) TipHeight() uint64 {
+func (f *Fake) TipHeight() chains.Height {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.blocks[len(f.blocks)-1].ref.Height
 }
 
 // Tip implements chains.Source.
-func (f *Fake) Tip(ctx context.Context) (uint64, error) {
+func (f *Fake) Tip(ctx context.Context) (chains.Height, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.failTip != nil {
@@ -325,7 +325,7 @@ func (f *Fake) Tip(ctx context.Context) (uint64, error) {
 }
 
 // FinalizedHeight implements chains.Source.
-func (f *Fake) FinalizedHeight(ctx context.Context) (uint64, error) {
+func (f *Fake) FinalizedHeight(ctx context.Context) (chains.Height, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.failTip != nil {
@@ -338,14 +338,14 @@ func (f *Fake) FinalizedHeight(ctx context.Context) (uint64, error) {
 }
 
 // Block implements chains.Source.
-func (f *Fake) Block(ctx context.Context, h uint64, w chains.Watched) (chains.Block, error) {
+func (f *Fake) Block(ctx context.Context, h chains.Height, w chains.Watched) (chains.Block, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.fetches++
 	if err := f.fail[h]; err != nil {
 		return chains.Block{}, err
 	}
-	if h >= uint64(len(f.blocks)) {
+	if h >= chains.Height(len(f.blocks)) {
 		return chains.Block{}, fmt.Errorf("height %d: %w", h, chains.ErrBlockNotFound)
 	}
 	b := f.blocks[h]
@@ -362,14 +362,14 @@ func (f *Fake) Block(ctx context.Context, h uint64, w chains.Watched) (chains.Bl
 }
 
 // Header implements chains.HeaderSource; a FailBlock error fails it too.
-func (f *Fake) Header(ctx context.Context, h uint64) (chains.BlockRef, error) {
+func (f *Fake) Header(ctx context.Context, h chains.Height) (chains.BlockRef, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.headers++
 	if err := f.fail[h]; err != nil {
 		return chains.BlockRef{}, err
 	}
-	if h >= uint64(len(f.blocks)) {
+	if h >= chains.Height(len(f.blocks)) {
 		return chains.BlockRef{}, fmt.Errorf("height %d: %w", h, chains.ErrBlockNotFound)
 	}
 	if f.blocks[h].skipped {

@@ -99,7 +99,7 @@ func (n *node) call(t *testing.T, to common.Address, c *contracts.Contract, valu
 // blockOf returns the source's view of the block that holds receipt r.
 func blockOf(t *testing.T, src *evm.Client, r *types.Receipt, w chains.Watched) chains.Block {
 	t.Helper()
-	b, err := src.Block(context.Background(), r.BlockNumber.Uint64(), w)
+	b, err := src.Block(context.Background(), chains.Height(r.BlockNumber.Uint64()), w)
 	if err != nil {
 		t.Fatalf("Block(%d): %v", r.BlockNumber, err)
 	}
@@ -327,11 +327,11 @@ func TestAnvil(t *testing.T) {
 		if b := blockOf(t, off, r, watch(payee)); len(b.Transfers) != 0 {
 			t.Fatalf("untraced client reported %+v", b.Transfers)
 		}
-		before, err := off.Balances(ctx, []common.Address{payee, n.forwarder}, h-1)
+		before, err := off.Balances(ctx, []common.Address{payee, n.forwarder}, chains.Height(h-1))
 		if err != nil {
 			t.Fatal(err)
 		}
-		after, err := off.Balances(ctx, []common.Address{payee, n.forwarder}, h)
+		after, err := off.Balances(ctx, []common.Address{payee, n.forwarder}, chains.Height(h))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -356,10 +356,10 @@ func TestAnvil(t *testing.T) {
 			t.Fatalf("before reorg: %+v", b.Transfers)
 		}
 		tip, _ := src.Tip(ctx)
-		if err := n.Reorg(ctx, int(tip-height)+1); err != nil {
+		if err := n.Reorg(ctx, int(tip-chains.Height(height))+1); err != nil {
 			t.Fatal(err)
 		}
-		after, err := src.Block(ctx, height, watch(payee))
+		after, err := src.Block(ctx, chains.Height(height), watch(payee))
 		if err != nil {
 			t.Fatal(err)
 		}

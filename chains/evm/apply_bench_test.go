@@ -42,7 +42,7 @@ func BenchmarkApplyBlock(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				height++
-				blk := chains.Block{BlockRef: chains.BlockRef{Height: height, Parent: parent,
+				blk := chains.Block{BlockRef: chains.BlockRef{Height: chains.Height(height), Parent: parent,
 					Hash: common.BigToHash(new(big.Int).SetUint64(height<<20 + 1)).Hex()}, Time: time.Unix(1_700_000_000, 0)}
 				for j := range k {
 					key := keys[n%pool]
@@ -51,7 +51,7 @@ func BenchmarkApplyBlock(b *testing.B) {
 						TxID: common.BigToHash(big.NewInt(int64(n))).Hex(), Index: int64(j), Asset: payment.Native,
 						Key: key, Address: common.BytesToAddress(key).Hex(), Amount: big.NewInt(1)})
 				}
-				if err := e.Service.ApplyBlock(ctx, payment.Ethereum, blk, chains.Tips{Node: int64(height)}); err != nil {
+				if err := e.Service.ApplyBlock(ctx, payment.Ethereum, blk, chains.Tips{Node: chains.Height(height)}); err != nil {
 					b.Fatal(err)
 				}
 				parent = blk.Hash

@@ -12,7 +12,10 @@ import (
 	"github.com/paywatch/paywatch/chains"
 )
 
-var _ chains.BalanceChecker = (*Client)(nil)
+var (
+	_ chains.BalanceChecker = (*Client)(nil)
+	_ chains.BalanceNeed    = (*Client)(nil)
+)
 
 // NeedsBalanceCheck reports whether ETH sent to us by a contract can be
 // missed: true unless the client traces blocks (TraceMode "trace").

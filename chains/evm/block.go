@@ -78,93 +78,144 @@ type found struct {
 }
 
 // Block returns the block at height with the ETH and configured-token
-// transfers of successful transactions to watched addresses.
-func (c *Client) Block(ctx context.Context, height uint64, w chains.Watched) (chains.Block, error) {
-	var blk *rpcBlock
-	if err := c.rpc.CallContext(ctx, &blk, "eth_getBlockByNumber", hexutil.Uint64(height), true); err != nil {
-		return chains.Block{}, classify(err, fmt.Sprintf("eth_getBlockByNumber at height %d", height))
-	}
-	if blk == nil {
-		return chains.Block{}, fmt.Errorf("ethereum block %d: %w", height, chains.ErrBlockNotFound)
-	}
-	if err := blk.check(height); err != nil {
+// transfers of successful transactions to watched addresses, in block
+// order: each transaction's own value, then what tracing found moved by
+// its internal calls, then its token Transfer logs.
+func (c *Client) Block(ctx context.Context, height chains.Height, w chains.Watched) (chains.Block, error) {
+	blk, err := c.blockByNumber(ctx, height)
+	if err != nil {
 		return chains.Block{}, err
 	}
-	hash := *blk.Hash
 	out := chains.Block{
-		BlockRef: chains.BlockRef{Height: height, Hash: hash.Hex(), Parent: blk.ParentHash.Hex()},
+		BlockRef: chains.BlockRef{Height: height, Hash: blk.Hash.Hex(), Parent: blk.ParentHash.Hex()},
 		Time:     time.Unix(int64(*blk.Timestamp), 0).UTC(),
 	}
 	if len(blk.Transactions) == 0 {
 		return out, nil
 	}
+	x, err := c.blockExtras(ctx, *blk.Hash, height)
+	if err != nil {
+		return chains.Block{}, err
+	}
+	// Success per transaction position, when all receipts are known.
+	var ok []bool
+	if x.haveReceipts {
+		if ok, err = successes(x.receipts, blk, height); err != nil {
+			return chains.Block{}, err
+		}
+	}
+	native, err := c.nativeTransfers(ctx, blk, ok, w, height)
+	if err != nil {
+		return chains.Block{}, err
+	}
+	tokens, err := c.tokenTransfers(x.logs, blk, ok, w, height)
+	if err != nil {
+		return chains.Block{}, err
+	}
+	var internal []found
+	if c.trace {
+		if internal, err = c.tracedTransfers(x.traces, blk, ok, w, height); err != nil {
+			return chains.Block{}, err
+		}
+	}
+	out.Transfers = inBlockOrder(append(append(native, tokens...), internal...))
+	return out, nil
+}
 
-	// One round trip bound to the block hash: receipts, token logs, traces.
+// blockByNumber reads the block at height with its transactions and checks
+// it; a height the node does not have yet is chains.ErrBlockNotFound.
+func (c *Client) blockByNumber(ctx context.Context, height chains.Height) (*rpcBlock, error) {
+	var blk *rpcBlock
+	if err := c.rpc.CallContext(ctx, &blk, "eth_getBlockByNumber", hexutil.Uint64(height), true); err != nil {
+		return nil, classify(err, fmt.Sprintf("eth_getBlockByNumber at height %d", height))
+	}
+	if blk == nil {
+		return nil, fmt.Errorf("ethereum block %d: %w", height, chains.ErrBlockNotFound)
+	}
+	if err := blk.check(height); err != nil {
+		return nil, err
+	}
+	return blk, nil
+}
+
+// extras are the answers of the one round trip bound to a block hash.
+type extras struct {
+	// haveReceipts: receipts holds the block's receipts (the node serves
+	// eth_getBlockReceipts).
+	haveReceipts bool
+	receipts     []rpcReceipt
+	logs         []rpcLog
+	traces       []rpcTrace
+}
+
+// blockExtras asks in one batch for what the block's transfers need beyond
+// its transactions: every receipt (unless the node lacks
+// eth_getBlockReceipts), the configured tokens' Transfer logs, and the call
+// traces when tracing.
+func (c *Client) blockExtras(ctx context.Context, hash common.Hash, height chains.Height) (extras, error) {
 	var (
-		receipts  []rpcReceipt
-		logs      []rpcLog
-		traces    []rpcTrace
-		batch     []rpc.BatchElem
-		iReceipts = -1
-		iLogs     = -1
-		iTraces   = -1
+		x                         extras
+		batch                     []rpc.BatchElem
+		iReceipts, iLogs, iTraces = -1, -1, -1
 	)
-	wantBlockReceipts := !c.noBlockReceipts.Load()
-	if wantBlockReceipts {
+	if !c.noBlockReceipts.Load() {
 		iReceipts = len(batch)
-		batch = append(batch, rpc.BatchElem{Method: "eth_getBlockReceipts", Args: []any{hash}, Result: &receipts})
+		batch = append(batch, rpc.BatchElem{Method: "eth_getBlockReceipts", Args: []any{hash}, Result: &x.receipts})
 	}
 	if len(c.contracts) > 0 {
 		iLogs = len(batch)
 		filter := map[string]any{"blockHash": hash, "address": c.contracts, "topics": [][]common.Hash{{TransferTopic}}}
-		batch = append(batch, rpc.BatchElem{Method: "eth_getLogs", Args: []any{filter}, Result: &logs})
+		batch = append(batch, rpc.BatchElem{Method: "eth_getLogs", Args: []any{filter}, Result: &x.logs})
 	}
 	if c.trace {
 		iTraces = len(batch)
-		batch = append(batch, rpc.BatchElem{Method: "debug_traceBlockByHash", Args: []any{hash, tracerConfig}, Result: &traces})
+		batch = append(batch, rpc.BatchElem{Method: "debug_traceBlockByHash", Args: []any{hash, tracerConfig}, Result: &x.traces})
 	}
 	if len(batch) > 0 {
 		if err := c.rpc.BatchCallContext(ctx, batch); err != nil {
-			return chains.Block{}, classify(err, fmt.Sprintf("ethereum block %d %s", height, hash))
+			return extras{}, classify(err, fmt.Sprintf("ethereum block %d %s", height, hash))
 		}
 	}
 	at := func(method string) string { return fmt.Sprintf("%s for block %d %s", method, height, hash) }
 	if iReceipts >= 0 {
+		x.haveReceipts = true
 		if err := batch[iReceipts].Error; err != nil {
 			var rerr rpc.Error
 			if !errors.As(err, &rerr) || rerr.ErrorCode() != -32601 {
-				return chains.Block{}, classify(err, at("eth_getBlockReceipts"))
+				return extras{}, classify(err, at("eth_getBlockReceipts"))
 			}
 			c.noBlockReceipts.Store(true)
 			c.log.Warn("node lacks eth_getBlockReceipts; fetching receipts per matching transaction", "err", chains.RedactError(err))
-			wantBlockReceipts = false
+			x.haveReceipts = false
 		}
 	}
 	if iLogs >= 0 && batch[iLogs].Error != nil {
-		return chains.Block{}, classify(batch[iLogs].Error, at("eth_getLogs"))
+		return extras{}, classify(batch[iLogs].Error, at("eth_getLogs"))
 	}
 	if iTraces >= 0 && batch[iTraces].Error != nil {
-		return chains.Block{}, classify(batch[iTraces].Error, at("debug_traceBlockByHash"))
+		return extras{}, classify(batch[iTraces].Error, at("debug_traceBlockByHash"))
 	}
+	return x, nil
+}
 
-	// Transaction position by hash, for logs and receipts.
-	pos := make(map[common.Hash]int, len(blk.Transactions))
-	for i, tx := range blk.Transactions {
-		pos[*tx.Hash] = i
+// successes checks that receipts are blk's, one per transaction in order,
+// and returns whether each transaction succeeded.
+func successes(receipts []rpcReceipt, blk *rpcBlock, height chains.Height) ([]bool, error) {
+	if err := checkReceipts(receipts, blk, height); err != nil {
+		return nil, err
 	}
-	var ok []bool // success per transaction position, when all receipts are known
-	if wantBlockReceipts {
-		if err := checkReceipts(receipts, blk, height); err != nil {
-			return chains.Block{}, err
-		}
-		ok = make([]bool, len(receipts))
-		for i, r := range receipts {
-			ok[i] = r.succeeded()
-		}
+	ok := make([]bool, len(receipts))
+	for i, r := range receipts {
+		ok[i] = r.succeeded()
 	}
+	return ok, nil
+}
 
+// nativeTransfers returns the transactions of blk that send value to a
+// watched address and succeeded: by ok, or when ok is nil (no block
+// receipts) by the receipts of just those transactions.
+func (c *Client) nativeTransfers(ctx context.Context, blk *rpcBlock, ok []bool, w chains.Watched, height chains.Height) ([]found, error) {
 	var res []found
-	// Native ETH: the transaction's own value.
 	var needStatus []int
 	for i := range blk.Transactions {
 		tx := &blk.Transactions[i]
@@ -178,53 +229,51 @@ func (c *Client) Block(ctx context.Context, height uint64, w chains.Watched) (ch
 		}
 		res = append(res, found{pos: i, order: 0, tr: c.transfer(*tx.Hash, chains.NativeIndex, payment.Native, *tx.To, tx.Value.ToInt())})
 	}
-	if len(needStatus) > 0 {
-		status, err := c.receiptsFor(ctx, blk, needStatus, height)
-		if err != nil {
-			return chains.Block{}, err
-		}
-		kept := res[:0]
-		for _, f := range res {
-			if status[f.pos] {
-				kept = append(kept, f)
-			}
-		}
-		res = kept
+	if len(needStatus) == 0 {
+		return res, nil
 	}
+	status, err := c.receiptsFor(ctx, blk, needStatus, height)
+	if err != nil {
+		return nil, err
+	}
+	kept := res[:0]
+	for _, f := range res {
+		if status[f.pos] {
+			kept = append(kept, f)
+		}
+	}
+	return kept, nil
+}
 
-	// Tokens: Transfer logs of the configured contracts.
-	seenLog := make(map[uint64]struct{}, len(logs))
+// tokenTransfers returns the ERC-20 Transfer logs (of the configured
+// contracts) to watched addresses in successful transactions of blk. A log
+// that contradicts the query is chains.ErrInvalidResponse.
+func (c *Client) tokenTransfers(logs []rpcLog, blk *rpcBlock, ok []bool, w chains.Watched, height chains.Height) ([]found, error) {
+	// Transaction position by hash.
+	pos := make(map[common.Hash]int, len(blk.Transactions))
+	for i, tx := range blk.Transactions {
+		pos[*tx.Hash] = i
+	}
+	var res []found
+	seen := make(map[uint64]struct{}, len(logs))
 	for i := range logs {
 		l := &logs[i]
-		asset, known := c.tokens[l.Address]
-		if !known {
-			return chains.Block{}, fmt.Errorf("eth_getLogs for block %d: log from unrequested contract %s: %w", height, l.Address, chains.ErrInvalidResponse)
+		asset, err := c.checkLog(l, *blk.Hash, seen, height)
+		if err != nil {
+			return nil, err
 		}
-		if l.BlockHash != hash || l.LogIndex == nil {
-			return chains.Block{}, fmt.Errorf("eth_getLogs for block %d %s: log of block %s, index %v: %w", height, hash, l.BlockHash, l.LogIndex, chains.ErrInvalidResponse)
-		}
-		if l.Removed || len(l.Topics) == 0 || l.Topics[0] != TransferTopic {
-			// The filter asked for Transfer logs of this block hash: anything
-			// else contradicts the query.
-			return chains.Block{}, fmt.Errorf("eth_getLogs for block %d: log %d is not a live Transfer log: %w",
-				height, uint64(*l.LogIndex), chains.ErrInvalidResponse)
-		}
-		if _, dup := seenLog[uint64(*l.LogIndex)]; dup {
-			return chains.Block{}, fmt.Errorf("eth_getLogs for block %d: log index %d twice: %w", height, uint64(*l.LogIndex), chains.ErrInvalidResponse)
-		}
-		seenLog[uint64(*l.LogIndex)] = struct{}{}
 		if len(l.Topics) != 3 {
 			// Not an ERC-20 Transfer (ERC-721 indexes the value as a fourth topic).
 			c.log.Debug("skipping Transfer log without 3 topics", "height", height, "log", uint64(*l.LogIndex), "topics", len(l.Topics))
 			continue
 		}
 		if len(l.Data) != 32 {
-			return chains.Block{}, fmt.Errorf("eth_getLogs for block %d: Transfer log %d of %s has %d data bytes, want 32: %w",
+			return nil, fmt.Errorf("eth_getLogs for block %d: Transfer log %d of %s has %d data bytes, want 32: %w",
 				height, uint64(*l.LogIndex), l.TransactionHash, len(l.Data), chains.ErrInvalidResponse)
 		}
 		p, inBlock := pos[l.TransactionHash]
 		if !inBlock {
-			return chains.Block{}, fmt.Errorf("eth_getLogs for block %d: log %d of transaction %s not in the block: %w",
+			return nil, fmt.Errorf("eth_getLogs for block %d: log %d of transaction %s not in the block: %w",
 				height, uint64(*l.LogIndex), l.TransactionHash, chains.ErrInvalidResponse)
 		}
 		if ok != nil && !ok[p] {
@@ -238,45 +287,79 @@ func (c *Client) Block(ctx context.Context, height uint64, w chains.Watched) (ch
 		res = append(res, found{pos: p, order: 1<<40 + int64(*l.LogIndex),
 			tr: c.transfer(l.TransactionHash, int64(*l.LogIndex), asset, common.BytesToAddress(to), amount)})
 	}
+	return res, nil
+}
 
-	// Internal ETH transfers found by tracing.
-	if c.trace {
-		if len(traces) != len(blk.Transactions) {
-			return chains.Block{}, fmt.Errorf("debug_traceBlockByHash for block %d: %d traces for %d transactions: %w",
-				height, len(traces), len(blk.Transactions), chains.ErrInvalidResponse)
+// checkLog checks that l answers the eth_getLogs query for the block hash:
+// a live Transfer log of a configured contract, its index not seen before
+// (it is added to seen). It returns the contract's asset.
+func (c *Client) checkLog(l *rpcLog, hash common.Hash, seen map[uint64]struct{}, height chains.Height) (payment.Asset, error) {
+	asset, known := c.tokens[l.Address]
+	if !known {
+		return "", fmt.Errorf("eth_getLogs for block %d: log from unrequested contract %s: %w", height, l.Address, chains.ErrInvalidResponse)
+	}
+	if l.BlockHash != hash || l.LogIndex == nil {
+		return "", fmt.Errorf("eth_getLogs for block %d %s: log of block %s, index %v: %w", height, hash, l.BlockHash, l.LogIndex, chains.ErrInvalidResponse)
+	}
+	if l.Removed || len(l.Topics) == 0 || l.Topics[0] != TransferTopic {
+		// The filter asked for Transfer logs of this block hash: anything
+		// else contradicts the query.
+		return "", fmt.Errorf("eth_getLogs for block %d: log %d is not a live Transfer log: %w",
+			height, uint64(*l.LogIndex), chains.ErrInvalidResponse)
+	}
+	if _, dup := seen[uint64(*l.LogIndex)]; dup {
+		return "", fmt.Errorf("eth_getLogs for block %d: log index %d twice: %w", height, uint64(*l.LogIndex), chains.ErrInvalidResponse)
+	}
+	seen[uint64(*l.LogIndex)] = struct{}{}
+	return asset, nil
+}
+
+// tracedTransfers returns the internal ETH transfers to watched addresses
+// that the call traces of blk show, one trace per transaction in order;
+// reverted transactions and frames moved nothing.
+func (c *Client) tracedTransfers(traces []rpcTrace, blk *rpcBlock, ok []bool, w chains.Watched, height chains.Height) ([]found, error) {
+	if len(traces) != len(blk.Transactions) {
+		return nil, fmt.Errorf("debug_traceBlockByHash for block %d: %d traces for %d transactions: %w",
+			height, len(traces), len(blk.Transactions), chains.ErrInvalidResponse)
+	}
+	var res []found
+	for i := range traces {
+		t := &traces[i]
+		tx := &blk.Transactions[i]
+		if t.TxHash != (common.Hash{}) && t.TxHash != *tx.Hash {
+			return nil, fmt.Errorf("debug_traceBlockByHash for block %d: trace %d is of %s, want %s: %w",
+				height, i, t.TxHash, tx.Hash, chains.ErrInvalidResponse)
 		}
-		for i := range traces {
-			t := &traces[i]
-			tx := &blk.Transactions[i]
-			if t.TxHash != (common.Hash{}) && t.TxHash != *tx.Hash {
-				return chains.Block{}, fmt.Errorf("debug_traceBlockByHash for block %d: trace %d is of %s, want %s: %w",
-					height, i, t.TxHash, tx.Hash, chains.ErrInvalidResponse)
-			}
-			if t.Error != "" || t.Result == nil {
-				return chains.Block{}, fmt.Errorf("debug_traceBlockByHash for block %d: transaction %s not traced: %q", height, tx.Hash, t.Error)
-			}
-			if t.Result.Error != "" || (ok != nil && !ok[i]) {
-				continue // reverted: no internal transfer happened
-			}
-			if err := c.internalTransfers(t.Result, i, *tx.Hash, w, &res); err != nil {
-				return chains.Block{}, fmt.Errorf("debug_traceBlockByHash for block %d: %w", height, err)
-			}
+		if t.Error != "" || t.Result == nil {
+			return nil, fmt.Errorf("debug_traceBlockByHash for block %d: transaction %s not traced: %q", height, tx.Hash, t.Error)
+		}
+		if t.Result.Error != "" || (ok != nil && !ok[i]) {
+			continue // reverted: no internal transfer happened
+		}
+		if err := c.internalTransfers(t.Result, i, *tx.Hash, w, &res); err != nil {
+			return nil, fmt.Errorf("debug_traceBlockByHash for block %d: %w", height, err)
 		}
 	}
+	return res, nil
+}
 
+// inBlockOrder sorts what was found by transaction position, then by order
+// within the transaction, and returns the transfers (nil for none).
+func inBlockOrder(res []found) []chains.Transfer {
+	if len(res) == 0 {
+		return nil
+	}
 	sort.SliceStable(res, func(a, b int) bool {
 		if res[a].pos != res[b].pos {
 			return res[a].pos < res[b].pos
 		}
 		return res[a].order < res[b].order
 	})
-	if len(res) > 0 {
-		out.Transfers = make([]chains.Transfer, len(res))
-		for i := range res {
-			out.Transfers[i] = res[i].tr
-		}
+	out := make([]chains.Transfer, len(res))
+	for i := range res {
+		out[i] = res[i].tr
 	}
-	return out, nil
+	return out
 }
 
 // internalTransfers appends to res the ETH that the frames below root (the
@@ -355,14 +438,14 @@ func (c *Client) transfer(txid common.Hash, index int64, asset payment.Asset, to
 }
 
 // check validates the block header and transaction list at height.
-func (b *rpcBlock) check(height uint64) error {
+func (b *rpcBlock) check(height chains.Height) error {
 	bad := func(what string) error {
 		return fmt.Errorf("eth_getBlockByNumber at height %d: %s: %w", height, what, chains.ErrInvalidResponse)
 	}
 	switch {
 	case b.Number == nil || b.Hash == nil || b.ParentHash == nil || b.Timestamp == nil || b.Transactions == nil:
 		return bad("missing number, hash, parentHash, timestamp or transactions")
-	case uint64(*b.Number) != height:
+	case chains.Height(*b.Number) != height:
 		return bad(fmt.Sprintf("block number %d", uint64(*b.Number)))
 	case *b.Hash == (common.Hash{}):
 		return bad("zero block hash")
@@ -390,7 +473,7 @@ func (r *rpcReceipt) succeeded() bool {
 
 // checkReceipts verifies that receipts belong to blk, one per transaction in
 // order.
-func checkReceipts(receipts []rpcReceipt, blk *rpcBlock, height uint64) error {
+func checkReceipts(receipts []rpcReceipt, blk *rpcBlock, height chains.Height) error {
 	if len(receipts) != len(blk.Transactions) {
 		return fmt.Errorf("eth_getBlockReceipts for block %d: %d receipts for %d transactions: %w",
 			height, len(receipts), len(blk.Transactions), chains.ErrInvalidResponse)
@@ -408,7 +491,7 @@ func checkReceipts(receipts []rpcReceipt, blk *rpcBlock, height uint64) error {
 	return nil
 }
 
-func (r *rpcReceipt) checkStatus(height uint64) error {
+func (r *rpcReceipt) checkStatus(height chains.Height) error {
 	if (r.Status == nil && r.Root == nil) || (r.Status != nil && *r.Status > 1) {
 		return fmt.Errorf("receipt of %s in block %d: no valid status: %w", r.TransactionHash, height, chains.ErrInvalidResponse)
 	}
@@ -418,7 +501,7 @@ func (r *rpcReceipt) checkStatus(height uint64) error {
 // receiptsFor fetches the receipts of the transactions at positions idx with
 // eth_getTransactionReceipt (for nodes without eth_getBlockReceipts) and
 // returns success by position.
-func (c *Client) receiptsFor(ctx context.Context, blk *rpcBlock, idx []int, height uint64) (map[int]bool, error) {
+func (c *Client) receiptsFor(ctx context.Context, blk *rpcBlock, idx []int, height chains.Height) (map[int]bool, error) {
 	rs := make([]*rpcReceipt, len(idx))
 	batch := make([]rpc.BatchElem, len(idx))
 	for i, p := range idx {

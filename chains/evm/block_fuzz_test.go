@@ -14,6 +14,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/evm"
 	"github.com/paywatch/paywatch/payment"
 )
@@ -82,7 +83,7 @@ func FuzzEthereumBlock(f *testing.F) {
 			fl = append(fl, fakeLog{Raw: r, Address: l.Address, Topic0: l.Topics[0]})
 		}
 		node.logs[h] = fl
-		out, err := c.Block(context.Background(), g.Number, everyAddress{})
+		out, err := c.Block(context.Background(), chains.Height(g.Number), everyAddress{})
 		if err != nil {
 			return
 		}

@@ -211,7 +211,7 @@ func (c *Client) probeTrace(ctx context.Context) (ok bool, why string, err error
 var tracerConfig = map[string]any{"tracer": "callTracer"}
 
 // Tip returns the node's latest block number (eth_blockNumber).
-func (c *Client) Tip(ctx context.Context) (uint64, error) {
+func (c *Client) Tip(ctx context.Context) (chains.Height, error) {
 	var n *hexutil.Uint64
 	if err := c.rpc.CallContext(ctx, &n, "eth_blockNumber"); err != nil {
 		return 0, classify(err, "eth_blockNumber")
@@ -219,12 +219,12 @@ func (c *Client) Tip(ctx context.Context) (uint64, error) {
 	if n == nil {
 		return 0, fmt.Errorf("eth_blockNumber: null: %w", chains.ErrInvalidResponse)
 	}
-	return uint64(*n), nil
+	return chains.Height(*n), nil
 }
 
 // FinalizedHeight returns the number of the "finalized" block, or 0 when the
 // node does not know the tag (pre-merge chains, old nodes).
-func (c *Client) FinalizedHeight(ctx context.Context) (uint64, error) {
+func (c *Client) FinalizedHeight(ctx context.Context) (chains.Height, error) {
 	var h *rpcHeader
 	err := c.rpc.CallContext(ctx, &h, "eth_getBlockByNumber", "finalized", false)
 	var rerr rpc.Error
@@ -241,13 +241,13 @@ func (c *Client) FinalizedHeight(ctx context.Context) (uint64, error) {
 	if h.Number == nil {
 		return 0, fmt.Errorf("eth_getBlockByNumber(finalized): no number: %w", chains.ErrInvalidResponse)
 	}
-	return uint64(*h.Number), nil
+	return chains.Height(*h.Number), nil
 }
 
 // Balances returns the wei balance of each account at height, with
 // eth_getBalance calls batched 500 at a time. It serves the balance check
 // that catches internal ETH transfers when the node cannot trace.
-func (c *Client) Balances(ctx context.Context, accounts []common.Address, height uint64) (map[common.Address]*big.Int, error) {
+func (c *Client) Balances(ctx context.Context, accounts []common.Address, height chains.Height) (map[common.Address]*big.Int, error) {
 	out := make(map[common.Address]*big.Int, len(accounts))
 	for start := 0; start < len(accounts); start += balanceBatch {
 		chunk := accounts[start:min(start+balanceBatch, len(accounts))]

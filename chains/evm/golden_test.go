@@ -296,7 +296,7 @@ func TestGoldenCallTracer(t *testing.T) {
 		t.Fatalf("TraceMode = %s", c.TraceMode())
 	}
 	payee := common.HexToAddress("0x0024f658a46fbb89d8ac105e98d7ac7cbbaf27c5")
-	b, err := c.Block(context.Background(), height, watch(payee, to))
+	b, err := c.Block(context.Background(), chains.Height(height), watch(payee, to))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func TestGoldenCallTracer(t *testing.T) {
 	if c2.TraceMode() != evm.ModeBalanceCheck {
 		t.Fatalf("TraceMode without debug_* = %s", c2.TraceMode())
 	}
-	if b, err := c2.Block(context.Background(), height, watch(payee)); err != nil || len(b.Transfers) != 0 {
+	if b, err := c2.Block(context.Background(), chains.Height(height), watch(payee)); err != nil || len(b.Transfers) != 0 {
 		t.Fatalf("untraced: %+v, %v", b.Transfers, err)
 	}
 	if _, err := evm.New(context.Background(), evm.Config{URL: url, Trace: evm.TraceOn}); err == nil {

@@ -14,7 +14,7 @@ var _ chains.HeaderSource = (*Client)(nil)
 
 // Header returns the identity of the block at height from one
 // eth_getBlockByNumber without transactions (no receipts, logs or traces).
-func (c *Client) Header(ctx context.Context, height uint64) (chains.BlockRef, error) {
+func (c *Client) Header(ctx context.Context, height chains.Height) (chains.BlockRef, error) {
 	var h *rpcHeader
 	if err := c.rpc.CallContext(ctx, &h, "eth_getBlockByNumber", hexutil.Uint64(height), false); err != nil {
 		return chains.BlockRef{}, classify(err, fmt.Sprintf("eth_getBlockByNumber header at height %d", height))
@@ -25,7 +25,7 @@ func (c *Client) Header(ctx context.Context, height uint64) (chains.BlockRef, er
 	switch {
 	case h.Number == nil || h.Hash == nil || h.ParentHash == nil:
 		return chains.BlockRef{}, fmt.Errorf("ethereum header %d: missing number, hash or parentHash: %w", height, chains.ErrInvalidResponse)
-	case uint64(*h.Number) != height:
+	case chains.Height(*h.Number) != height:
 		return chains.BlockRef{}, fmt.Errorf("ethereum header %d: block number %d: %w", height, uint64(*h.Number), chains.ErrInvalidResponse)
 	case *h.Hash == (common.Hash{}):
 		return chains.BlockRef{}, fmt.Errorf("ethereum header %d: zero block hash: %w", height, chains.ErrInvalidResponse)

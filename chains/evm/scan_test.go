@@ -245,7 +245,7 @@ func (s *scan) confirmETH(t *testing.T, v intents.IntentView, r *types.Receipt) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	have := int(tip - r.BlockNumber.Uint64() + 1)
+	have := int(tip - chains.Height(r.BlockNumber.Uint64()) + 1)
 	need := v.ConfirmationsRequired
 	if need != 12 {
 		t.Fatalf("ETH intent needs %d confirmations, want the default 12", need)
@@ -515,7 +515,7 @@ func TestScanAnvilFinalized(t *testing.T) {
 		}
 		s.sync()
 		got := s.Intent(v.ID)
-		if fin >= h {
+		if fin >= chains.Height(h) {
 			if got.Status != "paid" || only(t, got).Status != "confirmed" {
 				t.Fatalf("finalized %d >= payment block %d: %+v", fin, h, got)
 			}
@@ -546,7 +546,7 @@ func TestScanAnvilReorg(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := n.Reorg(ctx, int(tip-r.BlockNumber.Uint64())+1); err != nil {
+		if err := n.Reorg(ctx, int(tip-chains.Height(r.BlockNumber.Uint64()))+1); err != nil {
 			t.Fatal(err)
 		}
 		// anvil_reorg keeps the height; the next block shows the new branch.
@@ -714,7 +714,7 @@ func TestScanRPCCallsPerBlock(t *testing.T) {
 					t.Fatal(err)
 				}
 				sc := chains.NewScanner(chains.ScannerConfig{Network: payment.Ethereum, Parallel: 4, SafetyDepth: 64},
-					src, s.Service, nil, w, nil)
+					src, s.Service.ScannerSinks(), nil, w, nil)
 				before := s.Counts()["transfers"]
 				for i := range 10 {
 					to := newAddress(t)
@@ -729,8 +729,8 @@ func TestScanRPCCallsPerBlock(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if tip-uint64(cur.Height) != 10 {
-					t.Fatalf("%d new blocks, want 10", tip-uint64(cur.Height))
+				if tip-cur.Height != 10 {
+					t.Fatalf("%d new blocks, want 10", tip-cur.Height)
 				}
 				c0 := rt.calls.Load()
 				for steps := 0; ; steps++ {

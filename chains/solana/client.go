@@ -107,13 +107,15 @@ func (c *Client) Mode(watched int) string {
 
 // Tip returns the highest finalized slot: paywatch never reads below
 // finalized, so the finalized slot is its tip.
-func (c *Client) Tip(ctx context.Context) (uint64, error) {
-	return c.finalizedSlot(ctx)
+func (c *Client) Tip(ctx context.Context) (chains.Height, error) {
+	slot, err := c.finalizedSlot(ctx)
+	return chains.Height(slot), err
 }
 
 // FinalizedHeight returns the highest finalized slot (getSlot finalized).
-func (c *Client) FinalizedHeight(ctx context.Context) (uint64, error) {
-	return c.finalizedSlot(ctx)
+func (c *Client) FinalizedHeight(ctx context.Context) (chains.Height, error) {
+	slot, err := c.finalizedSlot(ctx)
+	return chains.Height(slot), err
 }
 
 func (c *Client) finalizedSlot(ctx context.Context) (uint64, error) {
@@ -152,7 +154,8 @@ func blockParams(slot uint64) []any {
 // Block returns the finalized block at slot with the lamports credited to
 // watched keys. A skipped slot is chains.ErrSkipped, a slot above the
 // finalized tip chains.ErrBlockNotFound.
-func (c *Client) Block(ctx context.Context, slot uint64, w chains.Watched) (chains.Block, error) {
+func (c *Client) Block(ctx context.Context, height chains.Height, w chains.Watched) (chains.Block, error) {
+	slot := uint64(height)
 	var b chains.Block
 	err := c.call(ctx, "getBlock", blockParams(slot), func(body []byte) error {
 		var err error

@@ -66,7 +66,7 @@ func TestSkippedSlots(t *testing.T) {
 	after := f.node.Tip()
 
 	for s := before + 1; s < after; s++ {
-		_, err := f.client.Block(ctx(t), s, keySet{})
+		_, err := f.client.Block(ctx(t), chains.Height(s), keySet{})
 		if !errors.Is(err, chains.ErrSkipped) || errors.Is(err, ErrTransient) {
 			t.Fatalf("Block(%d) = %v, want ErrSkipped only", s, err)
 		}
@@ -83,11 +83,11 @@ func TestSkippedSlots(t *testing.T) {
 	if fmt.Sprint(slots) != fmt.Sprint([]uint64{before - 1, before, after}) {
 		t.Fatalf("Slots = %v", slots)
 	}
-	prev, err := f.client.Block(ctx(t), before, keySet{})
+	prev, err := f.client.Block(ctx(t), chains.Height(before), keySet{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	next, err := f.client.Block(ctx(t), after, keySet{})
+	next, err := f.client.Block(ctx(t), chains.Height(after), keySet{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestV0LookupTableOrdering(t *testing.T) {
 	slot := f.node.Tip()
 	w := watchKeys(alt, legacy, payer)
 
-	b, err := f.client.Block(ctx(t), slot, w)
+	b, err := f.client.Block(ctx(t), chains.Height(slot), w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestFailedTxNotCounted(t *testing.T) {
 	bad := f.node.PaySOL(payer, to, 5_000_000, true, false)
 	good := f.node.PaySOL(payer, to, 2_000_000, false, true)
 	f.node.Mine(1)
-	b, err := f.client.Block(ctx(t), f.node.Tip(), watchKeys(to))
+	b, err := f.client.Block(ctx(t), chains.Height(f.node.Tip()), watchKeys(to))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestErrorClassification(t *testing.T) {
 			slot = skipped
 		}
 		f.node.FailNext(tc.fail)
-		_, err := f.client.Block(ctx(t), slot, keySet{})
+		_, err := f.client.Block(ctx(t), chains.Height(slot), keySet{})
 		if !errors.Is(err, tc.is) {
 			t.Fatalf("fail %d: %v, want %v", tc.fail, err, tc.is)
 		}
@@ -238,12 +238,12 @@ func TestErrorClassification(t *testing.T) {
 		if tc.is == chains.ErrInvalidResponse && !strings.Contains(err.Error(), fmt.Sprint(slot)) {
 			t.Fatalf("invalid response error %q does not name slot %d", err, slot)
 		}
-		if _, err := f.client.Block(ctx(t), slot, keySet{}); err != nil && !(tc.skipped && errors.Is(err, chains.ErrSkipped)) {
+		if _, err := f.client.Block(ctx(t), chains.Height(slot), keySet{}); err != nil && !(tc.skipped && errors.Is(err, chains.ErrSkipped)) {
 			t.Fatalf("after fail %d: %v", tc.fail, err)
 		}
 	}
 	// Above the finalized tip: the node's -32004 becomes ErrBlockNotFound.
-	_, err := f.client.Block(ctx(t), f.node.Tip()+1, keySet{})
+	_, err := f.client.Block(ctx(t), chains.Height(f.node.Tip()+1), keySet{})
 	if !errors.Is(err, chains.ErrBlockNotFound) || errors.Is(err, ErrTransient) {
 		t.Fatalf("above tip: %v", err)
 	}
@@ -451,13 +451,13 @@ func scanBlocks(t *testing.T, f *fake, from uint64, w chains.Watched) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slots, err := f.client.Slots(ctx(t), from, tip)
+	slots, err := f.client.Slots(ctx(t), from, uint64(tip))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []SlotTransfer
 	for _, s := range slots {
-		b, err := f.client.Block(ctx(t), s, w)
+		b, err := f.client.Block(ctx(t), chains.Height(s), w)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -552,7 +552,7 @@ func TestSkipAnswerForAProducedSlotIsAFaultNotASkip(t *testing.T) {
 	produced := f.node.Tip()
 	for _, code := range []int{-32007, -32009} {
 		f.node.Lose(produced, code)
-		_, err := f.client.Block(ctx(t), produced, keySet{})
+		_, err := f.client.Block(ctx(t), chains.Height(produced), keySet{})
 		if errors.Is(err, chains.ErrSkipped) || !errors.Is(err, ErrFaultySkip) || !errors.Is(err, ErrTransient) {
 			t.Fatalf("Block(%d) answered %d while getBlocks lists it: %v, want ErrFaultySkip, not ErrSkipped", produced, code, err)
 		}
@@ -563,12 +563,12 @@ func TestSkipAnswerForAProducedSlotIsAFaultNotASkip(t *testing.T) {
 	}
 	// Really skipped slots stay skips (getBlocks leaves them out).
 	for s := before + 1; s < produced; s++ {
-		if _, err := f.client.Block(ctx(t), s, keySet{}); !errors.Is(err, chains.ErrSkipped) {
+		if _, err := f.client.Block(ctx(t), chains.Height(s), keySet{}); !errors.Is(err, chains.ErrSkipped) {
 			t.Fatalf("Block(%d) of a skipped slot: %v", s, err)
 		}
 	}
 	f.node.Restore(produced)
-	if _, err := f.client.Block(ctx(t), produced, keySet{}); err != nil {
+	if _, err := f.client.Block(ctx(t), chains.Height(produced), keySet{}); err != nil {
 		t.Fatalf("after restore: %v", err)
 	}
 }

@@ -377,7 +377,7 @@ func decodeBlock(slot uint64, body []byte, w chains.Watched) (chains.Block, erro
 	invalid := func(err error) error {
 		return fmt.Errorf("solana: getBlock %d: %w: %w", slot, chains.ErrInvalidResponse, err)
 	}
-	b := chains.Block{BlockRef: chains.BlockRef{Height: slot}}
+	b := chains.Block{BlockRef: chains.BlockRef{Height: chains.Height(slot)}}
 	var hash, prev []byte
 	var hasParent bool
 	var tx txScratch

@@ -269,7 +269,7 @@ func decodeBlockStd(slot uint64, body []byte, w chains.Watched) (chains.Block, e
 	if _, err := sol.HashFromBase58(res.Blockhash); err != nil {
 		return chains.Block{}, invalid(fmt.Errorf("blockhash %q: %w", res.Blockhash, err))
 	}
-	b := chains.Block{BlockRef: chains.BlockRef{Height: slot, Hash: res.Blockhash, Parent: res.PreviousBlockhash}}
+	b := chains.Block{BlockRef: chains.BlockRef{Height: chains.Height(slot), Hash: res.Blockhash, Parent: res.PreviousBlockhash}}
 	if res.BlockTime != nil {
 		b.Time = time.Unix(*res.BlockTime, 0).UTC()
 	}

@@ -13,7 +13,8 @@ var _ chains.HeaderSource = (*Client)(nil)
 // Header returns the identity of the finalized block at slot from one
 // getBlock without transactions or rewards. Like Block, a skipped slot is
 // chains.ErrSkipped and a slot above the finalized tip chains.ErrBlockNotFound.
-func (c *Client) Header(ctx context.Context, slot uint64) (chains.BlockRef, error) {
+func (c *Client) Header(ctx context.Context, height chains.Height) (chains.BlockRef, error) {
+	slot := uint64(height)
 	var b chains.Block
 	err := c.call(ctx, "getBlock", headerParams(slot), func(body []byte) error {
 		var err error

@@ -37,7 +37,7 @@ type ModeSource struct {
 	*Client
 
 	hmu     sync.Mutex
-	highest uint64 // highest finalized slot seen
+	highest chains.Height // highest finalized slot seen
 
 	mu    sync.Mutex
 	since map[string]string         // address → newest signature polled
@@ -45,9 +45,14 @@ type ModeSource struct {
 	inUse string
 }
 
+// The scanner's source for Solana: the Client's capabilities and the
+// sparse catch-up (chains/capabilities.go).
 var (
 	_ chains.Source       = (*ModeSource)(nil)
+	_ chains.HeaderSource = (*ModeSource)(nil)
+	_ chains.Notifier     = (*ModeSource)(nil)
 	_ chains.SparseSource = (*ModeSource)(nil)
+	_ chains.SparseMode   = (*ModeSource)(nil)
 )
 
 // NewModeSource returns c as a scanner source.
@@ -59,12 +64,14 @@ func NewModeSource(c *Client) *ModeSource {
 // finalized, so it is the tip), never lower than one already seen: a
 // finalized slot cannot go back, so a lower answer comes from a lagging node
 // behind a load balancer and must not look like a reorg to the scanner.
-func (m *ModeSource) Tip(ctx context.Context) (uint64, error) { return m.finalized(ctx) }
+func (m *ModeSource) Tip(ctx context.Context) (chains.Height, error) { return m.finalized(ctx) }
 
 // FinalizedHeight is Tip: the highest finalized slot seen.
-func (m *ModeSource) FinalizedHeight(ctx context.Context) (uint64, error) { return m.finalized(ctx) }
+func (m *ModeSource) FinalizedHeight(ctx context.Context) (chains.Height, error) {
+	return m.finalized(ctx)
+}
 
-func (m *ModeSource) finalized(ctx context.Context) (uint64, error) {
+func (m *ModeSource) finalized(ctx context.Context) (chains.Height, error) {
 	slot, err := m.Client.FinalizedHeight(ctx)
 	if err != nil {
 		return 0, err
@@ -109,7 +116,8 @@ func (m *ModeSource) Sparse(w chains.Watched) bool {
 // and time (getBlock with transactionDetails "none"), linked as
 // chains.SparseSource describes. Credits in slots above to (finalized after
 // the tip was read) are kept for the next call.
-func (m *ModeSource) SparseBlocks(ctx context.Context, from, to uint64, parent string, w chains.Watched) ([]chains.Block, error) {
+func (m *ModeSource) SparseBlocks(ctx context.Context, low, high chains.Height, parent string, w chains.Watched) ([]chains.Block, error) {
+	from, to := uint64(low), uint64(high)
 	l, ok := w.(keyLister)
 	if !ok {
 		return nil, errors.New("solana: address mode needs a watched set that lists its keys")

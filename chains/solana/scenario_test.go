@@ -357,7 +357,7 @@ func TestScanSolanaSkippedSlots(t *testing.T) {
 				t.Fatalf("cursor %d, want the tip %d", c.Height, s.node.Tip())
 			}
 			for _, skipped := range []int64{int64(slotA) - 1, int64(slotB) - 1} {
-				if h, err := s.Service.BlockHash(context.Background(), payment.Solana, skipped); err == nil {
+				if h, err := s.Service.BlockHash(context.Background(), payment.Solana, chains.Height(skipped)); err == nil {
 					t.Fatalf("skipped slot %d has a stored block %s", skipped, h)
 				}
 			}
@@ -499,7 +499,7 @@ func TestScanSolanaNodeErrors(t *testing.T) {
 					if !errors.Is(err, c.want) {
 						t.Fatalf("%s: step error %v, want %v", name, err, c.want)
 					}
-					if after := s.cursor(); after.Height >= int64(target) || (mode == solana.ModeAddress || method == "getSlot") && after != before {
+					if after := s.cursor(); after.Height >= chains.Height(target) || (mode == solana.ModeAddress || method == "getSlot") && after != before {
 						t.Fatalf("%s: cursor %+v after the failed step, before %+v, failed slot %d", name, after, before, target)
 					}
 					s.sync()
@@ -510,7 +510,7 @@ func TestScanSolanaNodeErrors(t *testing.T) {
 			}
 			if mode == solana.ModeBlock {
 				// No slot was skipped: every slot from the first cursor to the tip is stored.
-				for h := first; h <= int64(s.node.Tip()); h++ {
+				for h := first; h <= chains.Height(s.node.Tip()); h++ {
 					if _, err := s.Service.BlockHash(context.Background(), payment.Solana, h); err != nil {
 						t.Fatalf("slot %d not stored: %v", h, err)
 					}
@@ -676,7 +676,7 @@ func TestSparseBlocksPagesDownToFrom(t *testing.T) {
 		node.Mine(1)
 	}
 	node.Mine(1)
-	from, tip := uint64(2), node.Tip() // slot 1 lies below the cursor
+	from, tip := chains.Height(2), chains.Height(node.Tip()) // slot 1 lies below the cursor
 	if !src.Sparse(w) {
 		t.Fatal("address mode not chosen")
 	}

@@ -102,14 +102,16 @@ func New(cfg Config) (*Client, error) {
 }
 
 // Tip returns the number of the node's current head block.
-func (c *Client) Tip(ctx context.Context) (uint64, error) {
-	return c.nowBlock(ctx, "/wallet/getnowblock")
+func (c *Client) Tip(ctx context.Context) (chains.Height, error) {
+	n, err := c.nowBlock(ctx, "/wallet/getnowblock")
+	return chains.Height(n), err
 }
 
 // FinalizedHeight returns the number of the latest solidified block: 19
 // distinct super representatives have built on it and it cannot be reorged.
-func (c *Client) FinalizedHeight(ctx context.Context) (uint64, error) {
-	return c.nowBlock(ctx, "/walletsolidity/getnowblock")
+func (c *Client) FinalizedHeight(ctx context.Context) (chains.Height, error) {
+	n, err := c.nowBlock(ctx, "/walletsolidity/getnowblock")
+	return chains.Height(n), err
 }
 
 func (c *Client) nowBlock(ctx context.Context, path string) (uint64, error) {
@@ -134,7 +136,8 @@ func (c *Client) nowBlock(ctx context.Context, path string) (uint64, error) {
 // Block returns block height of the node's current chain with its TRX and
 // USDT TRC-20 transfers to watched accounts. A height above the head is
 // chains.ErrBlockNotFound.
-func (c *Client) Block(ctx context.Context, height uint64, w chains.Watched) (chains.Block, error) {
+func (c *Client) Block(ctx context.Context, at chains.Height, w chains.Watched) (chains.Block, error) {
+	height := uint64(at)
 	body, err := c.post(ctx, "/wallet/getblockbynum", numBody(height))
 	if err != nil {
 		return chains.Block{}, fmt.Errorf("tron: block %d: %w", height, err)
@@ -154,7 +157,8 @@ func (c *Client) Block(ctx context.Context, height uint64, w chains.Watched) (ch
 // the node's head; when from itself is above the head it returns
 // chains.ErrBlockNotFound. The blocks are consecutive and each carries its
 // transfers exactly as Block would report them.
-func (c *Client) Blocks(ctx context.Context, from, to uint64, w chains.Watched) ([]chains.Block, error) {
+func (c *Client) Blocks(ctx context.Context, low, high chains.Height, w chains.Watched) ([]chains.Block, error) {
+	from, to := uint64(low), uint64(high)
 	if to <= from {
 		return nil, fmt.Errorf("tron: blocks [%d, %d): empty range", from, to)
 	}

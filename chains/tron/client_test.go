@@ -341,7 +341,7 @@ func TestFailedPaymentsNeverReported(t *testing.T) {
 	okUSDT := e.node.PayTRC20(e.usdt, newAccount(), to, big.NewInt(9), true)
 	e.node.PayTRC20(e.usdt, newAccount(), to, big.NewInt(10), false)
 	e.node.Mine(1)
-	b, err := e.client.Block(ctx(t), e.node.Tip(), watch(to))
+	b, err := e.client.Block(ctx(t), chains.Height(e.node.Tip()), watch(to))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +358,7 @@ func TestTRXToUSDTAddressIsNative(t *testing.T) {
 	to := newAccount()
 	txid := e.node.PayTRX(newAccount(), to, 249_000_000, true)
 	e.node.Mine(1)
-	b, err := e.client.Block(ctx(t), e.node.Tip(), watch(to))
+	b, err := e.client.Block(ctx(t), chains.Height(e.node.Tip()), watch(to))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +375,7 @@ func TestLookAlikeContractAndZeroValue(t *testing.T) {
 	e.node.PayTRC20(fake, newAccount(), to, big.NewInt(1_000_000_000), true)
 	zero := e.node.PayTRC20(e.usdt, newAccount(), to, big.NewInt(0), true)
 	e.node.Mine(1)
-	b, err := e.client.Block(ctx(t), e.node.Tip(), watch(to))
+	b, err := e.client.Block(ctx(t), chains.Height(e.node.Tip()), watch(to))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,21 +391,21 @@ func TestReorgAboveSolidifiedDropsPayment(t *testing.T) {
 	txid := e.node.PayTRX(newAccount(), to, 1_000_000, true)
 	e.node.Mine(3)
 	h := e.node.Tip() - 2
-	before, err := e.client.Block(ctx(t), h, watch(to))
+	before, err := e.client.Block(ctx(t), chains.Height(h), watch(to))
 	if err != nil || len(before.Transfers) != 1 || before.Transfers[0].TxID != txid {
 		t.Fatalf("before reorg: %+v, %v", before.Transfers, err)
 	}
 	fin, err := e.client.FinalizedHeight(ctx(t))
-	if err != nil || fin != e.node.Tip()-tronfake.DefaultSolidifiedLag {
+	if err != nil || fin != chains.Height(e.node.Tip()-tronfake.DefaultSolidifiedLag) {
 		t.Fatalf("FinalizedHeight = %d, %v; tip %d", fin, err, e.node.Tip())
 	}
-	if err := e.node.Reorg(int(e.node.Tip()-fin) + 1); !errors.Is(err, tronfake.ErrBelowSolidified) {
+	if err := e.node.Reorg(int(chains.Height(e.node.Tip())-fin) + 1); !errors.Is(err, tronfake.ErrBelowSolidified) {
 		t.Fatalf("reorg of the solidified block: %v", err)
 	}
 	if err := e.node.Reorg(3); err != nil {
 		t.Fatal(err)
 	}
-	after, err := e.client.Block(ctx(t), h, watch(to))
+	after, err := e.client.Block(ctx(t), chains.Height(h), watch(to))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -505,7 +505,7 @@ func TestBlocksBatch(t *testing.T) {
 		e.node.Mine(1)
 	}
 	tip := e.node.Tip()
-	bs, err := e.client.Blocks(ctx(t), 1, tip+50, watch(to))
+	bs, err := e.client.Blocks(ctx(t), 1, chains.Height(tip+50), watch(to))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -514,7 +514,7 @@ func TestBlocksBatch(t *testing.T) {
 	}
 	var got []string
 	for i, b := range bs {
-		if b.Height != uint64(i+1) || (i > 0 && b.Parent != bs[i-1].Hash) {
+		if b.Height != chains.Height(i+1) || (i > 0 && b.Parent != bs[i-1].Hash) {
 			t.Fatalf("block %d: %+v", i, b.BlockRef)
 		}
 		one, err := e.client.Block(ctx(t), b.Height, watch(to))

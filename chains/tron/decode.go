@@ -169,7 +169,7 @@ func (c *Client) match(height uint64, b *blockJSON, infos []txInfoJSON, w chains
 		return chains.Block{}, fmt.Errorf("tron: block %d: %w: timestamp %q", height, chains.ErrInvalidResponse, raw.Timestamp)
 	}
 	out := chains.Block{
-		BlockRef: chains.BlockRef{Height: height, Hash: b.BlockID, Parent: raw.ParentHash},
+		BlockRef: chains.BlockRef{Height: chains.Height(height), Hash: b.BlockID, Parent: raw.ParentHash},
 		Time:     time.UnixMilli(ms).UTC(),
 	}
 

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/payment"
 )
 
@@ -83,7 +84,7 @@ func FuzzTronBlock(f *testing.F) {
 				t.Fatalf("transfer %s: amount %v is not in the answers", tr.TxID, tr.Amount)
 			}
 		}
-		if out.Height != height {
+		if out.Height != chains.Height(height) {
 			t.Fatalf("block %d reported as %d", height, out.Height)
 		}
 	})

@@ -19,7 +19,8 @@ type headerOnlyJSON struct {
 
 // Header returns the identity of block height from one getblockbynum, without
 // decoding its transactions or fetching their infos.
-func (c *Client) Header(ctx context.Context, height uint64) (chains.BlockRef, error) {
+func (c *Client) Header(ctx context.Context, at chains.Height) (chains.BlockRef, error) {
+	height := uint64(at)
 	body, err := c.post(ctx, "/wallet/getblockbynum", numBody(height))
 	if err != nil {
 		return chains.BlockRef{}, fmt.Errorf("tron: header %d: %w", height, err)
@@ -34,5 +35,5 @@ func (c *Client) Header(ctx context.Context, height uint64) (chains.BlockRef, er
 	if _, err := checkBlock(height, &blockJSON{BlockID: b.BlockID, BlockHeader: b.BlockHeader}); err != nil {
 		return chains.BlockRef{}, err
 	}
-	return chains.BlockRef{Height: height, Hash: b.BlockID, Parent: b.BlockHeader.RawData.ParentHash}, nil
+	return chains.BlockRef{Height: chains.Height(height), Hash: b.BlockID, Parent: b.BlockHeader.RawData.ParentHash}, nil
 }

@@ -143,7 +143,7 @@ func TestInternalTRXFromFake(t *testing.T) {
 	e.node.CallContract(contract, newAccount(), false, tronfakeTRX(to, 77))
 	two := e.node.CallContract(contract, newAccount(), true, tronfakeTRX(newAccount(), 1), tronfakeTRX(to, 8), tronfakeTRX(to, 9))
 	e.node.Mine(1)
-	b, err := e.client.Block(ctx(t), e.node.Tip(), watch(to))
+	b, err := e.client.Block(ctx(t), chains.Height(e.node.Tip()), watch(to))
 	if err != nil {
 		t.Fatal(err)
 	}

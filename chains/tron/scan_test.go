@@ -541,7 +541,7 @@ func TestScanTronNodeErrors(t *testing.T) {
 				switch {
 				case where == "/wallet/getnowblock" && after != before:
 					t.Fatalf("%s: cursor moved from %+v to %+v on a failed tip", name, before, after)
-				case after.Height >= int64(target):
+				case after.Height >= chains.Height(target):
 					t.Fatalf("%s: cursor %d passed the failed block %d", name, after.Height, target)
 				case where != "/wallet/getnowblock" && !strings.Contains(err.Error(), "block "+itoa(target)):
 					t.Fatalf("%s: error %q does not name block %d", name, err, target)
@@ -556,7 +556,7 @@ func TestScanTronNodeErrors(t *testing.T) {
 	}
 	// No height was skipped: every block from the first cursor to the head
 	// is stored with the node's hash.
-	for h := first; h <= int64(s.node.Tip()); h++ {
+	for h := first; h <= chains.Height(s.node.Tip()); h++ {
 		hash, err := s.Service.BlockHash(ctx, payment.Tron, h)
 		if err != nil || hash != s.node.BlockID(uint64(h)) {
 			t.Fatalf("stored block %d: %q %v, node %s", h, hash, err, s.node.BlockID(uint64(h)))

@@ -55,16 +55,16 @@ type coreBlocks struct{ rpc devnet.CoreRPC }
 
 var _ chains.Source = coreBlocks{}
 
-func (c coreBlocks) Tip(ctx context.Context) (uint64, error) {
+func (c coreBlocks) Tip(ctx context.Context) (chains.Height, error) {
 	n, err := c.rpc.Tip(ctx)
-	return uint64(n), err
+	return chains.Height(n), err
 }
 
-func (coreBlocks) FinalizedHeight(context.Context) (uint64, error) { return 0, nil }
+func (coreBlocks) FinalizedHeight(context.Context) (chains.Height, error) { return 0, nil }
 
 // Block returns the identity of the block at height only (no transfers); a
 // height above the tip is chains.ErrBlockNotFound.
-func (c coreBlocks) Block(ctx context.Context, height uint64, _ chains.Watched) (chains.Block, error) {
+func (c coreBlocks) Block(ctx context.Context, height chains.Height, _ chains.Watched) (chains.Block, error) {
 	hash, err := c.rpc.BlockHash(ctx, int64(height))
 	var re *devnet.RPCError
 	if errors.As(err, &re) && strings.Contains(strings.ToLower(re.Message), "out of range") {

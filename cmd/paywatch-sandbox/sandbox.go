@@ -683,7 +683,7 @@ func (s *sandbox) resetStaleCursors(ctx context.Context, st *store.Store) error 
 		if err != nil {
 			return fmt.Errorf("%s: %w", n, err)
 		}
-		b, err := src.Block(ctx, uint64(cur.Height), noneWatched{})
+		b, err := src.Block(ctx, chains.Height(cur.Height), noneWatched{})
 		switch {
 		case err == nil && b.Hash == cur.Hash:
 			continue

@@ -323,8 +323,8 @@ func (d *daemon) scan(ctx context.Context, n payment.Network, src chains.Source,
 	nc := d.cfg.Networks[string(n)]
 	keys := &intents.Keys{Store: d.store}
 	sc := chains.NewScanner(chains.ScannerConfig{Network: n, PollInterval: nc.PollInterval.Duration,
-		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, StartHeight: nc.StartHeight,
-		Observe: d.metrics.observe(n)}, src, d.svc, keys, d.watch[n], d.log)
+		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, StartHeight: (*chains.Height)(nc.StartHeight),
+		Observe: d.metrics.observe(n)}, src, d.svc.ScannerSinks(), keys, d.watch[n], d.log)
 	g, gctx := errgroup.WithContext(ctx)
 	sctx, cancel := context.WithCancel(gctx)
 	defer cancel()

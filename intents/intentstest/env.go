@@ -275,7 +275,7 @@ func (e *Env) RestartService() {
 func (e *Env) NewScanner(n payment.Network, src chains.Source) *chains.Scanner {
 	nc := e.Config.Networks[string(n)]
 	return chains.NewScanner(chains.ScannerConfig{Network: n, PollInterval: 10 * time.Millisecond,
-		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, StartHeight: nc.StartHeight}, src, e.Service,
+		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, StartHeight: (*chains.Height)(nc.StartHeight)}, src, e.Service.ScannerSinks(),
 		&intents.Keys{Store: e.Store}, e.Watch[n], nil)
 }
 
