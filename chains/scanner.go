@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"sync"
 	"time"
 
+	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/payment"
 )
 
@@ -51,9 +51,9 @@ type ScannerConfig struct {
 	// Observe, when set, is called after every step with its error (nil on
 	// success), for metrics.
 	Observe func(err error)
-	// After waits between steps (a poll interval or a backoff); nil is
-	// time.After. Tests inject a clock.
-	After func(d time.Duration) <-chan time.Time
+	// Clock waits between steps (a poll interval or a backoff); nil is the
+	// wall clock. Tests inject one.
+	Clock clock.Clock
 }
 
 // Scanner owns one network's cursor: one goroutine reads blocks in order,
@@ -96,9 +96,7 @@ func NewScanner(cfg ScannerConfig, src Source, sinks Sinks, keys KeySource, watc
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if cfg.After == nil {
-		cfg.After = time.After
-	}
+	cfg.Clock = clock.Or(cfg.Clock)
 	return &Scanner{cfg: cfg, src: src, sinks: sinks, keys: keys, watched: watched,
 		log: log.With("component", "scanner", "network", string(cfg.Network)), wake: make(chan struct{}, 1)}
 }
@@ -142,7 +140,7 @@ func (s *Scanner) Run(ctx context.Context) error {
 		switch {
 		case err != nil:
 			failures++
-			wait = backoff(failures, s.cfg.PollInterval, s.cfg.MaxBackoff)
+			wait = s.backoff().Delay(failures)
 		case caughtUp:
 			failures = 0
 			wait = s.cfg.PollInterval
@@ -154,21 +152,15 @@ func (s *Scanner) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-s.wake:
-		case <-s.cfg.After(wait):
+		case <-s.cfg.Clock.After(wait):
 		}
 	}
 }
 
-// backoff is exponential with full jitter, from base to max.
-func backoff(n int, base, max time.Duration) time.Duration {
-	d := base
-	for i := 1; i < n && d < max; i++ {
-		d *= 2
-	}
-	if d > max {
-		d = max
-	}
-	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+// backoff is the retry delay after failed steps: from the poll interval,
+// doubling up to MaxBackoff, the lower half drawn at random.
+func (s *Scanner) backoff() clock.Backoff {
+	return clock.Backoff{Min: s.cfg.PollInterval, Max: s.cfg.MaxBackoff, Factor: 2, Jitter: 0.5}
 }
 
 // Step does one unit of work: catch up a batch of blocks, or record new

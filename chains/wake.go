@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"time"
+
+	"github.com/paywatch/paywatch/clock"
 )
 
 // ErrNotifyUnsupported is returned by Notifier.Notify when the node offers
@@ -18,6 +20,8 @@ type NotifyConfig struct {
 	MinBackoff time.Duration
 	// MaxBackoff caps the retry delay (default 1 min).
 	MaxBackoff time.Duration
+	// Clock times the retries; nil is the wall clock.
+	Clock clock.Clock
 }
 
 // stableFor is how long a subscription must have lived for its loss to
@@ -38,9 +42,11 @@ func KeepNotified(ctx context.Context, n Notifier, wake func(), cfg NotifyConfig
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	clk := clock.Or(cfg.Clock)
+	retry := clock.Backoff{Min: cfg.MinBackoff, Max: cfg.MaxBackoff, Factor: 2, Jitter: 0.5}
 	failures := 0
 	for {
-		began := time.Now()
+		began := clk.Now()
 		err := n.Notify(ctx, wake)
 		if ctx.Err() != nil {
 			return nil
@@ -49,7 +55,7 @@ func KeepNotified(ctx context.Context, n Notifier, wake func(), cfg NotifyConfig
 			log.Info("node offers no notifications; polling only", "reason", RedactError(err))
 			return nil
 		}
-		if time.Since(began) > stableFor {
+		if clk.Now().Sub(began) > stableFor {
 			failures = 0
 		}
 		failures++
@@ -58,7 +64,7 @@ func KeepNotified(ctx context.Context, n Notifier, wake func(), cfg NotifyConfig
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(backoff(failures, cfg.MinBackoff, cfg.MaxBackoff)):
+		case <-clk.After(retry.Delay(failures)):
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/chainstest"
+	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/intents/intentstest"
@@ -163,12 +164,7 @@ func TestInconsistentNodeIsBackedOffNotHotLooped(t *testing.T) {
 				cancel()
 			}
 		},
-		After: func(d time.Duration) <-chan time.Time {
-			waits = append(waits, d)
-			c := make(chan time.Time, 1)
-			c <- time.Time{}
-			return c
-		}}, src, e.Service.ScannerSinks(), &intents.Keys{Store: e.Store}, e.Watch[payment.Bitcoin], nil)
+		Clock: waitRecorder(func(d time.Duration) { waits = append(waits, d) })}, src, e.Service.ScannerSinks(), &intents.Keys{Store: e.Store}, e.Watch[payment.Bitcoin], nil)
 	if err := sc.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -182,3 +178,15 @@ func TestInconsistentNodeIsBackedOffNotHotLooped(t *testing.T) {
 		t.Fatal("an inconsistent node raised a critical state")
 	}
 }
+
+// waitRecorder is a clock whose waits end at once, each reported first.
+type waitRecorder func(d time.Duration)
+
+func (r waitRecorder) Now() time.Time { return time.Now() }
+func (r waitRecorder) After(d time.Duration) <-chan time.Time {
+	r(d)
+	c := make(chan time.Time, 1)
+	c <- time.Time{}
+	return c
+}
+func (r waitRecorder) NewTimer(d time.Duration) *clock.Timer { r(d); return clock.Real.NewTimer(0) }
