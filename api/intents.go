@@ -148,7 +148,7 @@ func (s *Server) renewIntent(w http.ResponseWriter, r *http.Request, key store.A
 // PayableView is GET /v1/payables/{kind}/{reference}.
 type PayableView struct {
 	ID           int64                `json:"id"`
-	Kind         string               `json:"kind"`
+	Kind         payment.PayableKind  `json:"kind"`
 	Reference    string               `json:"reference"`
 	Account      *string              `json:"account"`
 	AmountUSD    string               `json:"amount_usd"`

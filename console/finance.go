@@ -18,9 +18,18 @@ import (
 // InboxPageSize is how many transfers one inbox page shows.
 const InboxPageSize = 100
 
-// classifications in the order the inbox counts them.
-var classifications = []string{"late", "partial", "overpaid", "duplicate", "wrong_asset", "unknown_address", "dust",
-	"unexplained", "reverted", "settles"}
+// classifications in the order the inbox counts them (every one of
+// payment.Classifications, in the console's order).
+var classifications = names(payment.Late, payment.Partial, payment.Overpaid, payment.Duplicate, payment.WrongAsset,
+	payment.UnknownAddress, payment.Dust, payment.Unexplained, payment.Reverted, payment.Settles)
+
+func names(cs ...payment.Classification) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = string(c)
+	}
+	return out
+}
 
 // ages are the inbox's age filters.
 var ages = []struct{ Value, Label string }{

@@ -94,11 +94,11 @@ func (s *Service) decide(ctx context.Context, tx *store.Tx, p store.Payable, id 
 	for i, t := range trs {
 		mtrs[i] = matcher.Transfer{
 			Asset: payment.Asset(t.Asset), Amount: t.Amount, FirstSeen: t.FirstSeenAt,
-			Confirmed: t.Status == "confirmed", Orphaned: t.Status == "orphaned", Credited: t.Credited,
+			Confirmed: t.Status == payment.TransferConfirmed, Orphaned: t.Status == payment.TransferOrphaned, Credited: t.Credited,
 			// Invariant 7: a finance decision other than credit_intent
 			// means the transfer never counts on its own again.
 			Resolved: t.Resolution != nil && !t.Credited,
-			Previous: matcher.Classification(t.Classification),
+			Previous: t.Classification,
 		}
 	}
 	// Read under the payable's lock, as SetPayablePaid checks it: with it
@@ -108,21 +108,21 @@ func (s *Service) decide(ctx context.Context, tx *store.Tx, p store.Payable, id 
 	elsewhere := p.PaidByEntry != "" || (p.PaidByIntent != "" && p.PaidByIntent != in.ID)
 	d := matcher.Decide(matcher.Intent{
 		Asset: payment.Asset(in.Asset), Amount: in.Amount, Tolerance: in.Tolerance, DustMin: in.DustMin,
-		Deadline: in.ExpiresAt, Status: matcher.Status(in.Status), PayablePaidElsewhere: elsewhere,
+		Deadline: in.ExpiresAt, Status: in.Status, PayablePaidElsewhere: elsewhere,
 	}, mtrs, now)
 
 	var unmatched []store.Transfer
-	classes := make(map[string]string, len(trs))
+	classes := make(map[string]payment.Classification, len(trs))
 	voided := map[string]bool{}
 	for i, t := range trs {
-		c := string(d.Classes[i])
+		c := d.Classes[i]
 		classes[t.ID] = c
 		if c != t.Classification {
 			if err := tx.SetClassification(ctx, t.ID, c, now); err != nil {
 				return err
 			}
 		}
-		if t.Credited && elsewhere && d.Classes[i] == matcher.Duplicate {
+		if t.Credited && elsewhere && d.Classes[i] == payment.Duplicate {
 			// Finance credited it, but the payable was paid by other means
 			// before it could pay: a payment for an already paid payable.
 			// The decision is void and the transfer a finance item again.
@@ -145,12 +145,12 @@ func (s *Service) decide(ctx context.Context, tx *store.Tx, p store.Payable, id 
 		}
 	}
 
-	st := store.IntentState{Status: string(d.Status), Overpaid: d.Overpaid, Late: d.Late, Received: d.Received,
+	st := store.IntentState{Status: d.Status, Overpaid: d.Overpaid, Late: d.Late, Received: d.Received,
 		ConfirmedSum: d.ConfirmedSum, DetectedAt: in.DetectedAt, PaidAt: in.PaidAt}
 	if st.DetectedAt == nil && d.Received.Sign() > 0 {
 		st.DetectedAt = &now
 	}
-	if d.Status == matcher.StatusPaid && in.Status != string(matcher.StatusPaid) {
+	if d.Status == payment.IntentPaid && in.Status != payment.IntentPaid {
 		st.PaidAt = &now
 	}
 	changed := st.Status != in.Status || st.Overpaid != in.Overpaid || st.Late != in.Late ||
@@ -162,13 +162,13 @@ func (s *Service) decide(ctx context.Context, tx *store.Tx, p store.Payable, id 
 	}
 
 	// The payable and the ledger follow the paid status.
-	wasPaid, isPaid := in.Status == string(matcher.StatusPaid), d.Status == matcher.StatusPaid
+	wasPaid, isPaid := in.Status == payment.IntentPaid, d.Status == payment.IntentPaid
 	var ledger []store.LedgerEntry
 	if isPaid && !wasPaid {
 		if err := tx.SetPayablePaid(ctx, p.ID, id, now); err != nil {
 			return fmt.Errorf("intent %s paid but payable %s is not payable: %w", id, p.Reference, err)
 		}
-		if p.Kind == "topup" {
+		if p.Kind == payment.Topup {
 			es, err := s.creditOnce(ctx, tx, in, now)
 			if err != nil {
 				return err
@@ -180,7 +180,7 @@ func (s *Service) decide(ctx context.Context, tx *store.Tx, p store.Payable, id 
 		if err := tx.ClearPayablePaid(ctx, p.ID, id); err != nil {
 			return err
 		}
-		if p.Kind == "topup" {
+		if p.Kind == payment.Topup {
 			e, err := s.reverseOnce(ctx, tx, in, now)
 			if err != nil {
 				return err
@@ -211,7 +211,7 @@ func (s *Service) decide(ctx context.Context, tx *store.Tx, p store.Payable, id 
 		return err
 	}
 	for _, t := range unmatched {
-		if err := tx.QueueAppendEvent("transfer.unmatched", id, t.ID, in.Account, TransferViewOf(t, tip), now); err != nil {
+		if err := tx.QueueAppendEvent(payment.EventTransferUnmatched, id, t.ID, in.Account, TransferViewOf(t, tip), now); err != nil {
 			return err
 		}
 	}
@@ -230,12 +230,12 @@ func (s *Service) decide(ctx context.Context, tx *store.Tx, p store.Payable, id 
 			shown[i] = t
 		}
 		view := IntentViewOf(after, shown, tip, s.PaymentURI(after))
-		if err := tx.QueueAppendEvent("intent."+st.Status, id, "", in.Account, view, now); err != nil {
+		if err := tx.QueueAppendEvent(payment.IntentEvent(st.Status), id, "", in.Account, view, now); err != nil {
 			return err
 		}
 	}
 	for _, e := range ledger {
-		if err := tx.QueueAppendEvent(ledgerEventType(e), id, "", e.Account, LedgerViewOf(e), now); err != nil {
+		if err := tx.QueueAppendEvent(payment.LedgerEvent(e.Type), id, "", e.Account, LedgerViewOf(e), now); err != nil {
 			return err
 		}
 	}
@@ -246,16 +246,16 @@ func (s *Service) decide(ctx context.Context, tx *store.Tx, p store.Payable, id 
 // now: every class but settles, except that a partial payment is only one
 // once its intent stopped waiting for the rest, and a transfer that vanished
 // in a reorg only when it had paid the intent (reverted).
-func forFinance(d matcher.Decision, c matcher.Classification, t store.Transfer) bool {
+func forFinance(d matcher.Decision, c payment.Classification, t store.Transfer) bool {
 	if !c.NeedsReview() {
 		return false
 	}
-	if t.Status == "orphaned" {
-		return c == matcher.Reverted
+	if t.Status == payment.TransferOrphaned {
+		return c == payment.Reverted
 	}
-	if c == matcher.Partial {
+	if c == payment.Partial {
 		switch d.Status {
-		case matcher.StatusAwaiting, matcher.StatusDetected:
+		case payment.IntentAwaiting, payment.IntentDetected:
 			return false
 		}
 	}
@@ -273,7 +273,7 @@ func (s *Service) creditOnce(ctx context.Context, tx *store.Tx, in store.Intent,
 	if err != nil || n > 0 {
 		return nil, err
 	}
-	e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: in.Account, Type: "credit", AmountCents: in.AmountCents,
+	e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: in.Account, Type: payment.EntryCredit, AmountCents: in.AmountCents,
 		Reference: in.Reference, IntentID: in.ID}, now)
 	if err != nil {
 		return nil, err
@@ -283,7 +283,7 @@ func (s *Service) creditOnce(ctx context.Context, tx *store.Tx, in store.Intent,
 	if err != nil || owed <= 0 {
 		return out, err
 	}
-	r, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: in.Account, Type: "recovery", AmountCents: owed,
+	r, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: in.Account, Type: payment.EntryRecovery, AmountCents: owed,
 		Reference: in.Reference, IntentID: in.ID}, now)
 	if err != nil {
 		return nil, err
@@ -304,7 +304,7 @@ func (s *Service) reverseOnce(ctx context.Context, tx *store.Tx, in store.Intent
 	if err != nil || n <= 0 {
 		return nil, err
 	}
-	e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: in.Account, Type: "reversal", AmountCents: in.AmountCents,
+	e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: in.Account, Type: payment.EntryReversal, AmountCents: in.AmountCents,
 		Reference: in.Reference, IntentID: in.ID}, now)
 	if err == nil && e.UnrecoveredCents > 0 {
 		tx.AfterCommit(func() { // logged once written: the transaction may be retried
@@ -356,7 +356,7 @@ func (s *Service) requiredFor(network string, asset payment.Asset, a store.Addre
 // recordTransfer upserts one observed transfer and returns the intent it
 // belongs to ("" for none).
 func (s *Service) recordTransfer(ctx context.Context, tx *store.Tx, network string, t chains.Transfer, height *int64,
-	hash, status string, seen, now time.Time) (string, error) {
+	hash string, status payment.TransferStatus, seen, now time.Time) (string, error) {
 	a, err := tx.AddressByKey(ctx, network, t.Key)
 	if errors.Is(err, store.ErrNotFound) {
 		// The source reported a key we do not own (a watch-set race cannot
@@ -367,10 +367,10 @@ func (s *Service) recordTransfer(ctx context.Context, tx *store.Tx, network stri
 		return "", err
 	}
 	required := s.requiredFor(network, t.Asset, a)
-	class, notified := string(matcher.UnknownAddress), string(matcher.UnknownAddress)
+	class, notified := payment.UnknownAddress, payment.UnknownAddress
 	if a.IntentID != "" {
 		// A placeholder until the matcher classifies it in this transaction.
-		class, notified = string(matcher.Partial), ""
+		class, notified = payment.Partial, ""
 	}
 	rec := store.Transfer{
 		ID: store.NewID("tr"), Network: network, TxID: t.TxID, Index: t.Index, Asset: string(t.Asset),
@@ -393,7 +393,7 @@ func (s *Service) recordTransfer(ctx context.Context, tx *store.Tx, network stri
 		if err != nil {
 			return "", err
 		}
-		if err := tx.QueueAppendEvent("transfer.unmatched", "", stored.ID, "", TransferViewOf(stored, tip), now); err != nil {
+		if err := tx.QueueAppendEvent(payment.EventTransferUnmatched, "", stored.ID, "", TransferViewOf(stored, tip), now); err != nil {
 			return "", err
 		}
 	}
@@ -527,11 +527,11 @@ func (s *Service) applyPending(ctx context.Context, network payment.Network, pen
 func (s *Service) recordPending(ctx context.Context, tx *store.Tx, network string, t chains.Transfer, now time.Time) (string, error) {
 	existing, err := tx.TransferByKey(ctx, network, t.TxID, t.Index)
 	if err == nil {
-		if existing.Status != "orphaned" {
+		if existing.Status != payment.TransferOrphaned {
 			return "", nil
 		}
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return "", err
 	}
-	return s.recordTransfer(ctx, tx, network, t, nil, "", "pending", now, now)
+	return s.recordTransfer(ctx, tx, network, t, nil, "", payment.TransferPending, now, now)
 }

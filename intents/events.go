@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
 )
 
@@ -11,11 +12,11 @@ import (
 // and webhooks"); data is the changed resource (an intent, a transfer, a
 // ledger entry).
 type EventView struct {
-	ID        string          `json:"id"`
-	Seq       int64           `json:"seq"`
-	Type      string          `json:"type"`
-	CreatedAt time.Time       `json:"created_at"`
-	Data      json.RawMessage `json:"data"`
+	ID        string            `json:"id"`
+	Seq       int64             `json:"seq"`
+	Type      payment.EventType `json:"type"`
+	CreatedAt time.Time         `json:"created_at"`
+	Data      json.RawMessage   `json:"data"`
 }
 
 // EventViewOf renders a stored event.

@@ -52,7 +52,7 @@ func (s *Service) Inbox(ctx context.Context, f store.InboxFilter) (InboxPage, er
 	if f.Network != "" && !payment.Network(f.Network).Valid() {
 		return InboxPage{}, invalid("network", InvalidRequest, "unknown network %q", f.Network)
 	}
-	if f.Classification != "" && !validClass[f.Classification] {
+	if f.Classification != "" && !payment.Classification(f.Classification).Valid() {
 		return InboxPage{}, invalid("classification", InvalidRequest, "unknown classification %q", f.Classification)
 	}
 	trs, err := s.store.InboxTransfers(ctx, f)
@@ -80,9 +80,6 @@ func (s *Service) Inbox(ctx context.Context, f store.InboxFilter) (InboxPage, er
 	return page, nil
 }
 
-var validClass = map[string]bool{"settles": true, "partial": true, "overpaid": true, "late": true, "duplicate": true,
-	"wrong_asset": true, "unknown_address": true, "dust": true, "reverted": true, "unexplained": true}
-
 // split divides a transfer's amount into the part that settled an intent and
 // the part finance reviews. A settles transfer settles all of it; an
 // overpaid one settles what the intent still needed after its other
@@ -92,13 +89,13 @@ var validClass = map[string]bool{"settles": true, "partial": true, "overpaid": t
 // reverted): the money is not on the chain, so it counts in no sum.
 func split(t store.Transfer, intentAmount, otherSettled *big.Int) (settled, review *big.Int, excluded bool) {
 	zero := new(big.Int)
-	if t.Status == "orphaned" && t.Classification != "reverted" {
+	if t.Status == payment.TransferOrphaned && t.Classification != payment.Reverted {
 		return zero, new(big.Int), true
 	}
 	switch t.Classification {
-	case "settles":
+	case payment.Settles:
 		return new(big.Int).Set(t.Amount), zero, false
-	case "overpaid":
+	case payment.Overpaid:
 		need := new(big.Int).Sub(intentAmount, otherSettled)
 		if need.Sign() < 0 {
 			need.SetInt64(0)
@@ -178,10 +175,10 @@ func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveReq
 			return 0, TransferView{}, fail(Conflict, "transfer %s was already resolved (%s by %s at %s); a resolution is final",
 				tr.ID, tr.Resolution.Action, tr.Resolution.Actor, tr.Resolution.CreatedAt.UTC().Format(time.RFC3339))
 		}
-		if tr.Classification == "settles" {
+		if tr.Classification == payment.Settles {
 			return 0, TransferView{}, fail(Conflict, "transfer %s settles intent %s; there is nothing to resolve", tr.ID, tr.IntentID)
 		}
-		if tr.Classification == "partial" && tr.IntentID != "" && tr.Status != "orphaned" {
+		if tr.Classification == payment.Partial && tr.IntentID != "" && tr.Status != payment.TransferOrphaned {
 			// A part of a payment still in progress is not a finance item
 			// yet (a resolution would make it stop counting under the
 			// customer's feet); it is once its intent stops waiting.
@@ -189,7 +186,7 @@ func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveReq
 			if err != nil {
 				return 0, TransferView{}, err
 			}
-			if in.Status == "awaiting_payment" || in.Status == "detected" {
+			if in.Status.Waiting() {
 				return 0, TransferView{}, fail(Conflict, "transfer %s is part of a payment in progress (intent %s is %s); decide once the intent stops waiting for the rest",
 					tr.ID, in.ID, in.Status)
 			}
@@ -242,7 +239,7 @@ func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveReq
 		account := res.Account
 		if ledger != nil {
 			lv := LedgerViewOf(*ledger)
-			if err := tx.QueueAppendEvent("ledger.credited", "", tr.ID, ledger.Account, lv, now); err != nil {
+			if err := tx.QueueAppendEvent(payment.EventLedgerCredited, "", tr.ID, ledger.Account, lv, now); err != nil {
 				return 0, TransferView{}, err
 			}
 		}
@@ -253,7 +250,7 @@ func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveReq
 			}
 			account = in.Account
 		}
-		if err := tx.QueueAppendEvent("transfer.resolved", fresh.IntentID, tr.ID, account, view, now); err != nil {
+		if err := tx.QueueAppendEvent(payment.EventTransferResolved, fresh.IntentID, tr.ID, account, view, now); err != nil {
 			return 0, TransferView{}, err
 		}
 		return Applied, view, nil
@@ -274,10 +271,10 @@ func (s *Service) creditIntent(ctx context.Context, tx *store.Tx, tr store.Trans
 		return nil, 0, fail(Conflict, "transfer %s moved %s on %s but intent %s asks for %s on %s; use credit_account or refunded",
 			tr.ID, tr.Asset, tr.Network, in.ID, in.Asset, in.Network)
 	}
-	if tr.Status == "orphaned" {
+	if tr.Status == payment.TransferOrphaned {
 		return nil, 0, fail(Conflict, "transfer %s is not on the chain any more (orphaned by a reorg); it cannot pay anything", tr.ID)
 	}
-	if tr.Status != "confirmed" {
+	if tr.Status != payment.TransferConfirmed {
 		return nil, 0, notConfirmed(tr, ActionCreditIntent)
 	}
 	p, err := tx.PayableForUpdate(ctx, in.PayableID)
@@ -305,7 +302,7 @@ func (s *Service) creditIntent(ctx context.Context, tx *store.Tx, tr store.Trans
 // its confirmations yet (it may still vanish).
 func notConfirmed(tr store.Transfer, action string) error {
 	where := "in the mempool"
-	if tr.Status == "confirming" {
+	if tr.Status == payment.TransferConfirming {
 		where = "waiting for confirmations"
 	}
 	return fail(Conflict, "transfer %s is not confirmed yet (%s, %d required); %s needs a confirmed transfer: decide once it is confirmed",
@@ -314,10 +311,10 @@ func notConfirmed(tr store.Transfer, action string) error {
 
 // creditAccount checks and applies credit_account.
 func (s *Service) creditAccount(ctx context.Context, tx *store.Tx, tr store.Transfer, req ResolveRequest, now time.Time) (store.LedgerEntry, error) {
-	if tr.Status == "orphaned" {
+	if tr.Status == payment.TransferOrphaned {
 		return store.LedgerEntry{}, fail(Conflict, "transfer %s is not on the chain any more (orphaned by a reorg); there is nothing to credit", tr.ID)
 	}
-	if tr.Status != "confirmed" {
+	if tr.Status != payment.TransferConfirmed {
 		return store.LedgerEntry{}, notConfirmed(tr, ActionCreditAccount)
 	}
 	dec := decimalsOf(tr.Network, tr.Asset)
@@ -331,14 +328,14 @@ func (s *Service) creditAccount(ctx context.Context, tx *store.Tx, tr store.Tran
 		if in.Asset == tr.Asset {
 			rate = in.Rate
 		}
-		if tr.Classification == "overpaid" {
+		if tr.Classification == payment.Overpaid {
 			others, err := tx.TransfersByIntent(ctx, in.ID)
 			if err != nil {
 				return store.LedgerEntry{}, err
 			}
 			other := new(big.Int)
 			for _, o := range others {
-				if o.ID != tr.ID && o.Classification == "settles" && o.Status != "orphaned" {
+				if o.ID != tr.ID && o.Classification == payment.Settles && o.Status != payment.TransferOrphaned {
 					other.Add(other, o.Amount)
 				}
 			}
@@ -363,6 +360,6 @@ func (s *Service) creditAccount(ctx context.Context, tx *store.Tx, tr store.Tran
 	if cents <= 0 {
 		return store.LedgerEntry{}, fail(InvalidAmount, "transfer %s is worth less than one cent at %s USD per unit; use ignore", tr.ID, rate)
 	}
-	return tx.AppendLedger(ctx, store.LedgerEntry{Account: req.Account, Type: "credit", AmountCents: int64(cents),
+	return tx.AppendLedger(ctx, store.LedgerEntry{Account: req.Account, Type: payment.EntryCredit, AmountCents: int64(cents),
 		Reference: "transfer:" + tr.ID, TransferID: tr.ID}, now)
 }

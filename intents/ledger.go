@@ -94,7 +94,7 @@ func (s *Service) Debit(ctx context.Context, account string, req DebitRequest, i
 		return Result[LedgerView]{}, invalid("amount_usd", InvalidAmount, "amount_usd must be a positive decimal string with at most 2 decimals, like \"249.00\"")
 	}
 	return idempotent(ctx, s, idem, func(tx *store.Tx, now time.Time) (Outcome, LedgerView, error) {
-		p, err := tx.EnsurePayable(ctx, store.Payable{Kind: "order", Reference: req.Reference, Account: account,
+		p, err := tx.EnsurePayable(ctx, store.Payable{Kind: payment.Order, Reference: req.Reference, Account: account,
 			AmountCents: int64(usd), CreatedAt: now})
 		if err != nil {
 			return 0, LedgerView{}, err
@@ -121,7 +121,7 @@ func (s *Service) Debit(ctx context.Context, account string, req DebitRequest, i
 			return 0, LedgerView{}, fail(PaymentInProgress, "order %s has a crypto payment in progress: intent %s has received the full amount and waits for confirmations; nothing was debited (wait for intent.paid, or debit again if the intent leaves detected without being paid)",
 				p.Reference, id)
 		}
-		e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: account, Type: "debit", AmountCents: int64(usd),
+		e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: account, Type: payment.EntryDebit, AmountCents: int64(usd),
 			Reference: req.Reference}, now)
 		if errors.Is(err, store.ErrInsufficientFunds) {
 			return 0, LedgerView{}, fail(InsufficientFunds, "account %s has less than %s USD available; nothing was debited", account, usd)
@@ -138,7 +138,7 @@ func (s *Service) Debit(ctx context.Context, account string, req DebitRequest, i
 			return 0, LedgerView{}, err
 		}
 		view := LedgerViewOf(e)
-		if err := tx.QueueAppendEvent("ledger.debited", "", "", account, view, now); err != nil {
+		if err := tx.QueueAppendEvent(payment.EventLedgerDebited, "", "", account, view, now); err != nil {
 			return 0, LedgerView{}, err
 		}
 		return Created, view, nil

@@ -9,16 +9,16 @@ import (
 
 // LedgerView is a ledger entry as the API shows it.
 type LedgerView struct {
-	ID              string    `json:"id"`
-	Account         string    `json:"account"`
-	Type            string    `json:"type"`
-	AmountUSD       string    `json:"amount_usd"`
-	Reference       string    `json:"reference"`
-	IntentID        *string   `json:"intent_id"`
-	TransferID      *string   `json:"transfer_id"`
-	BalanceAfterUSD string    `json:"balance_after_usd"`
-	UnrecoveredUSD  string    `json:"unrecovered_usd,omitempty"`
-	CreatedAt       time.Time `json:"created_at"`
+	ID              string                  `json:"id"`
+	Account         string                  `json:"account"`
+	Type            payment.LedgerEntryType `json:"type"`
+	AmountUSD       string                  `json:"amount_usd"`
+	Reference       string                  `json:"reference"`
+	IntentID        *string                 `json:"intent_id"`
+	TransferID      *string                 `json:"transfer_id"`
+	BalanceAfterUSD string                  `json:"balance_after_usd"`
+	UnrecoveredUSD  string                  `json:"unrecovered_usd,omitempty"`
+	CreatedAt       time.Time               `json:"created_at"`
 }
 
 // LedgerViewOf renders a ledger entry.

@@ -313,7 +313,7 @@ func TestLaterPaymentStampedBeforeThePayerIsADuplicate(t *testing.T) {
 		if tr.TxID == chainstest.TxID("s-p2") {
 			want = "duplicate"
 		}
-		if tr.Classification != want {
+		if string(tr.Classification) != want {
 			t.Fatalf("transfer %s: %s, want %s", tr.TxID, tr.Classification, want)
 		}
 	}

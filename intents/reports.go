@@ -22,35 +22,35 @@ import (
 
 // ReconRow is one transfer in the reconciliation report.
 type ReconRow struct {
-	TransferID      string     `json:"transfer_id"`
-	FirstSeenAt     time.Time  `json:"first_seen_at"`
-	Network         string     `json:"network"`
-	Method          string     `json:"method"`
-	Asset           string     `json:"asset"`
-	TxID            string     `json:"txid"`
-	Index           int64      `json:"index"`
-	BlockHeight     *int64     `json:"block_height"`
-	Address         string     `json:"address"`
-	Amount          string     `json:"amount"`
-	AmountBaseUnits string     `json:"amount_base_units"`
-	USDAtLockedRate string     `json:"usd_at_locked_rate"`
-	IntentID        string     `json:"intent_id"`
-	IntentStatus    string     `json:"intent_status"`
-	PayableKind     string     `json:"payable_kind"`
-	Payable         string     `json:"payable_reference"`
-	Account         string     `json:"account"`
-	Classification  string     `json:"classification"`
-	Status          string     `json:"status"`
-	Confirmations   int64      `json:"confirmations"`
-	Settled         string     `json:"settled_base_units"`
-	Review          string     `json:"review_base_units"`
-	Excluded        bool       `json:"excluded"`
-	Resolution      string     `json:"resolution"`
-	ResolutionNote  string     `json:"resolution_note"`
-	ResolvedBy      string     `json:"resolved_by"`
-	ResolvedAt      *time.Time `json:"resolved_at"`
-	ResolutionUSD   string     `json:"resolution_usd"`
-	RefundTxID      string     `json:"refund_txid"`
+	TransferID      string                 `json:"transfer_id"`
+	FirstSeenAt     time.Time              `json:"first_seen_at"`
+	Network         string                 `json:"network"`
+	Method          string                 `json:"method"`
+	Asset           string                 `json:"asset"`
+	TxID            string                 `json:"txid"`
+	Index           int64                  `json:"index"`
+	BlockHeight     *int64                 `json:"block_height"`
+	Address         string                 `json:"address"`
+	Amount          string                 `json:"amount"`
+	AmountBaseUnits string                 `json:"amount_base_units"`
+	USDAtLockedRate string                 `json:"usd_at_locked_rate"`
+	IntentID        string                 `json:"intent_id"`
+	IntentStatus    payment.IntentStatus   `json:"intent_status"`
+	PayableKind     payment.PayableKind    `json:"payable_kind"`
+	Payable         string                 `json:"payable_reference"`
+	Account         string                 `json:"account"`
+	Classification  payment.Classification `json:"classification"`
+	Status          payment.TransferStatus `json:"status"`
+	Confirmations   int64                  `json:"confirmations"`
+	Settled         string                 `json:"settled_base_units"`
+	Review          string                 `json:"review_base_units"`
+	Excluded        bool                   `json:"excluded"`
+	Resolution      string                 `json:"resolution"`
+	ResolutionNote  string                 `json:"resolution_note"`
+	ResolvedBy      string                 `json:"resolved_by"`
+	ResolvedAt      *time.Time             `json:"resolved_at"`
+	ResolutionUSD   string                 `json:"resolution_usd"`
+	RefundTxID      string                 `json:"refund_txid"`
 }
 
 // MethodTotals sums one method's transfers in base units. Total is the sum
@@ -137,7 +137,7 @@ func (s *Service) Reconcile(ctx context.Context, from, to, asOf time.Time) (Reco
 		if r.IntentRate != "" && r.Method == method {
 			row.USDAtLockedRate = usdValue(t.Amount, r.IntentRate, dec).String()
 		}
-		if t.BlockHeight != nil && t.Status != "orphaned" && r.NodeHeight >= *t.BlockHeight {
+		if t.BlockHeight != nil && t.Status != payment.TransferOrphaned && r.NodeHeight >= *t.BlockHeight {
 			row.Confirmations = r.NodeHeight - *t.BlockHeight + 1
 		}
 		if res := t.Resolution; res != nil {
@@ -207,7 +207,7 @@ func (r Reconciliation) WriteCSV(w io.Writer) error {
 		}
 		rec := []string{x.TransferID, x.FirstSeenAt.Format(time.RFC3339Nano), x.Network, x.Method, x.Asset, x.TxID,
 			strconv.FormatInt(x.Index, 10), height, x.Address, x.Amount, x.AmountBaseUnits, x.USDAtLockedRate, x.IntentID,
-			x.IntentStatus, x.PayableKind, x.Payable, x.Account, x.Classification, x.Status,
+			string(x.IntentStatus), string(x.PayableKind), x.Payable, x.Account, string(x.Classification), string(x.Status),
 			strconv.FormatInt(x.Confirmations, 10), x.Settled, x.Review, strconv.FormatBool(x.Excluded), x.Resolution,
 			x.ResolutionNote, x.ResolvedBy, resolvedAt, x.ResolutionUSD, x.RefundTxID}
 		// Every cell, not only the free-text ones: txids and addresses come

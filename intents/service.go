@@ -120,11 +120,11 @@ func (s *Service) Store() *store.Store { return s.store }
 
 // CreateRequest is the body of POST /v1/intents.
 type CreateRequest struct {
-	Kind      string `json:"kind"`
-	Reference string `json:"reference"`
-	Account   string `json:"account"`
-	AmountUSD string `json:"amount_usd"`
-	Method    string `json:"method"`
+	Kind      payment.PayableKind `json:"kind"`
+	Reference string              `json:"reference"`
+	Account   string              `json:"account"`
+	AmountUSD string              `json:"amount_usd"`
+	Method    string              `json:"method"`
 }
 
 // Idem is an Idempotency-Key claim: the caller's key id, the key, and the
@@ -168,13 +168,13 @@ func (s *Service) methodFor(name string) (payment.MethodInfo, error) {
 // validate checks a create request and returns its USD amount.
 func (s *Service) validate(req CreateRequest) (payment.Cents, payment.MethodInfo, error) {
 	var info payment.MethodInfo
-	if req.Kind != "order" && req.Kind != "topup" {
+	if req.Kind != payment.Order && req.Kind != payment.Topup {
 		return 0, info, invalid("kind", InvalidRequest, "kind must be \"order\" or \"topup\"")
 	}
 	if !validName(req.Reference) {
 		return 0, info, invalid("reference", InvalidRequest, "reference must be 1-200 characters of letters, digits and ._:/#-")
 	}
-	if req.Kind == "topup" && req.Account == "" {
+	if req.Kind == payment.Topup && req.Account == "" {
 		return 0, info, invalid("account", InvalidRequest, "account is required for a topup")
 	}
 	if req.Account != "" && !validName(req.Account) {
@@ -184,7 +184,7 @@ func (s *Service) validate(req CreateRequest) (payment.Cents, payment.MethodInfo
 	if err != nil || usd <= 0 {
 		return 0, info, invalid("amount_usd", InvalidAmount, "amount_usd must be a positive decimal string with at most 2 decimals, like \"249.00\"")
 	}
-	if req.Kind == "topup" && !s.topup[usd] {
+	if req.Kind == payment.Topup && !s.topup[usd] {
 		return 0, info, invalid("amount_usd", InvalidAmount, "a topup must be one of %v USD", s.cfg.TopupAmounts)
 	}
 	info, err = s.methodFor(req.Method)
@@ -289,7 +289,7 @@ func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, 
 		ID: store.NewID("pi"), PayableID: p.ID, Kind: p.Kind, Reference: p.Reference, Account: p.Account,
 		AmountCents: p.AmountCents, Method: string(info.Method), Network: string(info.Network), Asset: string(info.Asset),
 		Amount: amount, Tolerance: tol, DustMin: dust, Rate: q.Decimal(), RateSources: q.Sources, RateAt: q.At.UTC(),
-		ExpiresAt: now.Add(s.cfg.Deadline.Duration), Status: "awaiting_payment",
+		ExpiresAt: now.Add(s.cfg.Deadline.Duration), Status: payment.IntentAwaiting,
 		ConfirmationsRequired: s.cfg.MethodConfirmations(info.Method, payment.Cents(p.AmountCents)),
 		RenewedFrom:           renewedFrom, CreatedAt: now, UpdatedAt: now,
 		Received: new(big.Int), ConfirmedSum: new(big.Int),
@@ -305,7 +305,7 @@ func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, 
 	// No NOTIFY for the address: pre-derived and pool keys were announced to
 	// the scanners when they were added.
 	view := IntentViewOf(in, nil, 0, s.PaymentURI(in))
-	if err := tx.QueueAppendEvent("intent.created", in.ID, "", in.Account, view, now); err != nil {
+	if err := tx.QueueAppendEvent(payment.EventIntentCreated, in.ID, "", in.Account, view, now); err != nil {
 		return IntentView{}, err
 	}
 	if s.opt.Watcher != nil {
@@ -652,7 +652,7 @@ func (s *Service) Report(ctx context.Context, id string) (IntentView, error) {
 		if err != nil {
 			return err
 		}
-		err = tx.QueueAppendEvent("intent.reported", id, "", derefStr(view.Account), view, now)
+		err = tx.QueueAppendEvent(payment.EventIntentReported, id, "", derefStr(view.Account), view, now)
 		return err
 	})
 	if err != nil {
@@ -735,8 +735,8 @@ func (s *Service) renew(ctx context.Context, id string, idem *Idem) (Result[Inte
 			return 0, IntentView{}, err
 		}
 		switch old.Status {
-		case "expired", "underpaid":
-		case "superseded":
+		case payment.IntentExpired, payment.IntentUnderpaid:
+		case payment.IntentSuperseded:
 			return 0, IntentView{}, fail(Conflict, "intent %s was already renewed as %s", id, old.SupersededBy)
 		default:
 			return 0, IntentView{}, fail(Conflict, "intent %s is %s until %s; only an expired or underpaid intent can be renewed",

@@ -17,25 +17,25 @@ type RateView struct {
 
 // TransferView is a transfer as the API shows it.
 type TransferView struct {
-	ID              string          `json:"id"`
-	Network         string          `json:"network"`
-	Asset           string          `json:"asset"`
-	Method          string          `json:"method,omitempty"`
-	TxID            string          `json:"txid"`
-	Index           int64           `json:"index"`
-	Address         string          `json:"address"`
-	Amount          string          `json:"amount"`
-	AmountBaseUnits string          `json:"amount_base_units"`
-	Confirmations   int64           `json:"confirmations"`
-	Required        int             `json:"confirmations_required"`
-	Status          string          `json:"status"`
-	Classification  string          `json:"classification"`
-	IntentID        *string         `json:"intent_id"`
-	FirstSeenAt     time.Time       `json:"first_seen_at"`
-	BlockHeight     *int64          `json:"block_height"`
-	BlockHash       *string         `json:"block_hash"`
-	Credited        bool            `json:"credited"`
-	Resolution      *ResolutionView `json:"resolution"`
+	ID              string                 `json:"id"`
+	Network         string                 `json:"network"`
+	Asset           string                 `json:"asset"`
+	Method          string                 `json:"method,omitempty"`
+	TxID            string                 `json:"txid"`
+	Index           int64                  `json:"index"`
+	Address         string                 `json:"address"`
+	Amount          string                 `json:"amount"`
+	AmountBaseUnits string                 `json:"amount_base_units"`
+	Confirmations   int64                  `json:"confirmations"`
+	Required        int                    `json:"confirmations_required"`
+	Status          payment.TransferStatus `json:"status"`
+	Classification  payment.Classification `json:"classification"`
+	IntentID        *string                `json:"intent_id"`
+	FirstSeenAt     time.Time              `json:"first_seen_at"`
+	BlockHeight     *int64                 `json:"block_height"`
+	BlockHash       *string                `json:"block_hash"`
+	Credited        bool                   `json:"credited"`
+	Resolution      *ResolutionView        `json:"resolution"`
 }
 
 // ResolutionView is finance's decision on a transfer.
@@ -52,34 +52,34 @@ type ResolutionView struct {
 
 // IntentView is an intent as the API shows it (API.md "Intents").
 type IntentView struct {
-	ID                    string         `json:"id"`
-	Kind                  string         `json:"kind"`
-	Reference             string         `json:"reference"`
-	Account               *string        `json:"account"`
-	Method                string         `json:"method"`
-	Network               string         `json:"network"`
-	Asset                 string         `json:"asset"`
-	AmountUSD             string         `json:"amount_usd"`
-	Amount                string         `json:"amount"`
-	AmountBaseUnits       string         `json:"amount_base_units"`
-	Address               string         `json:"address"`
-	PaymentURI            string         `json:"payment_uri"`
-	Rate                  RateView       `json:"rate"`
-	ExpiresAt             time.Time      `json:"expires_at"`
-	Status                string         `json:"status"`
-	Overpaid              bool           `json:"overpaid"`
-	Late                  bool           `json:"late"`
-	ConfirmationsRequired int            `json:"confirmations_required"`
-	ReportedAt            *time.Time     `json:"reported_at"`
-	DetectedAt            *time.Time     `json:"detected_at"`
-	PaidAt                *time.Time     `json:"paid_at"`
-	PaidUSD               string         `json:"paid_usd"`
-	Received              string         `json:"received"`
-	ReceivedBaseUnits     string         `json:"received_base_units"`
-	RenewedFrom           *string        `json:"renewed_from"`
-	SupersededBy          *string        `json:"superseded_by"`
-	Transfers             []TransferView `json:"transfers"`
-	CreatedAt             time.Time      `json:"created_at"`
+	ID                    string               `json:"id"`
+	Kind                  payment.PayableKind  `json:"kind"`
+	Reference             string               `json:"reference"`
+	Account               *string              `json:"account"`
+	Method                string               `json:"method"`
+	Network               string               `json:"network"`
+	Asset                 string               `json:"asset"`
+	AmountUSD             string               `json:"amount_usd"`
+	Amount                string               `json:"amount"`
+	AmountBaseUnits       string               `json:"amount_base_units"`
+	Address               string               `json:"address"`
+	PaymentURI            string               `json:"payment_uri"`
+	Rate                  RateView             `json:"rate"`
+	ExpiresAt             time.Time            `json:"expires_at"`
+	Status                payment.IntentStatus `json:"status"`
+	Overpaid              bool                 `json:"overpaid"`
+	Late                  bool                 `json:"late"`
+	ConfirmationsRequired int                  `json:"confirmations_required"`
+	ReportedAt            *time.Time           `json:"reported_at"`
+	DetectedAt            *time.Time           `json:"detected_at"`
+	PaidAt                *time.Time           `json:"paid_at"`
+	PaidUSD               string               `json:"paid_usd"`
+	Received              string               `json:"received"`
+	ReceivedBaseUnits     string               `json:"received_base_units"`
+	RenewedFrom           *string              `json:"renewed_from"`
+	SupersededBy          *string              `json:"superseded_by"`
+	Transfers             []TransferView       `json:"transfers"`
+	CreatedAt             time.Time            `json:"created_at"`
 }
 
 func strp(s string) *string {
@@ -128,7 +128,7 @@ func TransferViewOf(t store.Transfer, tip int64) TransferView {
 	if m, ok := payment.MethodFor(payment.Network(t.Network), payment.Asset(t.Asset)); ok {
 		v.Method = string(m.Method)
 	}
-	if t.BlockHeight != nil && t.Status != "orphaned" && tip >= *t.BlockHeight {
+	if t.BlockHeight != nil && t.Status != payment.TransferOrphaned && tip >= *t.BlockHeight {
 		v.Confirmations = tip - *t.BlockHeight + 1
 	}
 	if r := t.Resolution; r != nil {
@@ -158,7 +158,7 @@ func IntentViewOf(in store.Intent, transfers []store.Transfer, tip int64, uri st
 		RenewedFrom: strp(in.RenewedFrom), SupersededBy: strp(in.SupersededBy),
 		Transfers: []TransferView{}, CreatedAt: in.CreatedAt.UTC(),
 	}
-	if in.Status == "paid" && usdValue(in.ConfirmedSum, in.Rate, dec) > payment.Cents(in.AmountCents) && !in.Overpaid {
+	if in.Status == payment.IntentPaid && usdValue(in.ConfirmedSum, in.Rate, dec) > payment.Cents(in.AmountCents) && !in.Overpaid {
 		// Rounding the amount up to display precision can make the USD value a
 		// cent above the order; the order is what was paid.
 		v.PaidUSD = payment.Cents(in.AmountCents).String()

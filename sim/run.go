@@ -446,7 +446,7 @@ func (r *run) addIntent(resp []byte) {
 		return
 	}
 	amt, _ := new(big.Int).SetString(v.AmountBaseUnits, 10)
-	in := &intentRec{id: v.ID, kind: v.Kind, ref: v.Reference, method: v.Method, address: v.Address, network: n,
+	in := &intentRec{id: v.ID, kind: string(v.Kind), ref: v.Reference, method: v.Method, address: v.Address, network: n,
 		asset: payment.Asset(v.Asset), amount: amt, key: ad.Key}
 	if v.Account != nil {
 		in.account = *v.Account

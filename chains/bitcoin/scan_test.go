@@ -189,7 +189,7 @@ func (s *scan) totals() map[string]int64 {
 func (s *scan) want(v intents.IntentView, status string, transfers int) intents.IntentView {
 	s.t.Helper()
 	got := s.e.Intent(v.ID)
-	if got.Status != status || len(got.Transfers) != transfers {
+	if string(got.Status) != status || len(got.Transfers) != transfers {
 		s.t.Fatalf("intent %s: status %s with %d transfers, want %s with %d: %+v", v.ID, got.Status, len(got.Transfers), status, transfers, got)
 	}
 	return got
@@ -337,7 +337,7 @@ func duplicate(s *scan) {
 		if tr.TxID == second {
 			want = "duplicate"
 		}
-		if tr.Classification != want || tr.Status != "confirmed" {
+		if string(tr.Classification) != want || tr.Status != "confirmed" {
 			s.t.Fatalf("transfer %s: %s, want %s", tr.TxID, tr.Classification, want)
 		}
 	}

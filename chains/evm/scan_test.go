@@ -635,14 +635,14 @@ func TestScanAnvilBalanceCheck(t *testing.T) {
 	got := s.Intent(a.ID)
 	tr := only(t, got)
 	if tr.TxID != intents.BalanceTxID(h) || tr.Index != intents.BalanceIndex(addrOf(a).Bytes()) || tr.Asset != "native" ||
-		tr.AmountBaseUnits != amount.String() || tr.Classification != intents.Unexplained || tr.Status != "confirmed" ||
+		tr.AmountBaseUnits != amount.String() || tr.Classification != payment.Unexplained || tr.Status != "confirmed" ||
 		tr.BlockHeight == nil || *tr.BlockHeight != h {
 		t.Fatalf("balance-check item %+v, want %s %s wei unexplained", tr, intents.BalanceTxID(h), amount)
 	}
 	if got.Status != "awaiting_payment" || got.ReceivedBaseUnits != "0" {
 		t.Fatalf("an unexplained item paid the intent: %+v", got)
 	}
-	if in, ok := s.inbox()[tr.ID]; !ok || in.Classification != intents.Unexplained {
+	if in, ok := s.inbox()[tr.ID]; !ok || in.Classification != payment.Unexplained {
 		t.Fatalf("finance inbox: %+v (listed %v)", in, ok)
 	}
 	if st, body := s.Do("GET", "/v1/transfers?classification=unexplained", "finance", nil); st != 200 ||

@@ -330,7 +330,7 @@ func TestScanTronDustAndWrongAsset(t *testing.T) {
 		asset string
 	}{{trx, "dust", "native"}, {usdt, "dust", "USDT"}, {wrong, "wrong_asset", "native"}} {
 		got := s.Intent(c.v.ID)
-		if got.Status != "awaiting_payment" || len(got.Transfers) != 1 || got.Transfers[0].Classification != c.class ||
+		if got.Status != "awaiting_payment" || len(got.Transfers) != 1 || string(got.Transfers[0].Classification) != c.class ||
 			got.Transfers[0].Status != "confirmed" || got.ReceivedBaseUnits != "0" {
 			t.Fatalf("%s: %s received %s %+v, want awaiting_payment with one %s transfer", c.v.Reference, got.Status,
 				got.ReceivedBaseUnits, got.Transfers, c.class)
