@@ -11,9 +11,9 @@ import (
 
 	qrcode "github.com/skip2/go-qrcode"
 
-	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
 )
 
 type searchData struct {
@@ -78,9 +78,9 @@ type timelineItem struct {
 }
 
 type intentData struct {
-	In       intents.IntentView
+	In       views.Intent
 	Timeline []timelineItem
-	Others   []intents.IntentView
+	Others   []views.Intent
 	Payable  *store.Payable
 	Explorer map[string]string
 }
@@ -190,7 +190,7 @@ func (c *Console) intentQR(w http.ResponseWriter, r *http.Request, s *session) {
 
 type payableData struct {
 	P       store.Payable
-	Intents []intents.IntentView
+	Intents []views.Intent
 }
 
 func (c *Console) payable(w http.ResponseWriter, r *http.Request, s *session) {

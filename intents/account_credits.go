@@ -3,6 +3,7 @@ package intents
 import (
 	"context"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/views"
 	"sort"
 	"time"
 
@@ -128,7 +129,7 @@ func (s *Service) followChain(ctx context.Context, tx *store.Tx, id string, now 
 		})
 	}
 	for _, e := range out {
-		if err := tx.QueueAppendEvent(payment.LedgerEvent(e.Type), "", t.ID, e.Account, LedgerViewOf(e), now); err != nil {
+		if err := tx.QueueAppendEvent(payment.LedgerEvent(e.Type), "", t.ID, e.Account, views.LedgerEntryOf(e), now); err != nil {
 			return err
 		}
 	}

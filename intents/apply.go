@@ -11,6 +11,7 @@ import (
 	"github.com/paywatch/paywatch/matcher"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
 )
 
 // ErrCursorMoved is returned by ApplyBlock when the block does not extend
@@ -211,7 +212,7 @@ func (s *Service) decide(ctx context.Context, tx *store.Tx, p store.Payable, id 
 		return err
 	}
 	for _, t := range unmatched {
-		if err := tx.QueueAppendEvent(payment.EventTransferUnmatched, id, t.ID, in.Account, TransferViewOf(t, tip), now); err != nil {
+		if err := tx.QueueAppendEvent(payment.EventTransferUnmatched, id, t.ID, in.Account, views.TransferOf(t, tip), now); err != nil {
 			return err
 		}
 	}
@@ -229,13 +230,13 @@ func (s *Service) decide(ctx context.Context, tx *store.Tx, p store.Payable, id 
 			}
 			shown[i] = t
 		}
-		view := IntentViewOf(after, shown, tip, s.PaymentURI(after))
+		view := views.IntentOf(after, shown, tip, s.PaymentURI(after))
 		if err := tx.QueueAppendEvent(payment.IntentEvent(st.Status), id, "", in.Account, view, now); err != nil {
 			return err
 		}
 	}
 	for _, e := range ledger {
-		if err := tx.QueueAppendEvent(payment.LedgerEvent(e.Type), id, "", e.Account, LedgerViewOf(e), now); err != nil {
+		if err := tx.QueueAppendEvent(payment.LedgerEvent(e.Type), id, "", e.Account, views.LedgerEntryOf(e), now); err != nil {
 			return err
 		}
 	}
@@ -393,7 +394,7 @@ func (s *Service) recordTransfer(ctx context.Context, tx *store.Tx, network stri
 		if err != nil {
 			return "", err
 		}
-		if err := tx.QueueAppendEvent(payment.EventTransferUnmatched, "", stored.ID, "", TransferViewOf(stored, tip), now); err != nil {
+		if err := tx.QueueAppendEvent(payment.EventTransferUnmatched, "", stored.ID, "", views.TransferOf(stored, tip), now); err != nil {
 			return "", err
 		}
 	}

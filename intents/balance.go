@@ -13,6 +13,7 @@ import (
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
 )
 
 // BalanceTxID is the txid of the balance-check items found at height: with
@@ -196,7 +197,7 @@ func (s *Service) recordUnexplained(ctx context.Context, n string, a openAddress
 		if err != nil {
 			return err
 		}
-		err = tx.QueueAppendEvent(payment.EventTransferUnmatched, a.intentID, stored.ID, in.Account, TransferViewOf(fresh, tips.Node), now)
+		err = tx.QueueAppendEvent(payment.EventTransferUnmatched, a.intentID, stored.ID, in.Account, views.TransferOf(fresh, tips.Node), now)
 		return err
 	})
 }

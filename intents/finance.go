@@ -10,6 +10,7 @@ import (
 
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
 )
 
 // The finance resolution actions of API.md.
@@ -35,8 +36,8 @@ type ResolveRequest struct {
 
 // InboxPage is GET /v1/transfers.
 type InboxPage struct {
-	Transfers []TransferView `json:"transfers"`
-	Next      *string        `json:"next"`
+	Transfers []views.Transfer `json:"transfers"`
+	Next      *string          `json:"next"`
 }
 
 // Inbox lists the transfers that need (or got) a finance decision, newest
@@ -62,7 +63,7 @@ func (s *Service) Inbox(ctx context.Context, f store.InboxFilter) (InboxPage, er
 	if err != nil {
 		return InboxPage{}, err
 	}
-	page := InboxPage{Transfers: []TransferView{}}
+	page := InboxPage{Transfers: []views.Transfer{}}
 	tips := map[string]int64{}
 	for _, t := range trs {
 		tip, ok := tips[t.Network]
@@ -72,7 +73,7 @@ func (s *Service) Inbox(ctx context.Context, f store.InboxFilter) (InboxPage, er
 			}
 			tips[t.Network] = tip
 		}
-		page.Transfers = append(page.Transfers, TransferViewOf(t, tip))
+		page.Transfers = append(page.Transfers, views.TransferOf(t, tip))
 	}
 	if f.Limit > 0 && len(trs) == f.Limit {
 		page.Next = &trs[len(trs)-1].ID
@@ -137,46 +138,46 @@ func split(t store.Transfer, intentAmount, otherSettled *big.Int) (settled, revi
 // transfer that settled cleanly has nothing to resolve, and a partial
 // payment of an intent still waiting for the rest (awaiting_payment,
 // detected) is not a finance item yet (conflict).
-func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveRequest, actor string, idem *Idem) (Result[TransferView], error) {
-	if res, done, err := replay[TransferView](ctx, s, idem); done || err != nil {
+func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveRequest, actor string, idem *Idem) (Result[views.Transfer], error) {
+	if res, done, err := replay[views.Transfer](ctx, s, idem); done || err != nil {
 		return res, err
 	}
 	req.Note = strings.TrimSpace(req.Note)
 	switch {
 	case req.Note == "":
-		return Result[TransferView]{}, invalid("note", InvalidRequest, "note is required: say why (it is kept with the decision)")
+		return Result[views.Transfer]{}, invalid("note", InvalidRequest, "note is required: say why (it is kept with the decision)")
 	case len(req.Note) > 2000:
-		return Result[TransferView]{}, invalid("note", InvalidRequest, "note must be at most 2000 characters")
+		return Result[views.Transfer]{}, invalid("note", InvalidRequest, "note must be at most 2000 characters")
 	case req.Action == ActionCreditIntent && req.IntentID == "":
-		return Result[TransferView]{}, invalid("intent_id", InvalidRequest, "credit_intent needs intent_id")
+		return Result[views.Transfer]{}, invalid("intent_id", InvalidRequest, "credit_intent needs intent_id")
 	case req.Action == ActionCreditAccount && !validName(req.Account):
-		return Result[TransferView]{}, invalid("account", InvalidRequest, "credit_account needs account (1-200 characters of letters, digits and ._:/#-)")
+		return Result[views.Transfer]{}, invalid("account", InvalidRequest, "credit_account needs account (1-200 characters of letters, digits and ._:/#-)")
 	case req.Action == ActionRefunded && (strings.TrimSpace(req.RefundTxID) == "" || len(req.RefundTxID) > 200):
-		return Result[TransferView]{}, invalid("refund_txid", InvalidRequest, "refunded needs refund_txid (the refund transaction id)")
+		return Result[views.Transfer]{}, invalid("refund_txid", InvalidRequest, "refunded needs refund_txid (the refund transaction id)")
 	case req.Action != ActionCreditIntent && req.Action != ActionCreditAccount && req.Action != ActionRefunded && req.Action != ActionIgnore:
-		return Result[TransferView]{}, invalid("action", InvalidRequest, "action must be credit_intent, credit_account, refunded or ignore")
+		return Result[views.Transfer]{}, invalid("action", InvalidRequest, "action must be credit_intent, credit_account, refunded or ignore")
 	case actor == "":
-		return Result[TransferView]{}, fail(InvalidRequest, "the decision needs an actor")
+		return Result[views.Transfer]{}, fail(InvalidRequest, "the decision needs an actor")
 	}
 	if req.USDPerUnit != "" {
 		if r, ok := new(big.Rat).SetString(req.USDPerUnit); !ok || r.Sign() <= 0 || strings.ContainsAny(req.USDPerUnit, "/eE") {
-			return Result[TransferView]{}, invalid("usd_per_unit", InvalidAmount, "usd_per_unit must be a positive decimal like \"2500.10\"")
+			return Result[views.Transfer]{}, invalid("usd_per_unit", InvalidAmount, "usd_per_unit must be a positive decimal like \"2500.10\"")
 		}
 	}
-	return idempotent(ctx, s, idem, func(tx *store.Tx, now time.Time) (Outcome, TransferView, error) {
+	return idempotent(ctx, s, idem, func(tx *store.Tx, now time.Time) (Outcome, views.Transfer, error) {
 		tr, err := tx.TransferForUpdate(ctx, transferID)
 		if errors.Is(err, store.ErrNotFound) {
-			return 0, TransferView{}, fail(NotFound, "no transfer %q", transferID)
+			return 0, views.Transfer{}, fail(NotFound, "no transfer %q", transferID)
 		}
 		if err != nil {
-			return 0, TransferView{}, err
+			return 0, views.Transfer{}, err
 		}
 		if tr.Resolution != nil {
-			return 0, TransferView{}, fail(Conflict, "transfer %s was already resolved (%s by %s at %s); a resolution is final",
+			return 0, views.Transfer{}, fail(Conflict, "transfer %s was already resolved (%s by %s at %s); a resolution is final",
 				tr.ID, tr.Resolution.Action, tr.Resolution.Actor, tr.Resolution.CreatedAt.UTC().Format(time.RFC3339))
 		}
 		if tr.Classification == payment.Settles {
-			return 0, TransferView{}, fail(Conflict, "transfer %s settles intent %s; there is nothing to resolve", tr.ID, tr.IntentID)
+			return 0, views.Transfer{}, fail(Conflict, "transfer %s settles intent %s; there is nothing to resolve", tr.ID, tr.IntentID)
 		}
 		if tr.Classification == payment.Partial && tr.IntentID != "" && tr.Status != payment.TransferOrphaned {
 			// A part of a payment still in progress is not a finance item
@@ -184,17 +185,17 @@ func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveReq
 			// customer's feet); it is once its intent stops waiting.
 			in, err := tx.GetIntent(ctx, tr.IntentID)
 			if err != nil {
-				return 0, TransferView{}, err
+				return 0, views.Transfer{}, err
 			}
 			if in.Status.Waiting() {
-				return 0, TransferView{}, fail(Conflict, "transfer %s is part of a payment in progress (intent %s is %s); decide once the intent stops waiting for the rest",
+				return 0, views.Transfer{}, fail(Conflict, "transfer %s is part of a payment in progress (intent %s is %s); decide once the intent stops waiting for the rest",
 					tr.ID, in.ID, in.Status)
 			}
 		}
 		if req.Action == ActionRefunded {
 			id, err := refundTxID(tr.Network, req.RefundTxID)
 			if err != nil {
-				return 0, TransferView{}, invalid("refund_txid", InvalidRequest, "refund_txid: %v (transfer %s is on %s)", err, tr.ID, tr.Network)
+				return 0, views.Transfer{}, invalid("refund_txid", InvalidRequest, "refund_txid: %v (transfer %s is on %s)", err, tr.ID, tr.Network)
 			}
 			req.RefundTxID = id
 		}
@@ -205,53 +206,53 @@ func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveReq
 		case ActionCreditIntent:
 			ids, cents, err := s.creditIntent(ctx, tx, tr, req.IntentID, now)
 			if err != nil {
-				return 0, TransferView{}, err
+				return 0, views.Transfer{}, err
 			}
 			reeval, res.IntentID, res.AmountCents = ids, req.IntentID, &cents
 		case ActionCreditAccount:
 			e, err := s.creditAccount(ctx, tx, tr, req, now)
 			if err != nil {
-				return 0, TransferView{}, err
+				return 0, views.Transfer{}, err
 			}
 			ledger, res.Account, res.AmountCents = &e, req.Account, &e.AmountCents
 		}
 		if err := tx.InsertResolution(ctx, tr.ID, res); errors.Is(err, store.ErrConflict) {
-			return 0, TransferView{}, fail(Conflict, "transfer %s was already resolved", tr.ID)
+			return 0, views.Transfer{}, fail(Conflict, "transfer %s was already resolved", tr.ID)
 		} else if err != nil {
-			return 0, TransferView{}, err
+			return 0, views.Transfer{}, err
 		}
 		// The matcher (and its events) after the resolution row, events last.
 		sort.Strings(reeval)
 		for _, id := range reeval {
 			if err := s.reevaluate(ctx, tx, id, now); err != nil {
-				return 0, TransferView{}, err
+				return 0, views.Transfer{}, err
 			}
 		}
 		fresh, err := tx.GetTransfer(ctx, tr.ID)
 		if err != nil {
-			return 0, TransferView{}, err
+			return 0, views.Transfer{}, err
 		}
 		tip, err := tx.NodeHeight(ctx, tr.Network)
 		if err != nil {
-			return 0, TransferView{}, err
+			return 0, views.Transfer{}, err
 		}
-		view := TransferViewOf(fresh, tip)
+		view := views.TransferOf(fresh, tip)
 		account := res.Account
 		if ledger != nil {
-			lv := LedgerViewOf(*ledger)
+			lv := views.LedgerEntryOf(*ledger)
 			if err := tx.QueueAppendEvent(payment.EventLedgerCredited, "", tr.ID, ledger.Account, lv, now); err != nil {
-				return 0, TransferView{}, err
+				return 0, views.Transfer{}, err
 			}
 		}
 		if account == "" && fresh.IntentID != "" {
 			in, err := tx.GetIntent(ctx, fresh.IntentID)
 			if err != nil {
-				return 0, TransferView{}, err
+				return 0, views.Transfer{}, err
 			}
 			account = in.Account
 		}
 		if err := tx.QueueAppendEvent(payment.EventTransferResolved, fresh.IntentID, tr.ID, account, view, now); err != nil {
-			return 0, TransferView{}, err
+			return 0, views.Transfer{}, err
 		}
 		return Applied, view, nil
 	})
@@ -295,7 +296,7 @@ func (s *Service) creditIntent(ctx context.Context, tx *store.Tx, tr store.Trans
 	if tr.IntentID != "" && tr.IntentID != in.ID {
 		ids = append(ids, tr.IntentID)
 	}
-	return ids, int64(usdValue(tr.Amount, in.Rate, decimalsOf(tr.Network, tr.Asset))), nil
+	return ids, int64(views.USDValue(tr.Amount, in.Rate, views.Decimals(tr.Network, tr.Asset))), nil
 }
 
 // notConfirmed is the refusal of a credit for a transfer that has not got
@@ -317,7 +318,7 @@ func (s *Service) creditAccount(ctx context.Context, tx *store.Tx, tr store.Tran
 	if tr.Status != payment.TransferConfirmed {
 		return store.LedgerEntry{}, notConfirmed(tr, ActionCreditAccount)
 	}
-	dec := decimalsOf(tr.Network, tr.Asset)
+	dec := views.Decimals(tr.Network, tr.Asset)
 	review := new(big.Int).Set(tr.Amount)
 	rate := ""
 	if tr.IntentID != "" {
@@ -356,7 +357,7 @@ func (s *Service) creditAccount(ctx context.Context, tx *store.Tx, tr store.Tran
 		}
 		rate = q.Decimal()
 	}
-	cents := usdValue(review, rate, dec)
+	cents := views.USDValue(review, rate, dec)
 	if cents <= 0 {
 		return store.LedgerEntry{}, fail(InvalidAmount, "transfer %s is worth less than one cent at %s USD per unit; use ignore", tr.ID, rate)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
 )
 
 // ReconRow is one transfer in the reconciliation report.
@@ -127,7 +128,7 @@ func (s *Service) Reconcile(ctx context.Context, from, to, asOf time.Time) (Reco
 		if m, ok := payment.MethodFor(payment.Network(t.Network), payment.Asset(t.Asset)); ok {
 			method = string(m.Method)
 		}
-		dec := decimalsOf(t.Network, t.Asset)
+		dec := views.Decimals(t.Network, t.Asset)
 		settled, review, excluded := split(t, r.IntentAmount, r.OtherSettled)
 		row := ReconRow{TransferID: t.ID, FirstSeenAt: t.FirstSeenAt.UTC(), Network: t.Network, Method: method, Asset: t.Asset,
 			TxID: t.TxID, Index: t.Index, BlockHeight: t.BlockHeight, Address: t.Address,
@@ -135,7 +136,7 @@ func (s *Service) Reconcile(ctx context.Context, from, to, asOf time.Time) (Reco
 			IntentID: t.IntentID, IntentStatus: r.IntentStatus, PayableKind: r.PayableKind, Payable: r.PayableRef, Account: r.Account,
 			Classification: t.Classification, Status: t.Status, Settled: settled.String(), Review: review.String(), Excluded: excluded}
 		if r.IntentRate != "" && r.Method == method {
-			row.USDAtLockedRate = usdValue(t.Amount, r.IntentRate, dec).String()
+			row.USDAtLockedRate = views.USDValue(t.Amount, r.IntentRate, dec).String()
 		}
 		if t.BlockHeight != nil && t.Status != payment.TransferOrphaned && r.NodeHeight >= *t.BlockHeight {
 			row.Confirmations = r.NodeHeight - *t.BlockHeight + 1

@@ -17,6 +17,7 @@ import (
 	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/views"
 )
 
 // Violation is a broken invariant.
@@ -434,7 +435,7 @@ func (r *run) create(n payment.Network, a Action) {
 }
 
 func (r *run) addIntent(resp []byte) {
-	var v intents.IntentView
+	var v views.Intent
 	if err := json.Unmarshal(resp, &v); err != nil {
 		r.violate("harness", "intent view: %v", err)
 		return

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/views"
 )
 
 // BenchmarkCatchUp measures a catch-up of 1,000 btcd regtest blocks through
@@ -39,7 +39,7 @@ func BenchmarkCatchUp(b *testing.B) {
 					c.Networks["bitcoin"].Parallel = parallel
 				}
 			}))
-		var vs []intents.IntentView
+		var vs []views.Intent
 		for j := 0; j < paid; j++ {
 			vs = append(vs, e.CreateIntent("order", fmt.Sprintf("BENCH-%d", j), "cust-1", "10.00", "BTC"))
 		}

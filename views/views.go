@@ -1,22 +1,21 @@
-package intents
+package views
 
 import (
-	"math/big"
 	"time"
 
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
 )
 
-// RateView is the locked rate of an intent.
-type RateView struct {
+// Rate is the locked rate of an intent.
+type Rate struct {
 	USDPerUnit string    `json:"usd_per_unit"`
 	Sources    []string  `json:"sources"`
 	At         time.Time `json:"at"`
 }
 
-// TransferView is a transfer as the API shows it.
-type TransferView struct {
+// Transfer is a transfer as the API shows it.
+type Transfer struct {
 	ID              string                 `json:"id"`
 	Network         string                 `json:"network"`
 	Asset           string                 `json:"asset"`
@@ -35,11 +34,11 @@ type TransferView struct {
 	BlockHeight     *int64                 `json:"block_height"`
 	BlockHash       *string                `json:"block_hash"`
 	Credited        bool                   `json:"credited"`
-	Resolution      *ResolutionView        `json:"resolution"`
+	Resolution      *Resolution            `json:"resolution"`
 }
 
-// ResolutionView is finance's decision on a transfer.
-type ResolutionView struct {
+// Resolution is finance's decision on a transfer.
+type Resolution struct {
 	Action     string    `json:"action"`
 	Note       string    `json:"note"`
 	Actor      string    `json:"actor"`
@@ -50,8 +49,8 @@ type ResolutionView struct {
 	At         time.Time `json:"at"`
 }
 
-// IntentView is an intent as the API shows it (API.md "Intents").
-type IntentView struct {
+// Intent is an intent as the API shows it (API.md "Intents").
+type Intent struct {
 	ID                    string               `json:"id"`
 	Kind                  payment.PayableKind  `json:"kind"`
 	Reference             string               `json:"reference"`
@@ -64,7 +63,7 @@ type IntentView struct {
 	AmountBaseUnits       string               `json:"amount_base_units"`
 	Address               string               `json:"address"`
 	PaymentURI            string               `json:"payment_uri"`
-	Rate                  RateView             `json:"rate"`
+	Rate                  Rate                 `json:"rate"`
 	ExpiresAt             time.Time            `json:"expires_at"`
 	Status                payment.IntentStatus `json:"status"`
 	Overpaid              bool                 `json:"overpaid"`
@@ -78,7 +77,7 @@ type IntentView struct {
 	ReceivedBaseUnits     string               `json:"received_base_units"`
 	RenewedFrom           *string              `json:"renewed_from"`
 	SupersededBy          *string              `json:"superseded_by"`
-	Transfers             []TransferView       `json:"transfers"`
+	Transfers             []Transfer           `json:"transfers"`
 	CreatedAt             time.Time            `json:"created_at"`
 }
 
@@ -89,36 +88,10 @@ func strp(s string) *string {
 	return &s
 }
 
-// decimalsOf returns the decimals of an asset on a network.
-func decimalsOf(network, asset string) int {
-	if m, ok := payment.MethodFor(payment.Network(network), payment.Asset(asset)); ok {
-		return m.Decimals
-	}
-	return 0
-}
-
-// usdValue converts base units to cents at a decimal rate, rounding down
-// (what was received is never overstated).
-func usdValue(units *big.Int, rate string, decimals int) payment.Cents {
-	r, ok := new(big.Rat).SetString(rate)
-	if !ok || units == nil {
-		return 0
-	}
-	v := new(big.Rat).SetInt(units)
-	v.Mul(v, r)
-	v.Mul(v, big.NewRat(100, 1))
-	v.Quo(v, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(decimals)), nil)))
-	q := new(big.Int).Quo(v.Num(), v.Denom())
-	if !q.IsInt64() {
-		return 0
-	}
-	return payment.Cents(q.Int64())
-}
-
-// TransferViewOf renders a stored transfer; tip is the network's node height.
-func TransferViewOf(t store.Transfer, tip int64) TransferView {
-	dec := decimalsOf(t.Network, t.Asset)
-	v := TransferView{
+// TransferOf renders a stored transfer; tip is the network's node height.
+func TransferOf(t store.Transfer, tip int64) Transfer {
+	dec := Decimals(t.Network, t.Asset)
+	v := Transfer{
 		ID: t.ID, Network: t.Network, Asset: t.Asset, TxID: t.TxID, Index: t.Index, Address: t.Address,
 		Amount: payment.FormatUnits(t.Amount, dec), AmountBaseUnits: t.Amount.String(),
 		Required: t.ConfirmationsRequired, Status: t.Status, Classification: t.Classification,
@@ -132,7 +105,7 @@ func TransferViewOf(t store.Transfer, tip int64) TransferView {
 		v.Confirmations = tip - *t.BlockHeight + 1
 	}
 	if r := t.Resolution; r != nil {
-		v.Resolution = &ResolutionView{Action: r.Action, Note: r.Note, Actor: r.Actor, IntentID: r.IntentID,
+		v.Resolution = &Resolution{Action: r.Action, Note: r.Note, Actor: r.Actor, IntentID: r.IntentID,
 			Account: r.Account, RefundTxID: r.RefundTxID, At: r.CreatedAt.UTC()}
 		if r.AmountCents != nil {
 			v.Resolution.AmountUSD = payment.Cents(*r.AmountCents).String()
@@ -141,30 +114,30 @@ func TransferViewOf(t store.Transfer, tip int64) TransferView {
 	return v
 }
 
-// IntentViewOf renders a stored intent with its transfers.
-func IntentViewOf(in store.Intent, transfers []store.Transfer, tip int64, uri string) IntentView {
-	dec := decimalsOf(in.Network, in.Asset)
-	v := IntentView{
+// IntentOf renders a stored intent with its transfers.
+func IntentOf(in store.Intent, transfers []store.Transfer, tip int64, uri string) Intent {
+	dec := Decimals(in.Network, in.Asset)
+	v := Intent{
 		ID: in.ID, Kind: in.Kind, Reference: in.Reference, Account: strp(in.Account),
 		Method: in.Method, Network: in.Network, Asset: assetName(in.Method, in.Asset),
 		AmountUSD: payment.Cents(in.AmountCents).String(), Amount: payment.FormatUnits(in.Amount, dec),
 		AmountBaseUnits: in.Amount.String(), Address: in.Address, PaymentURI: uri,
-		Rate:      RateView{USDPerUnit: in.Rate, Sources: in.RateSources, At: in.RateAt.UTC()},
+		Rate:      Rate{USDPerUnit: in.Rate, Sources: in.RateSources, At: in.RateAt.UTC()},
 		ExpiresAt: in.ExpiresAt.UTC(), Status: in.Status, Overpaid: in.Overpaid, Late: in.Late,
 		ConfirmationsRequired: in.ConfirmationsRequired, ReportedAt: utc(in.ReportedAt),
 		DetectedAt: utc(in.DetectedAt), PaidAt: utc(in.PaidAt),
-		PaidUSD:  usdValue(in.ConfirmedSum, in.Rate, dec).String(),
+		PaidUSD:  USDValue(in.ConfirmedSum, in.Rate, dec).String(),
 		Received: payment.FormatUnits(in.Received, dec), ReceivedBaseUnits: in.Received.String(),
 		RenewedFrom: strp(in.RenewedFrom), SupersededBy: strp(in.SupersededBy),
-		Transfers: []TransferView{}, CreatedAt: in.CreatedAt.UTC(),
+		Transfers: []Transfer{}, CreatedAt: in.CreatedAt.UTC(),
 	}
-	if in.Status == payment.IntentPaid && usdValue(in.ConfirmedSum, in.Rate, dec) > payment.Cents(in.AmountCents) && !in.Overpaid {
+	if in.Status == payment.IntentPaid && USDValue(in.ConfirmedSum, in.Rate, dec) > payment.Cents(in.AmountCents) && !in.Overpaid {
 		// Rounding the amount up to display precision can make the USD value a
 		// cent above the order; the order is what was paid.
 		v.PaidUSD = payment.Cents(in.AmountCents).String()
 	}
 	for _, t := range transfers {
-		v.Transfers = append(v.Transfers, TransferViewOf(t, tip))
+		v.Transfers = append(v.Transfers, TransferOf(t, tip))
 	}
 	return v
 }

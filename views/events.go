@@ -1,4 +1,4 @@
-package intents
+package views
 
 import (
 	"encoding/json"
@@ -8,10 +8,10 @@ import (
 	"github.com/paywatch/paywatch/store"
 )
 
-// EventView is an event as the feed and webhooks show it (API.md "Events
+// Event is an event as the feed and webhooks show it (API.md "Events
 // and webhooks"); data is the changed resource (an intent, a transfer, a
 // ledger entry).
-type EventView struct {
+type Event struct {
 	ID        string            `json:"id"`
 	Seq       int64             `json:"seq"`
 	Type      payment.EventType `json:"type"`
@@ -19,7 +19,7 @@ type EventView struct {
 	Data      json.RawMessage   `json:"data"`
 }
 
-// EventViewOf renders a stored event.
-func EventViewOf(e store.Event) EventView {
-	return EventView{ID: e.ID, Seq: e.Seq, Type: e.Type, CreatedAt: e.CreatedAt.UTC(), Data: e.Data}
+// EventOf renders a stored event.
+func EventOf(e store.Event) Event {
+	return Event{ID: e.ID, Seq: e.Seq, Type: e.Type, CreatedAt: e.CreatedAt.UTC(), Data: e.Data}
 }

@@ -1,4 +1,4 @@
-package intents
+package views
 
 import (
 	"time"
@@ -7,8 +7,8 @@ import (
 	"github.com/paywatch/paywatch/store"
 )
 
-// LedgerView is a ledger entry as the API shows it.
-type LedgerView struct {
+// LedgerEntry is a ledger entry as the API shows it.
+type LedgerEntry struct {
 	ID              string                  `json:"id"`
 	Account         string                  `json:"account"`
 	Type            payment.LedgerEntryType `json:"type"`
@@ -21,9 +21,9 @@ type LedgerView struct {
 	CreatedAt       time.Time               `json:"created_at"`
 }
 
-// LedgerViewOf renders a ledger entry.
-func LedgerViewOf(e store.LedgerEntry) LedgerView {
-	v := LedgerView{ID: e.ID, Account: e.Account, Type: e.Type, AmountUSD: payment.Cents(e.AmountCents).String(),
+// LedgerEntryOf renders a ledger entry.
+func LedgerEntryOf(e store.LedgerEntry) LedgerEntry {
+	v := LedgerEntry{ID: e.ID, Account: e.Account, Type: e.Type, AmountUSD: payment.Cents(e.AmountCents).String(),
 		Reference: e.Reference, IntentID: strp(e.IntentID), TransferID: strp(e.TransferID),
 		BalanceAfterUSD: payment.Cents(e.BalanceAfter).String(), CreatedAt: e.CreatedAt.UTC()}
 	if e.UnrecoveredCents > 0 {
