@@ -80,15 +80,62 @@ func (s *Service) redecideSiblings(ctx context.Context, tx *store.Tx, payableID 
 	return nil
 }
 
-// decide is reevaluateLocked at a sibling depth.
+// decision is one intent's matcher decision in the making: what was read
+// under the locks, what the matcher decided, and what the steps of decide
+// wrote, for the events rendered at the end.
+type decision struct {
+	p         store.Payable
+	in        store.Intent
+	all       []store.Transfer // every transfer of the intent, for its view
+	trs       []store.Transfer // those the matcher sees (matchable)
+	elsewhere bool             // the payable is paid by another intent or a debit
+	d         matcher.Decision
+	st        store.IntentState
+	changed   bool
+	classes   map[string]payment.Classification
+	voided    map[string]bool
+	unmatched []store.Transfer
+	ledger    []store.LedgerEntry
+}
+
+// decide is reevaluateLocked at a sibling depth: it asks the matcher about
+// the intent (locked here, its payable by the caller) and writes the
+// decision in order: the transfers' classes, the intent's state, the
+// payable and ledger following the paid status, the siblings, then the
+// events.
 func (s *Service) decide(ctx context.Context, tx *store.Tx, p store.Payable, id string, now time.Time, depth int) error {
-	in, err := tx.IntentForUpdate(ctx, id)
+	dc, err := s.readDecision(ctx, tx, p, id, now)
 	if err != nil {
 		return err
 	}
+	if err := s.writeClasses(ctx, tx, dc, now); err != nil {
+		return err
+	}
+	if err := writeIntentState(ctx, tx, dc, now); err != nil {
+		return err
+	}
+	wasPaid, isPaid := dc.in.Status == payment.IntentPaid, dc.d.Status == payment.IntentPaid
+	if err := s.followPaid(ctx, tx, dc, wasPaid, isPaid, now); err != nil {
+		return err
+	}
+	if isPaid != wasPaid {
+		if err := s.redecideSiblings(ctx, tx, p.ID, id, now, depth); err != nil {
+			return err
+		}
+	}
+	return s.appendDecisionEvents(ctx, tx, dc, now)
+}
+
+// readDecision locks and reads the intent and its transfers and asks the
+// matcher.
+func (s *Service) readDecision(ctx context.Context, tx *store.Tx, p store.Payable, id string, now time.Time) (*decision, error) {
+	in, err := tx.IntentForUpdate(ctx, id)
+	if err != nil {
+		return nil, err
+	}
 	all, err := tx.TransfersByIntent(ctx, id)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	trs := matchable(all) // balance-check items count only once credited (balance.go)
 	mtrs := make([]matcher.Transfer, len(trs))
@@ -111,74 +158,86 @@ func (s *Service) decide(ctx context.Context, tx *store.Tx, p store.Payable, id 
 		Asset: payment.Asset(in.Asset), Amount: in.Amount, Tolerance: in.Tolerance, DustMin: in.DustMin,
 		Deadline: in.ExpiresAt, Status: in.Status, PayablePaidElsewhere: elsewhere,
 	}, mtrs, now)
+	return &decision{p: p, in: in, all: all, trs: trs, elsewhere: elsewhere, d: d,
+		classes: make(map[string]payment.Classification, len(trs)), voided: map[string]bool{}}, nil
+}
 
-	var unmatched []store.Transfer
-	classes := make(map[string]payment.Classification, len(trs))
-	voided := map[string]bool{}
-	for i, t := range trs {
-		c := d.Classes[i]
-		classes[t.ID] = c
+// writeClasses stores each transfer's new class, voids the credit of a
+// transfer credited to an intent whose payable was paid elsewhere, and
+// collects the transfers that became a finance item (dc.unmatched).
+func (s *Service) writeClasses(ctx context.Context, tx *store.Tx, dc *decision, now time.Time) error {
+	for i, t := range dc.trs {
+		c := dc.d.Classes[i]
+		dc.classes[t.ID] = c
 		if c != t.Classification {
 			if err := tx.SetClassification(ctx, t.ID, c, now); err != nil {
 				return err
 			}
 		}
-		if t.Credited && elsewhere && d.Classes[i] == payment.Duplicate {
+		if t.Credited && dc.elsewhere && c == payment.Duplicate {
 			// Finance credited it, but the payable was paid by other means
 			// before it could pay: a payment for an already paid payable.
 			// The decision is void and the transfer a finance item again.
-			if err := tx.VoidCredit(ctx, t.ID, "payable "+p.Reference+" was paid by other means before this transfer could pay it", now); err != nil {
+			if err := tx.VoidCredit(ctx, t.ID, "payable "+dc.p.Reference+" was paid by other means before this transfer could pay it", now); err != nil {
 				return err
 			}
 			t.Credited, t.Resolution, t.NotifiedClass = false, nil, ""
-			voided[t.ID] = true
+			dc.voided[t.ID] = true
 			tx.AfterCommit(func() { // logged once written: the transaction may be retried
 				s.log.Warn("credited transfer of a payable paid elsewhere: credit void, back to finance",
-					"transfer", t.ID, "intent", id, "reference", p.Reference)
+					"transfer", t.ID, "intent", dc.in.ID, "reference", dc.p.Reference)
 			})
 		}
-		if forFinance(d, d.Classes[i], t) && t.NotifiedClass != c {
+		if forFinance(dc.d, c, t) && t.NotifiedClass != c {
 			if err := tx.SetNotified(ctx, t.ID, c); err != nil {
 				return err
 			}
 			t.Classification, t.NotifiedClass = c, c
-			unmatched = append(unmatched, t)
+			dc.unmatched = append(dc.unmatched, t)
 		}
 	}
+	return nil
+}
 
-	st := store.IntentState{Status: d.Status, Overpaid: d.Overpaid, Late: d.Late, Received: d.Received,
+// writeIntentState stores the intent's new state when it changed.
+func writeIntentState(ctx context.Context, tx *store.Tx, dc *decision, now time.Time) error {
+	in, d := dc.in, dc.d
+	dc.st = store.IntentState{Status: d.Status, Overpaid: d.Overpaid, Late: d.Late, Received: d.Received,
 		ConfirmedSum: d.ConfirmedSum, DetectedAt: in.DetectedAt, PaidAt: in.PaidAt}
-	if st.DetectedAt == nil && d.Received.Sign() > 0 {
-		st.DetectedAt = &now
+	if dc.st.DetectedAt == nil && d.Received.Sign() > 0 {
+		dc.st.DetectedAt = &now
 	}
 	if d.Status == payment.IntentPaid && in.Status != payment.IntentPaid {
-		st.PaidAt = &now
+		dc.st.PaidAt = &now
 	}
-	changed := st.Status != in.Status || st.Overpaid != in.Overpaid || st.Late != in.Late ||
+	st := dc.st
+	dc.changed = st.Status != in.Status || st.Overpaid != in.Overpaid || st.Late != in.Late ||
 		st.Received.Cmp(in.Received) != 0 || st.ConfirmedSum.Cmp(in.ConfirmedSum) != 0
-	if changed {
-		if err := tx.UpdateIntentState(ctx, id, st, now); err != nil {
-			return err
-		}
+	if !dc.changed {
+		return nil
 	}
+	return tx.UpdateIntentState(ctx, in.ID, st, now)
+}
 
-	// The payable and the ledger follow the paid status.
-	wasPaid, isPaid := in.Status == payment.IntentPaid, d.Status == payment.IntentPaid
-	var ledger []store.LedgerEntry
+// followPaid makes the payable and the ledger follow the paid status: a
+// payable paid by the intent (and a top-up credited once), or no longer
+// paid (and the credit reversed).
+func (s *Service) followPaid(ctx context.Context, tx *store.Tx, dc *decision, wasPaid, isPaid bool, now time.Time) error {
+	p, in := dc.p, dc.in
 	if isPaid && !wasPaid {
-		if err := tx.SetPayablePaid(ctx, p.ID, id, now); err != nil {
-			return fmt.Errorf("intent %s paid but payable %s is not payable: %w", id, p.Reference, err)
+		if err := tx.SetPayablePaid(ctx, p.ID, in.ID, now); err != nil {
+			return fmt.Errorf("intent %s paid but payable %s is not payable: %w", in.ID, p.Reference, err)
 		}
 		if p.Kind == payment.Topup {
 			es, err := s.creditOnce(ctx, tx, in, now)
 			if err != nil {
 				return err
 			}
-			ledger = append(ledger, es...)
+			dc.ledger = append(dc.ledger, es...)
 		}
 	}
 	if wasPaid && !isPaid {
-		if err := tx.ClearPayablePaid(ctx, p.ID, id); err != nil {
+		if err := tx.ClearPayablePaid(ctx, p.ID, in.ID); err != nil {
 			return err
 		}
 		if p.Kind == payment.Topup {
@@ -187,60 +246,68 @@ func (s *Service) decide(ctx context.Context, tx *store.Tx, p store.Payable, id 
 				return err
 			}
 			if e != nil {
-				ledger = append(ledger, *e)
+				dc.ledger = append(dc.ledger, *e)
 			}
 		}
 		tx.AfterCommit(func() { // logged once written: the transaction may be retried
-			s.log.Error("paid intent reverted by a reorg", "intent", id, "network", in.Network, "reference", p.Reference)
+			s.log.Error("paid intent reverted by a reorg", "intent", in.ID, "network", in.Network, "reference", p.Reference)
 		})
 	}
+	return nil
+}
 
-	if isPaid != wasPaid {
-		if err := s.redecideSiblings(ctx, tx, p.ID, id, now, depth); err != nil {
-			return err
-		}
-	}
-
-	// Events last: they take the event lock, held until commit.
-	if len(unmatched) == 0 && !changed && len(ledger) == 0 {
+// appendDecisionEvents appends the decision's events, last: they take the
+// event lock, held until commit. Their bodies are rendered from what this
+// transaction decided and wrote, not read back.
+func (s *Service) appendDecisionEvents(ctx context.Context, tx *store.Tx, dc *decision, now time.Time) error {
+	if len(dc.unmatched) == 0 && !dc.changed && len(dc.ledger) == 0 {
 		return nil
 	}
-	// The event bodies are rendered from what this transaction decided and
-	// wrote, not read back.
+	in, id := dc.in, dc.in.ID
 	tip, err := tx.NodeHeight(ctx, in.Network)
 	if err != nil {
 		return err
 	}
-	for _, t := range unmatched {
+	for _, t := range dc.unmatched {
 		if err := tx.QueueAppendEvent(payment.EventTransferUnmatched, id, t.ID, in.Account, views.TransferOf(t, tip), now); err != nil {
 			return err
 		}
 	}
-	if st.Status != in.Status {
-		after := in
-		after.Status, after.Overpaid, after.Late = st.Status, st.Overpaid, st.Late
-		after.Received, after.ConfirmedSum, after.DetectedAt, after.PaidAt = st.Received, st.ConfirmedSum, st.DetectedAt, st.PaidAt
-		shown := make([]store.Transfer, len(all))
-		for i, t := range all {
-			if c, ok := classes[t.ID]; ok {
-				t.Classification = c
-			}
-			if voided[t.ID] {
-				t.Credited, t.Resolution = false, nil
-			}
-			shown[i] = t
-		}
-		view := views.IntentOf(after, shown, tip, s.PaymentURI(after))
-		if err := tx.QueueAppendEvent(payment.IntentEvent(st.Status), id, "", in.Account, view, now); err != nil {
+	if dc.st.Status != in.Status {
+		view := views.IntentOf(dc.after(), dc.shown(), tip, s.PaymentURI(dc.after()))
+		if err := tx.QueueAppendEvent(payment.IntentEvent(dc.st.Status), id, "", in.Account, view, now); err != nil {
 			return err
 		}
 	}
-	for _, e := range ledger {
+	for _, e := range dc.ledger {
 		if err := tx.QueueAppendEvent(payment.LedgerEvent(e.Type), id, "", e.Account, views.LedgerEntryOf(e), now); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// after is the intent as the decision left it.
+func (dc *decision) after() store.Intent {
+	after, st := dc.in, dc.st
+	after.Status, after.Overpaid, after.Late = st.Status, st.Overpaid, st.Late
+	after.Received, after.ConfirmedSum, after.DetectedAt, after.PaidAt = st.Received, st.ConfirmedSum, st.DetectedAt, st.PaidAt
+	return after
+}
+
+// shown is the intent's transfers as the decision left them.
+func (dc *decision) shown() []store.Transfer {
+	shown := make([]store.Transfer, len(dc.all))
+	for i, t := range dc.all {
+		if c, ok := dc.classes[t.ID]; ok {
+			t.Classification = c
+		}
+		if dc.voided[t.ID] {
+			t.Credited, t.Resolution = false, nil
+		}
+		shown[i] = t
+	}
+	return shown
 }
 
 // forFinance reports whether a transfer's classification is a finance item

@@ -143,119 +143,154 @@ func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveReq
 		return res, err
 	}
 	req.Note = strings.TrimSpace(req.Note)
+	if err := checkResolve(req, actor); err != nil {
+		return Result[views.Transfer]{}, err
+	}
+	return idempotent(ctx, s, idem, func(tx *store.Tx, now time.Time) (Outcome, views.Transfer, error) {
+		tr, err := resolvable(ctx, tx, transferID)
+		if err != nil {
+			return 0, views.Transfer{}, err
+		}
+		res, ledger, reeval, err := s.applyResolution(ctx, tx, tr, req, actor, now)
+		if err != nil {
+			return 0, views.Transfer{}, err
+		}
+		view, err := s.afterResolution(ctx, tx, tr, res, ledger, reeval, now)
+		return Applied, view, err
+	})
+}
+
+// checkResolve checks a resolution request before any read.
+func checkResolve(req ResolveRequest, actor string) error {
 	switch {
 	case req.Note == "":
-		return Result[views.Transfer]{}, invalid("note", InvalidRequest, "note is required: say why (it is kept with the decision)")
+		return invalid("note", InvalidRequest, "note is required: say why (it is kept with the decision)")
 	case len(req.Note) > 2000:
-		return Result[views.Transfer]{}, invalid("note", InvalidRequest, "note must be at most 2000 characters")
+		return invalid("note", InvalidRequest, "note must be at most 2000 characters")
 	case req.Action == ActionCreditIntent && req.IntentID == "":
-		return Result[views.Transfer]{}, invalid("intent_id", InvalidRequest, "credit_intent needs intent_id")
+		return invalid("intent_id", InvalidRequest, "credit_intent needs intent_id")
 	case req.Action == ActionCreditAccount && !validName(req.Account):
-		return Result[views.Transfer]{}, invalid("account", InvalidRequest, "credit_account needs account (1-200 characters of letters, digits and ._:/#-)")
+		return invalid("account", InvalidRequest, "credit_account needs account (1-200 characters of letters, digits and ._:/#-)")
 	case req.Action == ActionRefunded && (strings.TrimSpace(req.RefundTxID) == "" || len(req.RefundTxID) > 200):
-		return Result[views.Transfer]{}, invalid("refund_txid", InvalidRequest, "refunded needs refund_txid (the refund transaction id)")
+		return invalid("refund_txid", InvalidRequest, "refunded needs refund_txid (the refund transaction id)")
 	case req.Action != ActionCreditIntent && req.Action != ActionCreditAccount && req.Action != ActionRefunded && req.Action != ActionIgnore:
-		return Result[views.Transfer]{}, invalid("action", InvalidRequest, "action must be credit_intent, credit_account, refunded or ignore")
+		return invalid("action", InvalidRequest, "action must be credit_intent, credit_account, refunded or ignore")
 	case actor == "":
-		return Result[views.Transfer]{}, fail(InvalidRequest, "the decision needs an actor")
+		return fail(InvalidRequest, "the decision needs an actor")
 	}
 	if req.USDPerUnit != "" {
 		if r, ok := new(big.Rat).SetString(req.USDPerUnit); !ok || r.Sign() <= 0 || strings.ContainsAny(req.USDPerUnit, "/eE") {
-			return Result[views.Transfer]{}, invalid("usd_per_unit", InvalidAmount, "usd_per_unit must be a positive decimal like \"2500.10\"")
+			return invalid("usd_per_unit", InvalidAmount, "usd_per_unit must be a positive decimal like \"2500.10\"")
 		}
 	}
-	return idempotent(ctx, s, idem, func(tx *store.Tx, now time.Time) (Outcome, views.Transfer, error) {
-		tr, err := tx.TransferForUpdate(ctx, transferID)
-		if errors.Is(err, store.ErrNotFound) {
-			return 0, views.Transfer{}, fail(NotFound, "no transfer %q", transferID)
-		}
+	return nil
+}
+
+// resolvable locks the transfer and checks that it is a finance item now:
+// not resolved yet, not settling cleanly, not part of a payment in progress.
+func resolvable(ctx context.Context, tx *store.Tx, transferID string) (store.Transfer, error) {
+	tr, err := tx.TransferForUpdate(ctx, transferID)
+	if errors.Is(err, store.ErrNotFound) {
+		return tr, fail(NotFound, "no transfer %q", transferID)
+	}
+	if err != nil {
+		return tr, err
+	}
+	if tr.Resolution != nil {
+		return tr, fail(Conflict, "transfer %s was already resolved (%s by %s at %s); a resolution is final",
+			tr.ID, tr.Resolution.Action, tr.Resolution.Actor, tr.Resolution.CreatedAt.UTC().Format(time.RFC3339))
+	}
+	if tr.Classification == payment.Settles {
+		return tr, fail(Conflict, "transfer %s settles intent %s; there is nothing to resolve", tr.ID, tr.IntentID)
+	}
+	if tr.Classification == payment.Partial && tr.IntentID != "" && tr.Status != payment.TransferOrphaned {
+		// A part of a payment still in progress is not a finance item
+		// yet (a resolution would make it stop counting under the
+		// customer's feet); it is once its intent stops waiting.
+		in, err := tx.GetIntent(ctx, tr.IntentID)
 		if err != nil {
-			return 0, views.Transfer{}, err
+			return tr, err
 		}
-		if tr.Resolution != nil {
-			return 0, views.Transfer{}, fail(Conflict, "transfer %s was already resolved (%s by %s at %s); a resolution is final",
-				tr.ID, tr.Resolution.Action, tr.Resolution.Actor, tr.Resolution.CreatedAt.UTC().Format(time.RFC3339))
+		if in.Status.Waiting() {
+			return tr, fail(Conflict, "transfer %s is part of a payment in progress (intent %s is %s); decide once the intent stops waiting for the rest",
+				tr.ID, in.ID, in.Status)
 		}
-		if tr.Classification == payment.Settles {
-			return 0, views.Transfer{}, fail(Conflict, "transfer %s settles intent %s; there is nothing to resolve", tr.ID, tr.IntentID)
-		}
-		if tr.Classification == payment.Partial && tr.IntentID != "" && tr.Status != payment.TransferOrphaned {
-			// A part of a payment still in progress is not a finance item
-			// yet (a resolution would make it stop counting under the
-			// customer's feet); it is once its intent stops waiting.
-			in, err := tx.GetIntent(ctx, tr.IntentID)
-			if err != nil {
-				return 0, views.Transfer{}, err
-			}
-			if in.Status.Waiting() {
-				return 0, views.Transfer{}, fail(Conflict, "transfer %s is part of a payment in progress (intent %s is %s); decide once the intent stops waiting for the rest",
-					tr.ID, in.ID, in.Status)
-			}
-		}
-		if req.Action == ActionRefunded {
-			id, err := refundTxID(tr.Network, req.RefundTxID)
-			if err != nil {
-				return 0, views.Transfer{}, invalid("refund_txid", InvalidRequest, "refund_txid: %v (transfer %s is on %s)", err, tr.ID, tr.Network)
-			}
-			req.RefundTxID = id
-		}
-		res := store.Resolution{Action: req.Action, Note: req.Note, Actor: actor, RefundTxID: req.RefundTxID, CreatedAt: now}
-		var ledger *store.LedgerEntry
-		var reeval []string
-		switch req.Action {
-		case ActionCreditIntent:
-			ids, cents, err := s.creditIntent(ctx, tx, tr, req.IntentID, now)
-			if err != nil {
-				return 0, views.Transfer{}, err
-			}
-			reeval, res.IntentID, res.AmountCents = ids, req.IntentID, &cents
-		case ActionCreditAccount:
-			e, err := s.creditAccount(ctx, tx, tr, req, now)
-			if err != nil {
-				return 0, views.Transfer{}, err
-			}
-			ledger, res.Account, res.AmountCents = &e, req.Account, &e.AmountCents
-		}
-		if err := tx.InsertResolution(ctx, tr.ID, res); errors.Is(err, store.ErrConflict) {
-			return 0, views.Transfer{}, fail(Conflict, "transfer %s was already resolved", tr.ID)
-		} else if err != nil {
-			return 0, views.Transfer{}, err
-		}
-		// The matcher (and its events) after the resolution row, events last.
-		sort.Strings(reeval)
-		for _, id := range reeval {
-			if err := s.reevaluate(ctx, tx, id, now); err != nil {
-				return 0, views.Transfer{}, err
-			}
-		}
-		fresh, err := tx.GetTransfer(ctx, tr.ID)
+	}
+	return tr, nil
+}
+
+// applyResolution applies the action and records the resolution; it
+// returns the resolution, the ledger entry a credit_account wrote, and the
+// intents to decide again.
+func (s *Service) applyResolution(ctx context.Context, tx *store.Tx, tr store.Transfer, req ResolveRequest, actor string, now time.Time) (store.Resolution, *store.LedgerEntry, []string, error) {
+	if req.Action == ActionRefunded {
+		id, err := refundTxID(tr.Network, req.RefundTxID)
 		if err != nil {
-			return 0, views.Transfer{}, err
+			return store.Resolution{}, nil, nil, invalid("refund_txid", InvalidRequest, "refund_txid: %v (transfer %s is on %s)", err, tr.ID, tr.Network)
 		}
-		tip, err := tx.NodeHeight(ctx, tr.Network)
+		req.RefundTxID = id
+	}
+	res := store.Resolution{Action: req.Action, Note: req.Note, Actor: actor, RefundTxID: req.RefundTxID, CreatedAt: now}
+	var ledger *store.LedgerEntry
+	var reeval []string
+	switch req.Action {
+	case ActionCreditIntent:
+		ids, cents, err := s.creditIntent(ctx, tx, tr, req.IntentID, now)
 		if err != nil {
-			return 0, views.Transfer{}, err
+			return res, nil, nil, err
 		}
-		view := views.TransferOf(fresh, tip)
-		account := res.Account
-		if ledger != nil {
-			lv := views.LedgerEntryOf(*ledger)
-			if err := tx.QueueAppendEvent(payment.EventLedgerCredited, "", tr.ID, ledger.Account, lv, now); err != nil {
-				return 0, views.Transfer{}, err
-			}
+		reeval, res.IntentID, res.AmountCents = ids, req.IntentID, &cents
+	case ActionCreditAccount:
+		e, err := s.creditAccount(ctx, tx, tr, req, now)
+		if err != nil {
+			return res, nil, nil, err
 		}
-		if account == "" && fresh.IntentID != "" {
-			in, err := tx.GetIntent(ctx, fresh.IntentID)
-			if err != nil {
-				return 0, views.Transfer{}, err
-			}
-			account = in.Account
+		ledger, res.Account, res.AmountCents = &e, req.Account, &e.AmountCents
+	}
+	if err := tx.InsertResolution(ctx, tr.ID, res); errors.Is(err, store.ErrConflict) {
+		return res, nil, nil, fail(Conflict, "transfer %s was already resolved", tr.ID)
+	} else if err != nil {
+		return res, nil, nil, err
+	}
+	return res, ledger, reeval, nil
+}
+
+// afterResolution decides the credited intents again (the matcher and its
+// events after the resolution row), then appends the ledger.credited and
+// transfer.resolved events, last; it returns the transfer as resolved.
+func (s *Service) afterResolution(ctx context.Context, tx *store.Tx, tr store.Transfer, res store.Resolution, ledger *store.LedgerEntry, reeval []string, now time.Time) (views.Transfer, error) {
+	sort.Strings(reeval)
+	for _, id := range reeval {
+		if err := s.reevaluate(ctx, tx, id, now); err != nil {
+			return views.Transfer{}, err
 		}
-		if err := tx.QueueAppendEvent(payment.EventTransferResolved, fresh.IntentID, tr.ID, account, view, now); err != nil {
-			return 0, views.Transfer{}, err
+	}
+	fresh, err := tx.GetTransfer(ctx, tr.ID)
+	if err != nil {
+		return views.Transfer{}, err
+	}
+	tip, err := tx.NodeHeight(ctx, tr.Network)
+	if err != nil {
+		return views.Transfer{}, err
+	}
+	view := views.TransferOf(fresh, tip)
+	account := res.Account
+	if ledger != nil {
+		if err := tx.QueueAppendEvent(payment.EventLedgerCredited, "", tr.ID, ledger.Account, views.LedgerEntryOf(*ledger), now); err != nil {
+			return views.Transfer{}, err
 		}
-		return Applied, view, nil
-	})
+	}
+	if account == "" && fresh.IntentID != "" {
+		in, err := tx.GetIntent(ctx, fresh.IntentID)
+		if err != nil {
+			return views.Transfer{}, err
+		}
+		account = in.Account
+	}
+	if err := tx.QueueAppendEvent(payment.EventTransferResolved, fresh.IntentID, tr.ID, account, view, now); err != nil {
+		return views.Transfer{}, err
+	}
+	return view, nil
 }
 
 // creditIntent checks and applies credit_intent; it returns the intents to
