@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/views"
 )
 
 func errCode(t *testing.T, body []byte) string {
@@ -123,7 +123,7 @@ func TestConcurrentCreationsNeverShareAnAddress(t *testing.T) {
 				t.Errorf("create %d: %d %s", i, st, body)
 				return
 			}
-			var v intents.IntentView
+			var v views.Intent
 			_ = json.Unmarshal(body, &v)
 			addrs[i] = v.Network + "/" + v.Address
 		}(i)
@@ -147,7 +147,7 @@ func TestIntentLifecycleEndpoints(t *testing.T) {
 	// Report is idempotent and changes no status.
 	for i := 0; i < 2; i++ {
 		st, body := e.Do("POST", "/v1/intents/"+v.ID+"/report", "storefront", nil)
-		var got intents.IntentView
+		var got views.Intent
 		_ = json.Unmarshal(body, &got)
 		if st != 200 || got.ReportedAt == nil || got.Status != "awaiting_payment" {
 			t.Fatalf("report: %d %s", st, body)
@@ -163,7 +163,7 @@ func TestIntentLifecycleEndpoints(t *testing.T) {
 	if st != 201 {
 		t.Fatalf("renew: %d %s", st, body)
 	}
-	var renewed intents.IntentView
+	var renewed views.Intent
 	_ = json.Unmarshal(body, &renewed)
 	if renewed.ID == v.ID || renewed.Address == v.Address || renewed.RenewedFrom == nil || *renewed.RenewedFrom != v.ID {
 		t.Fatalf("renewed: %+v", renewed)

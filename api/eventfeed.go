@@ -392,7 +392,7 @@ func match(evs []store.Event, after int64, types []string, limit int) []store.Ev
 		if len(out) == limit {
 			break
 		}
-		if len(types) == 0 || slices.Contains(types, e.Type) {
+		if len(types) == 0 || slices.Contains(types, string(e.Type)) {
 			out = append(out, e)
 		}
 	}

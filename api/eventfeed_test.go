@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/devnet/devnettest"
+	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
 )
 
@@ -53,7 +54,7 @@ func appendEvents(t testing.TB, st *store.Store, types ...string) []store.Event 
 	var out []store.Event
 	err := st.InTx(context.Background(), func(tx *store.Tx) error {
 		for _, typ := range types {
-			ev, err := tx.AppendEvent(context.Background(), typ, "", "", "", map[string]int{"n": len(out)}, time.Now())
+			ev, err := tx.AppendEvent(context.Background(), payment.EventType(typ), "", "", "", map[string]int{"n": len(out)}, time.Now())
 			if err != nil {
 				return err
 			}

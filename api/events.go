@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
 )
 
 // maxEventWait bounds ?wait= below the server's write timeout.
@@ -18,7 +18,7 @@ const maxEventWait = 60 * time.Second
 
 // EventsPage is GET /v1/events.
 type EventsPage struct {
-	Events []intents.EventView `json:"events"`
+	Events []views.Event `json:"events"`
 	// Next is the cursor for the following call: the last event's id, or the
 	// request's after when nothing was new.
 	Next string `json:"next"`
@@ -98,9 +98,9 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, key store.API
 		s.fail(w, r, err)
 		return
 	}
-	page := EventsPage{Events: make([]intents.EventView, 0, len(evs)), Next: after}
+	page := EventsPage{Events: make([]views.Event, 0, len(evs)), Next: after}
 	for _, e := range evs {
-		page.Events = append(page.Events, intents.EventViewOf(e))
+		page.Events = append(page.Events, views.EventOf(e))
 	}
 	if len(evs) > 0 {
 		page.Next = evs[len(evs)-1].ID

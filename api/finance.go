@@ -8,6 +8,7 @@ import (
 
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
 )
 
 func (s *Server) listTransfers(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
@@ -45,7 +46,7 @@ func (s *Server) getTransfer(w http.ResponseWriter, r *http.Request, _ store.API
 		s.internal(w, r, err)
 		return
 	}
-	writeJSON(w, 200, intents.TransferViewOf(t, tip))
+	writeJSON(w, 200, views.TransferOf(t, tip))
 }
 
 // resolveTransfer records a finance decision; the actor is the API key's name.

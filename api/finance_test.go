@@ -15,6 +15,7 @@ import (
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/views"
 )
 
 // payLookahead pays an address of ours that no intent has (a look-ahead
@@ -44,7 +45,7 @@ func inbox(t *testing.T, e *intentstest.Env, query string) intents.InboxPage {
 }
 
 // onlyTransfer returns the single inbox transfer with a classification.
-func onlyTransfer(t *testing.T, e *intentstest.Env, class string) intents.TransferView {
+func onlyTransfer(t *testing.T, e *intentstest.Env, class string) views.Transfer {
 	t.Helper()
 	p := inbox(t, e, "classification="+class)
 	if len(p.Transfers) != 1 {
@@ -142,7 +143,7 @@ func TestResolveActionsAndRefusals(t *testing.T) {
 
 	// credit_intent: the late payment pays the top-up, which is credited.
 	status, body := resolve(e, lateTr.ID, "finance", map[string]string{"action": "credit_intent", "intent_id": late.ID, "note": "late by 3 min, customer emailed"})
-	res := decodeInto[intents.TransferView](t, body)
+	res := decodeInto[views.Transfer](t, body)
 	if status != 200 || res.Resolution == nil || res.Resolution.Actor != "finance-key" || res.Resolution.Action != "credit_intent" ||
 		res.Classification != "settles" || !res.Credited {
 		t.Fatalf("credit_intent: %d %s", status, body)
@@ -165,7 +166,7 @@ func TestResolveActionsAndRefusals(t *testing.T) {
 		t.Fatalf("credit_account surplus: %d %s", status, body)
 	}
 	status, body = resolve(e, unkTr.ID, "finance", map[string]string{"action": "credit_account", "account": "cust-u", "note": "customer proved it"})
-	if res := decodeInto[intents.TransferView](t, body); status != 200 || res.Resolution == nil || res.Resolution.AmountUSD != "5.00" {
+	if res := decodeInto[views.Transfer](t, body); status != 200 || res.Resolution == nil || res.Resolution.AmountUSD != "5.00" {
 		t.Fatalf("credit_account unknown: %d %s", status, body)
 	}
 	if b := balance(t, e, "cust-o"); b.AvailableUSD != "2.50" {

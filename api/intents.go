@@ -9,6 +9,7 @@ import (
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
 )
 
 // MethodView is one entry of GET /v1/methods.
@@ -147,16 +148,16 @@ func (s *Server) renewIntent(w http.ResponseWriter, r *http.Request, key store.A
 
 // PayableView is GET /v1/payables/{kind}/{reference}.
 type PayableView struct {
-	ID           int64                `json:"id"`
-	Kind         string               `json:"kind"`
-	Reference    string               `json:"reference"`
-	Account      *string              `json:"account"`
-	AmountUSD    string               `json:"amount_usd"`
-	Status       string               `json:"status"`
-	PaidByIntent *string              `json:"paid_by_intent"`
-	PaidByEntry  *string              `json:"paid_by_ledger_entry"`
-	PaidAt       any                  `json:"paid_at"`
-	Intents      []intents.IntentView `json:"intents"`
+	ID           int64               `json:"id"`
+	Kind         payment.PayableKind `json:"kind"`
+	Reference    string              `json:"reference"`
+	Account      *string             `json:"account"`
+	AmountUSD    string              `json:"amount_usd"`
+	Status       string              `json:"status"`
+	PaidByIntent *string             `json:"paid_by_intent"`
+	PaidByEntry  *string             `json:"paid_by_ledger_entry"`
+	PaidAt       any                 `json:"paid_at"`
+	Intents      []views.Intent      `json:"intents"`
 }
 
 func (s *Server) getPayable(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
@@ -171,7 +172,7 @@ func (s *Server) getPayable(w http.ResponseWriter, r *http.Request, _ store.APIK
 		return
 	}
 	v := PayableView{ID: p.ID, Kind: p.Kind, Reference: p.Reference, AmountUSD: payment.Cents(p.AmountCents).String(),
-		Status: "unpaid", Intents: []intents.IntentView{}}
+		Status: "unpaid", Intents: []views.Intent{}}
 	if p.Account != "" {
 		v.Account = &p.Account
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/views"
 )
 
 // call is Env.Do without t.Fatal, for use from other goroutines.
@@ -60,7 +61,7 @@ func decodeInto[T any](t *testing.T, body []byte) T {
 
 // fundTopup pays a BTC top-up intent of usd for account through the fake
 // chain and waits (by scanning) until it is paid.
-func fundTopup(t *testing.T, e *intentstest.Env, ref, account, usd string) intents.IntentView {
+func fundTopup(t *testing.T, e *intentstest.Env, ref, account, usd string) views.Intent {
 	t.Helper()
 	v := e.CreateIntent("topup", ref, account, usd, "BTC")
 	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "pay-"+ref)
@@ -180,7 +181,7 @@ func TestConcurrentDebitsNeverOverdraw(t *testing.T) {
 	watcher.Wait()
 
 	ok, short := 0, 0
-	var entries []intents.LedgerView
+	var entries []views.LedgerEntry
 	for i := range n {
 		if errs[i] != nil {
 			t.Fatalf("debit %d: %v", i, errs[i])
@@ -188,7 +189,7 @@ func TestConcurrentDebitsNeverOverdraw(t *testing.T) {
 		switch {
 		case statuses[i] == 201:
 			ok++
-			entries = append(entries, decodeInto[intents.LedgerView](t, bodies[i]))
+			entries = append(entries, decodeInto[views.LedgerEntry](t, bodies[i]))
 		case statuses[i] == 409 && apiCode(bodies[i]) == "insufficient_funds":
 			short++
 		default:
@@ -232,12 +233,12 @@ func TestConcurrentDebitsNeverOverdraw(t *testing.T) {
 	fmt.Sscanf(first.Reference, "RENT-%d", &idx)
 	status, body, _ := call(e, "POST", "/v1/accounts/cust-9/debits", "storefront",
 		map[string]string{"reference": first.Reference, "amount_usd": "100.00"}, "Idempotency-Key", fmt.Sprintf("debit-%02d", idx))
-	if status != 201 || decodeInto[intents.LedgerView](t, body).ID != first.ID {
+	if status != 201 || decodeInto[views.LedgerEntry](t, body).ID != first.ID {
 		t.Fatalf("replay by key: %d %s, want 201 %s", status, body, first.ID)
 	}
 	status, body, _ = call(e, "POST", "/v1/accounts/cust-9/debits", "storefront",
 		map[string]string{"reference": first.Reference, "amount_usd": "100.00"}, "Idempotency-Key", "another-key")
-	if status != 200 || decodeInto[intents.LedgerView](t, body).ID != first.ID {
+	if status != 200 || decodeInto[views.LedgerEntry](t, body).ID != first.ID {
 		t.Fatalf("replay by reference: %d %s, want 200 %s", status, body, first.ID)
 	}
 	status, body, _ = call(e, "POST", "/v1/accounts/cust-9/debits", "storefront",
@@ -342,8 +343,8 @@ func TestEventFeedOrderCursorAndLongPoll(t *testing.T) {
 	}
 	status, body := e.Do("GET", "/v1/events?limit=3", "storefront", nil)
 	type page struct {
-		Events []intents.EventView `json:"events"`
-		Next   string              `json:"next"`
+		Events []views.Event `json:"events"`
+		Next   string        `json:"next"`
 	}
 	p1 := decodeInto[page](t, body)
 	if status != 200 || len(p1.Events) != 3 || p1.Next != p1.Events[2].ID {

@@ -125,7 +125,7 @@ func checkPathParam(name, collection, v string) error {
 		}
 		return nil
 	case "kind":
-		if v != "order" && v != "topup" {
+		if !payment.PayableKind(v).Valid() {
 			return badRequest("kind must be order or topup")
 		}
 		return nil

@@ -13,8 +13,8 @@ import (
 	"github.com/paywatch/paywatch/addresses"
 	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/console"
-	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/views"
 )
 
 // BenchmarkPages10k measures the server time of console pages with 10,000
@@ -31,7 +31,7 @@ func BenchmarkPages10k(b *testing.B) {
 	s := newSite(b)
 	ctx := context.Background()
 	// 100 intents that the small payments never cover: each stays partial.
-	var ins []intents.IntentView
+	var ins []views.Intent
 	var keys [][]byte
 	for k := 0; k < 100; k++ {
 		in := s.CreateIntent("order", fmt.Sprint("ORD-BENCH-", k), "", "10000.00", "BTC")

@@ -20,6 +20,7 @@ import (
 	"github.com/paywatch/paywatch/devnet/devnettest"
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/views"
 )
 
 // screenshots is where the Chromium tests write their screenshots; empty
@@ -229,7 +230,7 @@ func TestChromiumFinanceResolvesWithEachAction(t *testing.T) {
 
 	under, dup, dust := s.byClass(t, "partial"), s.byClass(t, "duplicate"), s.byClass(t, "dust")
 	steps := []struct {
-		tr     intents.TransferView
+		tr     views.Transfer
 		action string
 		fields map[string]string
 		says   string

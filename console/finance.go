@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/paywatch/paywatch/api"
+	"github.com/paywatch/paywatch/views"
 	"math/big"
 	"net/http"
 	"net/url"
@@ -18,9 +19,18 @@ import (
 // InboxPageSize is how many transfers one inbox page shows.
 const InboxPageSize = 100
 
-// classifications in the order the inbox counts them.
-var classifications = []string{"late", "partial", "overpaid", "duplicate", "wrong_asset", "unknown_address", "dust",
-	"unexplained", "reverted", "settles"}
+// classifications in the order the inbox counts them (every one of
+// payment.Classifications, in the console's order).
+var classifications = names(payment.Late, payment.Partial, payment.Overpaid, payment.Duplicate, payment.WrongAsset,
+	payment.UnknownAddress, payment.Dust, payment.Unexplained, payment.Reverted, payment.Settles)
+
+func names(cs ...payment.Classification) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = string(c)
+	}
+	return out
+}
 
 // ages are the inbox's age filters.
 var ages = []struct{ Value, Label string }{
@@ -29,7 +39,7 @@ var ages = []struct{ Value, Label string }{
 
 // inboxRow is one transfer of the inbox with its intent.
 type inboxRow struct {
-	T        intents.TransferView
+	T        views.Transfer
 	USD      string // at the intent's locked rate, "" without one
 	Intent   *store.Intent
 	Explorer string
@@ -118,7 +128,7 @@ func (c *Console) inbox(w http.ResponseWriter, r *http.Request, s *session) {
 
 // inboxRows adds each transfer's intent (one query for the page) and its
 // USD value at that intent's locked rate.
-func (c *Console) inboxRows(r *http.Request, ts []intents.TransferView) ([]inboxRow, error) {
+func (c *Console) inboxRows(r *http.Request, ts []views.Transfer) ([]inboxRow, error) {
 	var ids []string
 	for _, t := range ts {
 		if t.IntentID != nil {
@@ -147,7 +157,7 @@ func (c *Console) inboxRows(r *http.Request, ts []intents.TransferView) ([]inbox
 
 // usdOf values a transfer at its intent's locked rate, when it is in that
 // intent's asset.
-func usdOf(t intents.TransferView, in *store.Intent) string {
+func usdOf(t views.Transfer, in *store.Intent) string {
 	if in == nil || in.Asset != t.Asset || in.Network != t.Network || in.Rate == "" {
 		return ""
 	}
@@ -159,7 +169,7 @@ func usdOf(t intents.TransferView, in *store.Intent) string {
 	if !ok {
 		return ""
 	}
-	return intents.USDValue(units, in.Rate, m.Decimals).String()
+	return views.USDValue(units, in.Rate, m.Decimals).String()
 }
 
 func (c *Console) explorer(network, txid string) string {
@@ -219,7 +229,7 @@ func (c *Console) loadTransfer(r *http.Request, id string) (inboxRow, error) {
 	if err != nil {
 		return inboxRow{}, err
 	}
-	rows, err := c.inboxRows(r, []intents.TransferView{intents.TransferViewOf(t, tip)})
+	rows, err := c.inboxRows(r, []views.Transfer{views.TransferOf(t, tip)})
 	if err != nil {
 		return inboxRow{}, err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/views"
 )
 
 // site is a real paywatch core (Service, API, scanner over a scripted
@@ -55,7 +56,7 @@ func newSiteWith(t testing.TB, co console.Options, opts ...intentstest.Option) *
 
 // cases are the intents behind the scenario's inbox.
 type cases struct {
-	Late, Under, Dup intents.IntentView
+	Late, Under, Dup views.Intent
 }
 
 // scenario produces, through the real pipeline, an inbox of four
@@ -106,7 +107,7 @@ func (s *site) apiInbox(t testing.TB, query string) intents.InboxPage {
 }
 
 // byClass returns the single unresolved transfer of a classification.
-func (s *site) byClass(t testing.TB, class string) intents.TransferView {
+func (s *site) byClass(t testing.TB, class string) views.Transfer {
 	t.Helper()
 	p := s.apiInbox(t, "classification="+class)
 	if len(p.Transfers) != 1 {
@@ -190,13 +191,13 @@ func sessionCookie(resp *http.Response) *http.Cookie {
 }
 
 // transfer reads a transfer through the API.
-func (s *site) transfer(t testing.TB, id string) intents.TransferView {
+func (s *site) transfer(t testing.TB, id string) views.Transfer {
 	t.Helper()
 	status, body := s.Do("GET", "/v1/transfers/"+id, "finance", nil)
 	if status != 200 {
 		t.Fatalf("transfer %s: %d %s", id, status, body)
 	}
-	var v intents.TransferView
+	var v views.Transfer
 	if err := json.Unmarshal(body, &v); err != nil {
 		t.Fatal(err)
 	}

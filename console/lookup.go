@@ -11,9 +11,9 @@ import (
 
 	qrcode "github.com/skip2/go-qrcode"
 
-	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
 )
 
 type searchData struct {
@@ -78,9 +78,9 @@ type timelineItem struct {
 }
 
 type intentData struct {
-	In       intents.IntentView
+	In       views.Intent
 	Timeline []timelineItem
-	Others   []intents.IntentView
+	Others   []views.Intent
 	Payable  *store.Payable
 	Explorer map[string]string
 }
@@ -103,17 +103,17 @@ func (c *Console) intent(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	for _, e := range evs {
-		d.Timeline = append(d.Timeline, timelineItem{At: e.CreatedAt.UTC(), Type: e.Type, Detail: eventDetail(e)})
+		d.Timeline = append(d.Timeline, timelineItem{At: e.CreatedAt.UTC(), Type: string(e.Type), Detail: eventDetail(e)})
 	}
 	for _, t := range v.Transfers {
 		// Confirmation milestones are not events: show where each transfer is.
-		if t.BlockHeight != nil && t.Status != "orphaned" {
+		if t.BlockHeight != nil && t.Status != payment.TransferOrphaned {
 			d.Timeline = append(d.Timeline, timelineItem{At: t.FirstSeenAt, Type: "confirmations",
-				Detail: t.ID + ": " + itoa(t.Confirmations) + " of " + itoa(int64(t.Required)) + " confirmations (" + t.Status + ")"})
+				Detail: t.ID + ": " + itoa(t.Confirmations) + " of " + itoa(int64(t.Required)) + " confirmations (" + string(t.Status) + ")"})
 		}
 	}
 	sort.SliceStable(d.Timeline, func(i, j int) bool { return d.Timeline[i].At.Before(d.Timeline[j].At) })
-	p, err := c.store.PayableByReference(r.Context(), v.Kind, v.Reference)
+	p, err := c.store.PayableByReference(r.Context(), string(v.Kind), v.Reference)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		c.internal(w, r, err)
 		return
@@ -163,8 +163,8 @@ func eventDetail(e store.Event) string {
 	} else if v.AmountUSD != "" {
 		parts = append(parts, v.AmountUSD+" USD")
 	}
-	if v.Classification != "" && strings.HasPrefix(e.Type, "transfer.") {
-		parts = append(parts, v.Classification)
+	if v.Classification != "" && strings.HasPrefix(string(e.Type), "transfer.") {
+		parts = append(parts, string(v.Classification))
 	}
 	if v.Resolution != nil {
 		parts = append(parts, v.Resolution.Action+" by "+v.Resolution.Actor+": "+v.Resolution.Note)
@@ -190,12 +190,12 @@ func (c *Console) intentQR(w http.ResponseWriter, r *http.Request, s *session) {
 
 type payableData struct {
 	P       store.Payable
-	Intents []intents.IntentView
+	Intents []views.Intent
 }
 
 func (c *Console) payable(w http.ResponseWriter, r *http.Request, s *session) {
 	kind, ref := r.PathValue("kind"), r.PathValue("reference")
-	if kind != "order" && kind != "topup" {
+	if !payment.PayableKind(kind).Valid() {
 		c.render(w, r, http.StatusBadRequest, "error", s, "Refused", errorData{Message: "kind must be order or topup"})
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"math/big"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -47,7 +48,7 @@ var funcs = template.FuncMap{
 		return *s
 	},
 	"usd":    usd,
-	"label":  func(s string) string { return strings.ReplaceAll(s, "_", " ") },
+	"label":  func(s any) string { return strings.ReplaceAll(text(s), "_", " ") },
 	"itoa":   itoa,
 	"add":    func(a, b int) int { return a + b },
 	"escape": func(s string) string { return template.URLQueryEscaper(s) },
@@ -189,4 +190,13 @@ func lagChart(network string, samples []lagSample, now time.Time, span time.Dura
 		{X: left, Y: h - 2, Text: "−1 h", Anchor: "start"}, {X: w - left, Y: h - 2, Text: "now", Anchor: "end"},
 		{X: w - left, Y: 10, Text: "max " + itoa(max) + " blocks", Anchor: "end"}}
 	return ch
+}
+
+// text is a template argument of a string kind (a status, a classification:
+// named string types of package payment) as a string.
+func text(v any) string {
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.String {
+		return rv.String()
+	}
+	return fmt.Sprint(v)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
 )
 
 // Sim finding F8: a credit_account credit stands only while its transfer is
@@ -40,7 +41,7 @@ func transferEvents(t *testing.T, e *intentstest.Env, transferID string) []strin
 // creditedDuplicate pays order ref twice, confirms the second payment (a
 // duplicate) and has finance credit it to account. It returns the intent
 // and the duplicate's view.
-func creditedDuplicate(t *testing.T, e *intentstest.Env, ref, account, label string) (intents.IntentView, intents.TransferView) {
+func creditedDuplicate(t *testing.T, e *intentstest.Env, ref, account, label string) (views.Intent, views.Transfer) {
 	t.Helper()
 	btc := payment.Bitcoin
 	v := e.CreateIntent("order", ref, account, "100.00", "BTC")
@@ -176,7 +177,7 @@ func ledgerPage(t *testing.T, e *intentstest.Env, account string) intents.Ledger
 	return page
 }
 
-func transferView(t *testing.T, e *intentstest.Env, id string) intents.TransferView {
+func transferView(t *testing.T, e *intentstest.Env, id string) views.Transfer {
 	t.Helper()
 	page, err := e.Service.Inbox(context.Background(), store.InboxFilter{Status: "all", Limit: 1000})
 	if err != nil {
@@ -188,7 +189,7 @@ func transferView(t *testing.T, e *intentstest.Env, id string) intents.TransferV
 		}
 	}
 	t.Fatalf("transfer %s not in the inbox", id)
-	return intents.TransferView{}
+	return views.Transfer{}
 }
 
 // checkRecon asserts total = settled + unresolved + resolved per method and

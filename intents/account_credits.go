@@ -2,6 +2,8 @@ package intents
 
 import (
 	"context"
+	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/views"
 	"sort"
 	"time"
 
@@ -88,8 +90,8 @@ func (s *Service) followChain(ctx context.Context, tx *store.Tx, id string, now 
 	entry := store.LedgerEntry{Account: r.Account, AmountCents: *r.AmountCents, Reference: "transfer:" + t.ID, TransferID: t.ID}
 	var out []store.LedgerEntry
 	switch {
-	case t.Status != "confirmed" && n > 0:
-		entry.Type = "reversal"
+	case t.Status != payment.TransferConfirmed && n > 0:
+		entry.Type = payment.EntryReversal
 		e, err := tx.AppendLedger(ctx, entry, now)
 		if err != nil {
 			return err
@@ -100,8 +102,8 @@ func (s *Service) followChain(ctx context.Context, tx *store.Tx, id string, now 
 			s.log.Error("account credit reversed: its transfer left the chain", "account", r.Account, "transfer", t.ID,
 				"network", t.Network, "status", t.Status, "unrecovered_cents", e.UnrecoveredCents)
 		})
-	case t.Status == "confirmed" && n <= 0:
-		entry.Type = "credit"
+	case t.Status == payment.TransferConfirmed && n <= 0:
+		entry.Type = payment.EntryCredit
 		e, err := tx.AppendLedger(ctx, entry, now)
 		if err != nil {
 			return err
@@ -112,7 +114,7 @@ func (s *Service) followChain(ctx context.Context, tx *store.Tx, id string, now 
 			return err
 		}
 		if owed > 0 {
-			entry.Type, entry.AmountCents = "recovery", owed
+			entry.Type, entry.AmountCents = payment.EntryRecovery, owed
 			rec, err := tx.AppendLedger(ctx, entry, now)
 			if err != nil {
 				return err
@@ -127,21 +129,9 @@ func (s *Service) followChain(ctx context.Context, tx *store.Tx, id string, now 
 		})
 	}
 	for _, e := range out {
-		if err := tx.QueueAppendEvent(ledgerEventType(e), "", t.ID, e.Account, LedgerViewOf(e), now); err != nil {
+		if err := tx.QueueAppendEvent(payment.LedgerEvent(e.Type), "", t.ID, e.Account, views.LedgerEntryOf(e), now); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// ledgerEventType names the event of a ledger entry written by the chain
-// side (credit, reversal, recovery).
-func ledgerEventType(e store.LedgerEntry) string {
-	switch e.Type {
-	case "reversal":
-		return "ledger.reversed"
-	case "recovery":
-		return "ledger.recovered"
-	}
-	return "ledger.credited"
 }

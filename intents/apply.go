@@ -11,6 +11,7 @@ import (
 	"github.com/paywatch/paywatch/matcher"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
 )
 
 // ErrCursorMoved is returned by ApplyBlock when the block does not extend
@@ -79,26 +80,73 @@ func (s *Service) redecideSiblings(ctx context.Context, tx *store.Tx, payableID 
 	return nil
 }
 
-// decide is reevaluateLocked at a sibling depth.
+// decision is one intent's matcher decision in the making: what was read
+// under the locks, what the matcher decided, and what the steps of decide
+// wrote, for the events rendered at the end.
+type decision struct {
+	p         store.Payable
+	in        store.Intent
+	all       []store.Transfer // every transfer of the intent, for its view
+	trs       []store.Transfer // those the matcher sees (matchable)
+	elsewhere bool             // the payable is paid by another intent or a debit
+	d         matcher.Decision
+	st        store.IntentState
+	changed   bool
+	classes   map[string]payment.Classification
+	voided    map[string]bool
+	unmatched []store.Transfer
+	ledger    []store.LedgerEntry
+}
+
+// decide is reevaluateLocked at a sibling depth: it asks the matcher about
+// the intent (locked here, its payable by the caller) and writes the
+// decision in order: the transfers' classes, the intent's state, the
+// payable and ledger following the paid status, the siblings, then the
+// events.
 func (s *Service) decide(ctx context.Context, tx *store.Tx, p store.Payable, id string, now time.Time, depth int) error {
-	in, err := tx.IntentForUpdate(ctx, id)
+	dc, err := s.readDecision(ctx, tx, p, id, now)
 	if err != nil {
 		return err
 	}
+	if err := s.writeClasses(ctx, tx, dc, now); err != nil {
+		return err
+	}
+	if err := writeIntentState(ctx, tx, dc, now); err != nil {
+		return err
+	}
+	wasPaid, isPaid := dc.in.Status == payment.IntentPaid, dc.d.Status == payment.IntentPaid
+	if err := s.followPaid(ctx, tx, dc, wasPaid, isPaid, now); err != nil {
+		return err
+	}
+	if isPaid != wasPaid {
+		if err := s.redecideSiblings(ctx, tx, p.ID, id, now, depth); err != nil {
+			return err
+		}
+	}
+	return s.appendDecisionEvents(ctx, tx, dc, now)
+}
+
+// readDecision locks and reads the intent and its transfers and asks the
+// matcher.
+func (s *Service) readDecision(ctx context.Context, tx *store.Tx, p store.Payable, id string, now time.Time) (*decision, error) {
+	in, err := tx.IntentForUpdate(ctx, id)
+	if err != nil {
+		return nil, err
+	}
 	all, err := tx.TransfersByIntent(ctx, id)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	trs := matchable(all) // balance-check items count only once credited (balance.go)
 	mtrs := make([]matcher.Transfer, len(trs))
 	for i, t := range trs {
 		mtrs[i] = matcher.Transfer{
 			Asset: payment.Asset(t.Asset), Amount: t.Amount, FirstSeen: t.FirstSeenAt,
-			Confirmed: t.Status == "confirmed", Orphaned: t.Status == "orphaned", Credited: t.Credited,
+			Confirmed: t.Status == payment.TransferConfirmed, Orphaned: t.Status == payment.TransferOrphaned, Credited: t.Credited,
 			// Invariant 7: a finance decision other than credit_intent
 			// means the transfer never counts on its own again.
 			Resolved: t.Resolution != nil && !t.Credited,
-			Previous: matcher.Classification(t.Classification),
+			Previous: t.Classification,
 		}
 	}
 	// Read under the payable's lock, as SetPayablePaid checks it: with it
@@ -108,154 +156,174 @@ func (s *Service) decide(ctx context.Context, tx *store.Tx, p store.Payable, id 
 	elsewhere := p.PaidByEntry != "" || (p.PaidByIntent != "" && p.PaidByIntent != in.ID)
 	d := matcher.Decide(matcher.Intent{
 		Asset: payment.Asset(in.Asset), Amount: in.Amount, Tolerance: in.Tolerance, DustMin: in.DustMin,
-		Deadline: in.ExpiresAt, Status: matcher.Status(in.Status), PayablePaidElsewhere: elsewhere,
+		Deadline: in.ExpiresAt, Status: in.Status, PayablePaidElsewhere: elsewhere,
 	}, mtrs, now)
+	return &decision{p: p, in: in, all: all, trs: trs, elsewhere: elsewhere, d: d,
+		classes: make(map[string]payment.Classification, len(trs)), voided: map[string]bool{}}, nil
+}
 
-	var unmatched []store.Transfer
-	classes := make(map[string]string, len(trs))
-	voided := map[string]bool{}
-	for i, t := range trs {
-		c := string(d.Classes[i])
-		classes[t.ID] = c
+// writeClasses stores each transfer's new class, voids the credit of a
+// transfer credited to an intent whose payable was paid elsewhere, and
+// collects the transfers that became a finance item (dc.unmatched).
+func (s *Service) writeClasses(ctx context.Context, tx *store.Tx, dc *decision, now time.Time) error {
+	for i, t := range dc.trs {
+		c := dc.d.Classes[i]
+		dc.classes[t.ID] = c
 		if c != t.Classification {
 			if err := tx.SetClassification(ctx, t.ID, c, now); err != nil {
 				return err
 			}
 		}
-		if t.Credited && elsewhere && d.Classes[i] == matcher.Duplicate {
+		if t.Credited && dc.elsewhere && c == payment.Duplicate {
 			// Finance credited it, but the payable was paid by other means
 			// before it could pay: a payment for an already paid payable.
 			// The decision is void and the transfer a finance item again.
-			if err := tx.VoidCredit(ctx, t.ID, "payable "+p.Reference+" was paid by other means before this transfer could pay it", now); err != nil {
+			if err := tx.VoidCredit(ctx, t.ID, "payable "+dc.p.Reference+" was paid by other means before this transfer could pay it", now); err != nil {
 				return err
 			}
 			t.Credited, t.Resolution, t.NotifiedClass = false, nil, ""
-			voided[t.ID] = true
+			dc.voided[t.ID] = true
 			tx.AfterCommit(func() { // logged once written: the transaction may be retried
 				s.log.Warn("credited transfer of a payable paid elsewhere: credit void, back to finance",
-					"transfer", t.ID, "intent", id, "reference", p.Reference)
+					"transfer", t.ID, "intent", dc.in.ID, "reference", dc.p.Reference)
 			})
 		}
-		if forFinance(d, d.Classes[i], t) && t.NotifiedClass != c {
+		if forFinance(dc.d, c, t) && t.NotifiedClass != c {
 			if err := tx.SetNotified(ctx, t.ID, c); err != nil {
 				return err
 			}
 			t.Classification, t.NotifiedClass = c, c
-			unmatched = append(unmatched, t)
+			dc.unmatched = append(dc.unmatched, t)
 		}
 	}
+	return nil
+}
 
-	st := store.IntentState{Status: string(d.Status), Overpaid: d.Overpaid, Late: d.Late, Received: d.Received,
+// writeIntentState stores the intent's new state when it changed.
+func writeIntentState(ctx context.Context, tx *store.Tx, dc *decision, now time.Time) error {
+	in, d := dc.in, dc.d
+	dc.st = store.IntentState{Status: d.Status, Overpaid: d.Overpaid, Late: d.Late, Received: d.Received,
 		ConfirmedSum: d.ConfirmedSum, DetectedAt: in.DetectedAt, PaidAt: in.PaidAt}
-	if st.DetectedAt == nil && d.Received.Sign() > 0 {
-		st.DetectedAt = &now
+	if dc.st.DetectedAt == nil && d.Received.Sign() > 0 {
+		dc.st.DetectedAt = &now
 	}
-	if d.Status == matcher.StatusPaid && in.Status != string(matcher.StatusPaid) {
-		st.PaidAt = &now
+	if d.Status == payment.IntentPaid && in.Status != payment.IntentPaid {
+		dc.st.PaidAt = &now
 	}
-	changed := st.Status != in.Status || st.Overpaid != in.Overpaid || st.Late != in.Late ||
+	st := dc.st
+	dc.changed = st.Status != in.Status || st.Overpaid != in.Overpaid || st.Late != in.Late ||
 		st.Received.Cmp(in.Received) != 0 || st.ConfirmedSum.Cmp(in.ConfirmedSum) != 0
-	if changed {
-		if err := tx.UpdateIntentState(ctx, id, st, now); err != nil {
-			return err
-		}
+	if !dc.changed {
+		return nil
 	}
+	return tx.UpdateIntentState(ctx, in.ID, st, now)
+}
 
-	// The payable and the ledger follow the paid status.
-	wasPaid, isPaid := in.Status == string(matcher.StatusPaid), d.Status == matcher.StatusPaid
-	var ledger []store.LedgerEntry
+// followPaid makes the payable and the ledger follow the paid status: a
+// payable paid by the intent (and a top-up credited once), or no longer
+// paid (and the credit reversed).
+func (s *Service) followPaid(ctx context.Context, tx *store.Tx, dc *decision, wasPaid, isPaid bool, now time.Time) error {
+	p, in := dc.p, dc.in
 	if isPaid && !wasPaid {
-		if err := tx.SetPayablePaid(ctx, p.ID, id, now); err != nil {
-			return fmt.Errorf("intent %s paid but payable %s is not payable: %w", id, p.Reference, err)
+		if err := tx.SetPayablePaid(ctx, p.ID, in.ID, now); err != nil {
+			return fmt.Errorf("intent %s paid but payable %s is not payable: %w", in.ID, p.Reference, err)
 		}
-		if p.Kind == "topup" {
+		if p.Kind == payment.Topup {
 			es, err := s.creditOnce(ctx, tx, in, now)
 			if err != nil {
 				return err
 			}
-			ledger = append(ledger, es...)
+			dc.ledger = append(dc.ledger, es...)
 		}
 	}
 	if wasPaid && !isPaid {
-		if err := tx.ClearPayablePaid(ctx, p.ID, id); err != nil {
+		if err := tx.ClearPayablePaid(ctx, p.ID, in.ID); err != nil {
 			return err
 		}
-		if p.Kind == "topup" {
+		if p.Kind == payment.Topup {
 			e, err := s.reverseOnce(ctx, tx, in, now)
 			if err != nil {
 				return err
 			}
 			if e != nil {
-				ledger = append(ledger, *e)
+				dc.ledger = append(dc.ledger, *e)
 			}
 		}
 		tx.AfterCommit(func() { // logged once written: the transaction may be retried
-			s.log.Error("paid intent reverted by a reorg", "intent", id, "network", in.Network, "reference", p.Reference)
+			s.log.Error("paid intent reverted by a reorg", "intent", in.ID, "network", in.Network, "reference", p.Reference)
 		})
 	}
+	return nil
+}
 
-	if isPaid != wasPaid {
-		if err := s.redecideSiblings(ctx, tx, p.ID, id, now, depth); err != nil {
-			return err
-		}
-	}
-
-	// Events last: they take the event lock, held until commit.
-	if len(unmatched) == 0 && !changed && len(ledger) == 0 {
+// appendDecisionEvents appends the decision's events, last: they take the
+// event lock, held until commit. Their bodies are rendered from what this
+// transaction decided and wrote, not read back.
+func (s *Service) appendDecisionEvents(ctx context.Context, tx *store.Tx, dc *decision, now time.Time) error {
+	if len(dc.unmatched) == 0 && !dc.changed && len(dc.ledger) == 0 {
 		return nil
 	}
-	// The event bodies are rendered from what this transaction decided and
-	// wrote, not read back.
+	in, id := dc.in, dc.in.ID
 	tip, err := tx.NodeHeight(ctx, in.Network)
 	if err != nil {
 		return err
 	}
-	for _, t := range unmatched {
-		if err := tx.QueueAppendEvent("transfer.unmatched", id, t.ID, in.Account, TransferViewOf(t, tip), now); err != nil {
+	for _, t := range dc.unmatched {
+		if err := tx.QueueAppendEvent(payment.EventTransferUnmatched, id, t.ID, in.Account, views.TransferOf(t, tip), now); err != nil {
 			return err
 		}
 	}
-	if st.Status != in.Status {
-		after := in
-		after.Status, after.Overpaid, after.Late = st.Status, st.Overpaid, st.Late
-		after.Received, after.ConfirmedSum, after.DetectedAt, after.PaidAt = st.Received, st.ConfirmedSum, st.DetectedAt, st.PaidAt
-		shown := make([]store.Transfer, len(all))
-		for i, t := range all {
-			if c, ok := classes[t.ID]; ok {
-				t.Classification = c
-			}
-			if voided[t.ID] {
-				t.Credited, t.Resolution = false, nil
-			}
-			shown[i] = t
-		}
-		view := IntentViewOf(after, shown, tip, s.PaymentURI(after))
-		if err := tx.QueueAppendEvent("intent."+st.Status, id, "", in.Account, view, now); err != nil {
+	if dc.st.Status != in.Status {
+		view := views.IntentOf(dc.after(), dc.shown(), tip, s.PaymentURI(dc.after()))
+		if err := tx.QueueAppendEvent(payment.IntentEvent(dc.st.Status), id, "", in.Account, view, now); err != nil {
 			return err
 		}
 	}
-	for _, e := range ledger {
-		if err := tx.QueueAppendEvent(ledgerEventType(e), id, "", e.Account, LedgerViewOf(e), now); err != nil {
+	for _, e := range dc.ledger {
+		if err := tx.QueueAppendEvent(payment.LedgerEvent(e.Type), id, "", e.Account, views.LedgerEntryOf(e), now); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// after is the intent as the decision left it.
+func (dc *decision) after() store.Intent {
+	after, st := dc.in, dc.st
+	after.Status, after.Overpaid, after.Late = st.Status, st.Overpaid, st.Late
+	after.Received, after.ConfirmedSum, after.DetectedAt, after.PaidAt = st.Received, st.ConfirmedSum, st.DetectedAt, st.PaidAt
+	return after
+}
+
+// shown is the intent's transfers as the decision left them.
+func (dc *decision) shown() []store.Transfer {
+	shown := make([]store.Transfer, len(dc.all))
+	for i, t := range dc.all {
+		if c, ok := dc.classes[t.ID]; ok {
+			t.Classification = c
+		}
+		if dc.voided[t.ID] {
+			t.Credited, t.Resolution = false, nil
+		}
+		shown[i] = t
+	}
+	return shown
+}
+
 // forFinance reports whether a transfer's classification is a finance item
 // now: every class but settles, except that a partial payment is only one
 // once its intent stopped waiting for the rest, and a transfer that vanished
 // in a reorg only when it had paid the intent (reverted).
-func forFinance(d matcher.Decision, c matcher.Classification, t store.Transfer) bool {
+func forFinance(d matcher.Decision, c payment.Classification, t store.Transfer) bool {
 	if !c.NeedsReview() {
 		return false
 	}
-	if t.Status == "orphaned" {
-		return c == matcher.Reverted
+	if t.Status == payment.TransferOrphaned {
+		return c == payment.Reverted
 	}
-	if c == matcher.Partial {
+	if c == payment.Partial {
 		switch d.Status {
-		case matcher.StatusAwaiting, matcher.StatusDetected:
+		case payment.IntentAwaiting, payment.IntentDetected:
 			return false
 		}
 	}
@@ -273,7 +341,7 @@ func (s *Service) creditOnce(ctx context.Context, tx *store.Tx, in store.Intent,
 	if err != nil || n > 0 {
 		return nil, err
 	}
-	e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: in.Account, Type: "credit", AmountCents: in.AmountCents,
+	e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: in.Account, Type: payment.EntryCredit, AmountCents: in.AmountCents,
 		Reference: in.Reference, IntentID: in.ID}, now)
 	if err != nil {
 		return nil, err
@@ -283,7 +351,7 @@ func (s *Service) creditOnce(ctx context.Context, tx *store.Tx, in store.Intent,
 	if err != nil || owed <= 0 {
 		return out, err
 	}
-	r, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: in.Account, Type: "recovery", AmountCents: owed,
+	r, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: in.Account, Type: payment.EntryRecovery, AmountCents: owed,
 		Reference: in.Reference, IntentID: in.ID}, now)
 	if err != nil {
 		return nil, err
@@ -304,7 +372,7 @@ func (s *Service) reverseOnce(ctx context.Context, tx *store.Tx, in store.Intent
 	if err != nil || n <= 0 {
 		return nil, err
 	}
-	e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: in.Account, Type: "reversal", AmountCents: in.AmountCents,
+	e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: in.Account, Type: payment.EntryReversal, AmountCents: in.AmountCents,
 		Reference: in.Reference, IntentID: in.ID}, now)
 	if err == nil && e.UnrecoveredCents > 0 {
 		tx.AfterCommit(func() { // logged once written: the transaction may be retried
@@ -356,7 +424,7 @@ func (s *Service) requiredFor(network string, asset payment.Asset, a store.Addre
 // recordTransfer upserts one observed transfer and returns the intent it
 // belongs to ("" for none).
 func (s *Service) recordTransfer(ctx context.Context, tx *store.Tx, network string, t chains.Transfer, height *int64,
-	hash, status string, seen, now time.Time) (string, error) {
+	hash string, status payment.TransferStatus, seen, now time.Time) (string, error) {
 	a, err := tx.AddressByKey(ctx, network, t.Key)
 	if errors.Is(err, store.ErrNotFound) {
 		// The source reported a key we do not own (a watch-set race cannot
@@ -367,10 +435,10 @@ func (s *Service) recordTransfer(ctx context.Context, tx *store.Tx, network stri
 		return "", err
 	}
 	required := s.requiredFor(network, t.Asset, a)
-	class, notified := string(matcher.UnknownAddress), string(matcher.UnknownAddress)
+	class, notified := payment.UnknownAddress, payment.UnknownAddress
 	if a.IntentID != "" {
 		// A placeholder until the matcher classifies it in this transaction.
-		class, notified = string(matcher.Partial), ""
+		class, notified = payment.Partial, ""
 	}
 	rec := store.Transfer{
 		ID: store.NewID("tr"), Network: network, TxID: t.TxID, Index: t.Index, Asset: string(t.Asset),
@@ -393,7 +461,7 @@ func (s *Service) recordTransfer(ctx context.Context, tx *store.Tx, network stri
 		if err != nil {
 			return "", err
 		}
-		if err := tx.QueueAppendEvent("transfer.unmatched", "", stored.ID, "", TransferViewOf(stored, tip), now); err != nil {
+		if err := tx.QueueAppendEvent(payment.EventTransferUnmatched, "", stored.ID, "", views.TransferOf(stored, tip), now); err != nil {
 			return "", err
 		}
 	}
@@ -527,11 +595,11 @@ func (s *Service) applyPending(ctx context.Context, network payment.Network, pen
 func (s *Service) recordPending(ctx context.Context, tx *store.Tx, network string, t chains.Transfer, now time.Time) (string, error) {
 	existing, err := tx.TransferByKey(ctx, network, t.TxID, t.Index)
 	if err == nil {
-		if existing.Status != "orphaned" {
+		if existing.Status != payment.TransferOrphaned {
 			return "", nil
 		}
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return "", err
 	}
-	return s.recordTransfer(ctx, tx, network, t, nil, "", "pending", now, now)
+	return s.recordTransfer(ctx, tx, network, t, nil, "", payment.TransferPending, now, now)
 }

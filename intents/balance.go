@@ -13,13 +13,8 @@ import (
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
 )
-
-// Unexplained is the classification of a balance-check item: native money on
-// an open intent's address that no recorded transfer explains (ETH sent by a
-// contract while the node cannot trace). It is in the finance inbox and never
-// counts for the intent unless finance credits it (credit_intent).
-const Unexplained = "unexplained"
 
 // BalanceTxID is the txid of the balance-check items found at height: with
 // BalanceIndex of the address it is their natural key, so checking the same
@@ -178,7 +173,7 @@ func (s *Service) recordUnexplained(ctx context.Context, n string, a openAddress
 		rec := store.Transfer{
 			ID: store.NewID("tr"), Network: n, TxID: BalanceTxID(h), Index: BalanceIndex(a.key), Asset: string(payment.Native),
 			Address: a.address, AddressKey: a.key, Amount: amount, IntentID: a.intentID, BlockHeight: &h, BlockHash: hash,
-			FirstSeenAt: seen, Status: "confirming", ConfirmationsRequired: a.required, Classification: Unexplained, CreatedAt: now,
+			FirstSeenAt: seen, Status: payment.TransferConfirming, ConfirmationsRequired: a.required, Classification: payment.Unexplained, CreatedAt: now,
 		}
 		stored, inserted, err := tx.UpsertTransfer(ctx, rec)
 		if err != nil {
@@ -202,7 +197,7 @@ func (s *Service) recordUnexplained(ctx context.Context, n string, a openAddress
 		if err != nil {
 			return err
 		}
-		err = tx.QueueAppendEvent("transfer.unmatched", a.intentID, stored.ID, in.Account, TransferViewOf(fresh, int64(tips.Node)), now)
+		err = tx.QueueAppendEvent(payment.EventTransferUnmatched, a.intentID, stored.ID, in.Account, views.TransferOf(fresh, int64(tips.Node)), now)
 		return err
 	})
 }
@@ -213,7 +208,7 @@ func (s *Service) recordUnexplained(ctx context.Context, n string, a openAddress
 func matchable(trs []store.Transfer) []store.Transfer {
 	out := make([]store.Transfer, 0, len(trs))
 	for _, t := range trs {
-		if t.Classification == Unexplained && !t.Credited {
+		if t.Classification == payment.Unexplained && !t.Credited {
 			continue
 		}
 		out = append(out, t)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
 )
 
 // The finance resolution actions of API.md.
@@ -35,8 +36,8 @@ type ResolveRequest struct {
 
 // InboxPage is GET /v1/transfers.
 type InboxPage struct {
-	Transfers []TransferView `json:"transfers"`
-	Next      *string        `json:"next"`
+	Transfers []views.Transfer `json:"transfers"`
+	Next      *string          `json:"next"`
 }
 
 // Inbox lists the transfers that need (or got) a finance decision, newest
@@ -52,7 +53,7 @@ func (s *Service) Inbox(ctx context.Context, f store.InboxFilter) (InboxPage, er
 	if f.Network != "" && !payment.Network(f.Network).Valid() {
 		return InboxPage{}, invalid("network", InvalidRequest, "unknown network %q", f.Network)
 	}
-	if f.Classification != "" && !validClass[f.Classification] {
+	if f.Classification != "" && !payment.Classification(f.Classification).Valid() {
 		return InboxPage{}, invalid("classification", InvalidRequest, "unknown classification %q", f.Classification)
 	}
 	trs, err := s.store.InboxTransfers(ctx, f)
@@ -62,7 +63,7 @@ func (s *Service) Inbox(ctx context.Context, f store.InboxFilter) (InboxPage, er
 	if err != nil {
 		return InboxPage{}, err
 	}
-	page := InboxPage{Transfers: []TransferView{}}
+	page := InboxPage{Transfers: []views.Transfer{}}
 	tips := map[string]int64{}
 	for _, t := range trs {
 		tip, ok := tips[t.Network]
@@ -72,16 +73,13 @@ func (s *Service) Inbox(ctx context.Context, f store.InboxFilter) (InboxPage, er
 			}
 			tips[t.Network] = tip
 		}
-		page.Transfers = append(page.Transfers, TransferViewOf(t, tip))
+		page.Transfers = append(page.Transfers, views.TransferOf(t, tip))
 	}
 	if f.Limit > 0 && len(trs) == f.Limit {
 		page.Next = &trs[len(trs)-1].ID
 	}
 	return page, nil
 }
-
-var validClass = map[string]bool{"settles": true, "partial": true, "overpaid": true, "late": true, "duplicate": true,
-	"wrong_asset": true, "unknown_address": true, "dust": true, "reverted": true, "unexplained": true}
 
 // split divides a transfer's amount into the part that settled an intent and
 // the part finance reviews. A settles transfer settles all of it; an
@@ -92,13 +90,13 @@ var validClass = map[string]bool{"settles": true, "partial": true, "overpaid": t
 // reverted): the money is not on the chain, so it counts in no sum.
 func split(t store.Transfer, intentAmount, otherSettled *big.Int) (settled, review *big.Int, excluded bool) {
 	zero := new(big.Int)
-	if t.Status == "orphaned" && t.Classification != "reverted" {
+	if t.Status == payment.TransferOrphaned && t.Classification != payment.Reverted {
 		return zero, new(big.Int), true
 	}
 	switch t.Classification {
-	case "settles":
+	case payment.Settles:
 		return new(big.Int).Set(t.Amount), zero, false
-	case "overpaid":
+	case payment.Overpaid:
 		need := new(big.Int).Sub(intentAmount, otherSettled)
 		if need.Sign() < 0 {
 			need.SetInt64(0)
@@ -140,124 +138,159 @@ func split(t store.Transfer, intentAmount, otherSettled *big.Int) (settled, revi
 // transfer that settled cleanly has nothing to resolve, and a partial
 // payment of an intent still waiting for the rest (awaiting_payment,
 // detected) is not a finance item yet (conflict).
-func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveRequest, actor string, idem *Idem) (Result[TransferView], error) {
-	if res, done, err := replay[TransferView](ctx, s, idem); done || err != nil {
+func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveRequest, actor string, idem *Idem) (Result[views.Transfer], error) {
+	if res, done, err := replay[views.Transfer](ctx, s, idem); done || err != nil {
 		return res, err
 	}
 	req.Note = strings.TrimSpace(req.Note)
+	if err := checkResolve(req, actor); err != nil {
+		return Result[views.Transfer]{}, err
+	}
+	return idempotent(ctx, s, idem, func(tx *store.Tx, now time.Time) (Outcome, views.Transfer, error) {
+		tr, err := resolvable(ctx, tx, transferID)
+		if err != nil {
+			return 0, views.Transfer{}, err
+		}
+		res, ledger, reeval, err := s.applyResolution(ctx, tx, tr, req, actor, now)
+		if err != nil {
+			return 0, views.Transfer{}, err
+		}
+		view, err := s.afterResolution(ctx, tx, tr, res, ledger, reeval, now)
+		return Applied, view, err
+	})
+}
+
+// checkResolve checks a resolution request before any read.
+func checkResolve(req ResolveRequest, actor string) error {
 	switch {
 	case req.Note == "":
-		return Result[TransferView]{}, invalid("note", InvalidRequest, "note is required: say why (it is kept with the decision)")
+		return invalid("note", InvalidRequest, "note is required: say why (it is kept with the decision)")
 	case len(req.Note) > 2000:
-		return Result[TransferView]{}, invalid("note", InvalidRequest, "note must be at most 2000 characters")
+		return invalid("note", InvalidRequest, "note must be at most 2000 characters")
 	case req.Action == ActionCreditIntent && req.IntentID == "":
-		return Result[TransferView]{}, invalid("intent_id", InvalidRequest, "credit_intent needs intent_id")
+		return invalid("intent_id", InvalidRequest, "credit_intent needs intent_id")
 	case req.Action == ActionCreditAccount && !validName(req.Account):
-		return Result[TransferView]{}, invalid("account", InvalidRequest, "credit_account needs account (1-200 characters of letters, digits and ._:/#-)")
+		return invalid("account", InvalidRequest, "credit_account needs account (1-200 characters of letters, digits and ._:/#-)")
 	case req.Action == ActionRefunded && (strings.TrimSpace(req.RefundTxID) == "" || len(req.RefundTxID) > 200):
-		return Result[TransferView]{}, invalid("refund_txid", InvalidRequest, "refunded needs refund_txid (the refund transaction id)")
+		return invalid("refund_txid", InvalidRequest, "refunded needs refund_txid (the refund transaction id)")
 	case req.Action != ActionCreditIntent && req.Action != ActionCreditAccount && req.Action != ActionRefunded && req.Action != ActionIgnore:
-		return Result[TransferView]{}, invalid("action", InvalidRequest, "action must be credit_intent, credit_account, refunded or ignore")
+		return invalid("action", InvalidRequest, "action must be credit_intent, credit_account, refunded or ignore")
 	case actor == "":
-		return Result[TransferView]{}, fail(InvalidRequest, "the decision needs an actor")
+		return fail(InvalidRequest, "the decision needs an actor")
 	}
 	if req.USDPerUnit != "" {
 		if r, ok := new(big.Rat).SetString(req.USDPerUnit); !ok || r.Sign() <= 0 || strings.ContainsAny(req.USDPerUnit, "/eE") {
-			return Result[TransferView]{}, invalid("usd_per_unit", InvalidAmount, "usd_per_unit must be a positive decimal like \"2500.10\"")
+			return invalid("usd_per_unit", InvalidAmount, "usd_per_unit must be a positive decimal like \"2500.10\"")
 		}
 	}
-	return idempotent(ctx, s, idem, func(tx *store.Tx, now time.Time) (Outcome, TransferView, error) {
-		tr, err := tx.TransferForUpdate(ctx, transferID)
-		if errors.Is(err, store.ErrNotFound) {
-			return 0, TransferView{}, fail(NotFound, "no transfer %q", transferID)
-		}
+	return nil
+}
+
+// resolvable locks the transfer and checks that it is a finance item now:
+// not resolved yet, not settling cleanly, not part of a payment in progress.
+func resolvable(ctx context.Context, tx *store.Tx, transferID string) (store.Transfer, error) {
+	tr, err := tx.TransferForUpdate(ctx, transferID)
+	if errors.Is(err, store.ErrNotFound) {
+		return tr, fail(NotFound, "no transfer %q", transferID)
+	}
+	if err != nil {
+		return tr, err
+	}
+	if tr.Resolution != nil {
+		return tr, fail(Conflict, "transfer %s was already resolved (%s by %s at %s); a resolution is final",
+			tr.ID, tr.Resolution.Action, tr.Resolution.Actor, tr.Resolution.CreatedAt.UTC().Format(time.RFC3339))
+	}
+	if tr.Classification == payment.Settles {
+		return tr, fail(Conflict, "transfer %s settles intent %s; there is nothing to resolve", tr.ID, tr.IntentID)
+	}
+	if tr.Classification == payment.Partial && tr.IntentID != "" && tr.Status != payment.TransferOrphaned {
+		// A part of a payment still in progress is not a finance item
+		// yet (a resolution would make it stop counting under the
+		// customer's feet); it is once its intent stops waiting.
+		in, err := tx.GetIntent(ctx, tr.IntentID)
 		if err != nil {
-			return 0, TransferView{}, err
+			return tr, err
 		}
-		if tr.Resolution != nil {
-			return 0, TransferView{}, fail(Conflict, "transfer %s was already resolved (%s by %s at %s); a resolution is final",
-				tr.ID, tr.Resolution.Action, tr.Resolution.Actor, tr.Resolution.CreatedAt.UTC().Format(time.RFC3339))
+		if in.Status.Waiting() {
+			return tr, fail(Conflict, "transfer %s is part of a payment in progress (intent %s is %s); decide once the intent stops waiting for the rest",
+				tr.ID, in.ID, in.Status)
 		}
-		if tr.Classification == "settles" {
-			return 0, TransferView{}, fail(Conflict, "transfer %s settles intent %s; there is nothing to resolve", tr.ID, tr.IntentID)
-		}
-		if tr.Classification == "partial" && tr.IntentID != "" && tr.Status != "orphaned" {
-			// A part of a payment still in progress is not a finance item
-			// yet (a resolution would make it stop counting under the
-			// customer's feet); it is once its intent stops waiting.
-			in, err := tx.GetIntent(ctx, tr.IntentID)
-			if err != nil {
-				return 0, TransferView{}, err
-			}
-			if in.Status == "awaiting_payment" || in.Status == "detected" {
-				return 0, TransferView{}, fail(Conflict, "transfer %s is part of a payment in progress (intent %s is %s); decide once the intent stops waiting for the rest",
-					tr.ID, in.ID, in.Status)
-			}
-		}
-		if req.Action == ActionRefunded {
-			id, err := refundTxID(tr.Network, req.RefundTxID)
-			if err != nil {
-				return 0, TransferView{}, invalid("refund_txid", InvalidRequest, "refund_txid: %v (transfer %s is on %s)", err, tr.ID, tr.Network)
-			}
-			req.RefundTxID = id
-		}
-		res := store.Resolution{Action: req.Action, Note: req.Note, Actor: actor, RefundTxID: req.RefundTxID, CreatedAt: now}
-		var ledger *store.LedgerEntry
-		var reeval []string
-		switch req.Action {
-		case ActionCreditIntent:
-			ids, cents, err := s.creditIntent(ctx, tx, tr, req.IntentID, now)
-			if err != nil {
-				return 0, TransferView{}, err
-			}
-			reeval, res.IntentID, res.AmountCents = ids, req.IntentID, &cents
-		case ActionCreditAccount:
-			e, err := s.creditAccount(ctx, tx, tr, req, now)
-			if err != nil {
-				return 0, TransferView{}, err
-			}
-			ledger, res.Account, res.AmountCents = &e, req.Account, &e.AmountCents
-		}
-		if err := tx.InsertResolution(ctx, tr.ID, res); errors.Is(err, store.ErrConflict) {
-			return 0, TransferView{}, fail(Conflict, "transfer %s was already resolved", tr.ID)
-		} else if err != nil {
-			return 0, TransferView{}, err
-		}
-		// The matcher (and its events) after the resolution row, events last.
-		sort.Strings(reeval)
-		for _, id := range reeval {
-			if err := s.reevaluate(ctx, tx, id, now); err != nil {
-				return 0, TransferView{}, err
-			}
-		}
-		fresh, err := tx.GetTransfer(ctx, tr.ID)
+	}
+	return tr, nil
+}
+
+// applyResolution applies the action and records the resolution; it
+// returns the resolution, the ledger entry a credit_account wrote, and the
+// intents to decide again.
+func (s *Service) applyResolution(ctx context.Context, tx *store.Tx, tr store.Transfer, req ResolveRequest, actor string, now time.Time) (store.Resolution, *store.LedgerEntry, []string, error) {
+	if req.Action == ActionRefunded {
+		id, err := refundTxID(tr.Network, req.RefundTxID)
 		if err != nil {
-			return 0, TransferView{}, err
+			return store.Resolution{}, nil, nil, invalid("refund_txid", InvalidRequest, "refund_txid: %v (transfer %s is on %s)", err, tr.ID, tr.Network)
 		}
-		tip, err := tx.NodeHeight(ctx, tr.Network)
+		req.RefundTxID = id
+	}
+	res := store.Resolution{Action: req.Action, Note: req.Note, Actor: actor, RefundTxID: req.RefundTxID, CreatedAt: now}
+	var ledger *store.LedgerEntry
+	var reeval []string
+	switch req.Action {
+	case ActionCreditIntent:
+		ids, cents, err := s.creditIntent(ctx, tx, tr, req.IntentID, now)
 		if err != nil {
-			return 0, TransferView{}, err
+			return res, nil, nil, err
 		}
-		view := TransferViewOf(fresh, tip)
-		account := res.Account
-		if ledger != nil {
-			lv := LedgerViewOf(*ledger)
-			if err := tx.QueueAppendEvent("ledger.credited", "", tr.ID, ledger.Account, lv, now); err != nil {
-				return 0, TransferView{}, err
-			}
+		reeval, res.IntentID, res.AmountCents = ids, req.IntentID, &cents
+	case ActionCreditAccount:
+		e, err := s.creditAccount(ctx, tx, tr, req, now)
+		if err != nil {
+			return res, nil, nil, err
 		}
-		if account == "" && fresh.IntentID != "" {
-			in, err := tx.GetIntent(ctx, fresh.IntentID)
-			if err != nil {
-				return 0, TransferView{}, err
-			}
-			account = in.Account
+		ledger, res.Account, res.AmountCents = &e, req.Account, &e.AmountCents
+	}
+	if err := tx.InsertResolution(ctx, tr.ID, res); errors.Is(err, store.ErrConflict) {
+		return res, nil, nil, fail(Conflict, "transfer %s was already resolved", tr.ID)
+	} else if err != nil {
+		return res, nil, nil, err
+	}
+	return res, ledger, reeval, nil
+}
+
+// afterResolution decides the credited intents again (the matcher and its
+// events after the resolution row), then appends the ledger.credited and
+// transfer.resolved events, last; it returns the transfer as resolved.
+func (s *Service) afterResolution(ctx context.Context, tx *store.Tx, tr store.Transfer, res store.Resolution, ledger *store.LedgerEntry, reeval []string, now time.Time) (views.Transfer, error) {
+	sort.Strings(reeval)
+	for _, id := range reeval {
+		if err := s.reevaluate(ctx, tx, id, now); err != nil {
+			return views.Transfer{}, err
 		}
-		if err := tx.QueueAppendEvent("transfer.resolved", fresh.IntentID, tr.ID, account, view, now); err != nil {
-			return 0, TransferView{}, err
+	}
+	fresh, err := tx.GetTransfer(ctx, tr.ID)
+	if err != nil {
+		return views.Transfer{}, err
+	}
+	tip, err := tx.NodeHeight(ctx, tr.Network)
+	if err != nil {
+		return views.Transfer{}, err
+	}
+	view := views.TransferOf(fresh, tip)
+	account := res.Account
+	if ledger != nil {
+		if err := tx.QueueAppendEvent(payment.EventLedgerCredited, "", tr.ID, ledger.Account, views.LedgerEntryOf(*ledger), now); err != nil {
+			return views.Transfer{}, err
 		}
-		return Applied, view, nil
-	})
+	}
+	if account == "" && fresh.IntentID != "" {
+		in, err := tx.GetIntent(ctx, fresh.IntentID)
+		if err != nil {
+			return views.Transfer{}, err
+		}
+		account = in.Account
+	}
+	if err := tx.QueueAppendEvent(payment.EventTransferResolved, fresh.IntentID, tr.ID, account, view, now); err != nil {
+		return views.Transfer{}, err
+	}
+	return view, nil
 }
 
 // creditIntent checks and applies credit_intent; it returns the intents to
@@ -274,10 +307,10 @@ func (s *Service) creditIntent(ctx context.Context, tx *store.Tx, tr store.Trans
 		return nil, 0, fail(Conflict, "transfer %s moved %s on %s but intent %s asks for %s on %s; use credit_account or refunded",
 			tr.ID, tr.Asset, tr.Network, in.ID, in.Asset, in.Network)
 	}
-	if tr.Status == "orphaned" {
+	if tr.Status == payment.TransferOrphaned {
 		return nil, 0, fail(Conflict, "transfer %s is not on the chain any more (orphaned by a reorg); it cannot pay anything", tr.ID)
 	}
-	if tr.Status != "confirmed" {
+	if tr.Status != payment.TransferConfirmed {
 		return nil, 0, notConfirmed(tr, ActionCreditIntent)
 	}
 	p, err := tx.PayableForUpdate(ctx, in.PayableID)
@@ -298,14 +331,14 @@ func (s *Service) creditIntent(ctx context.Context, tx *store.Tx, tr store.Trans
 	if tr.IntentID != "" && tr.IntentID != in.ID {
 		ids = append(ids, tr.IntentID)
 	}
-	return ids, int64(usdValue(tr.Amount, in.Rate, decimalsOf(tr.Network, tr.Asset))), nil
+	return ids, int64(views.USDValue(tr.Amount, in.Rate, views.Decimals(tr.Network, tr.Asset))), nil
 }
 
 // notConfirmed is the refusal of a credit for a transfer that has not got
 // its confirmations yet (it may still vanish).
 func notConfirmed(tr store.Transfer, action string) error {
 	where := "in the mempool"
-	if tr.Status == "confirming" {
+	if tr.Status == payment.TransferConfirming {
 		where = "waiting for confirmations"
 	}
 	return fail(Conflict, "transfer %s is not confirmed yet (%s, %d required); %s needs a confirmed transfer: decide once it is confirmed",
@@ -314,13 +347,13 @@ func notConfirmed(tr store.Transfer, action string) error {
 
 // creditAccount checks and applies credit_account.
 func (s *Service) creditAccount(ctx context.Context, tx *store.Tx, tr store.Transfer, req ResolveRequest, now time.Time) (store.LedgerEntry, error) {
-	if tr.Status == "orphaned" {
+	if tr.Status == payment.TransferOrphaned {
 		return store.LedgerEntry{}, fail(Conflict, "transfer %s is not on the chain any more (orphaned by a reorg); there is nothing to credit", tr.ID)
 	}
-	if tr.Status != "confirmed" {
+	if tr.Status != payment.TransferConfirmed {
 		return store.LedgerEntry{}, notConfirmed(tr, ActionCreditAccount)
 	}
-	dec := decimalsOf(tr.Network, tr.Asset)
+	dec := views.Decimals(tr.Network, tr.Asset)
 	review := new(big.Int).Set(tr.Amount)
 	rate := ""
 	if tr.IntentID != "" {
@@ -331,14 +364,14 @@ func (s *Service) creditAccount(ctx context.Context, tx *store.Tx, tr store.Tran
 		if in.Asset == tr.Asset {
 			rate = in.Rate
 		}
-		if tr.Classification == "overpaid" {
+		if tr.Classification == payment.Overpaid {
 			others, err := tx.TransfersByIntent(ctx, in.ID)
 			if err != nil {
 				return store.LedgerEntry{}, err
 			}
 			other := new(big.Int)
 			for _, o := range others {
-				if o.ID != tr.ID && o.Classification == "settles" && o.Status != "orphaned" {
+				if o.ID != tr.ID && o.Classification == payment.Settles && o.Status != payment.TransferOrphaned {
 					other.Add(other, o.Amount)
 				}
 			}
@@ -359,10 +392,10 @@ func (s *Service) creditAccount(ctx context.Context, tx *store.Tx, tr store.Tran
 		}
 		rate = q.Decimal()
 	}
-	cents := usdValue(review, rate, dec)
+	cents := views.USDValue(review, rate, dec)
 	if cents <= 0 {
 		return store.LedgerEntry{}, fail(InvalidAmount, "transfer %s is worth less than one cent at %s USD per unit; use ignore", tr.ID, rate)
 	}
-	return tx.AppendLedger(ctx, store.LedgerEntry{Account: req.Account, Type: "credit", AmountCents: int64(cents),
+	return tx.AppendLedger(ctx, store.LedgerEntry{Account: req.Account, Type: payment.EntryCredit, AmountCents: int64(cents),
 		Reference: "transfer:" + tr.ID, TransferID: tr.ID}, now)
 }

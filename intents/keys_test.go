@@ -13,6 +13,7 @@ import (
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/rates"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
 )
 
 // standby is a second paywatch instance on the leader's database: its own
@@ -84,7 +85,7 @@ func TestAddressFromAStandbyIsWatchedByTheLeader(t *testing.T) {
 	<-woken // the listener's first wake, once LISTEN is active
 	// The standby hands out addresses until one is of its own making (the
 	// pre-derived ones the leader already watched run out).
-	var v intents.IntentView
+	var v views.Intent
 	var created time.Time
 	for i := 0; ; i++ {
 		if i == 20 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
 )
 
 // BalanceView is GET /v1/accounts/{account}/balance.
@@ -19,8 +20,8 @@ type BalanceView struct {
 
 // LedgerPage is GET /v1/accounts/{account}/ledger.
 type LedgerPage struct {
-	Entries []LedgerView `json:"entries"`
-	Next    *string      `json:"next"`
+	Entries []views.LedgerEntry `json:"entries"`
+	Next    *string             `json:"next"`
 }
 
 // DebitRequest is the body of POST /v1/accounts/{account}/debits.
@@ -59,9 +60,9 @@ func (s *Service) Ledger(ctx context.Context, account, after string, limit int) 
 	if err != nil {
 		return LedgerPage{}, err
 	}
-	page := LedgerPage{Entries: []LedgerView{}}
+	page := LedgerPage{Entries: []views.LedgerEntry{}}
 	for _, e := range es {
-		page.Entries = append(page.Entries, LedgerViewOf(e))
+		page.Entries = append(page.Entries, views.LedgerEntryOf(e))
 	}
 	if len(es) == limit && limit > 0 {
 		page.Next = &es[len(es)-1].ID
@@ -82,64 +83,64 @@ func (s *Service) Ledger(ctx context.Context, account, after string, limit int) 
 // that covers it and waits for confirmations is payment_in_progress (the
 // customer would pay twice); a reference known with another amount or
 // account is a conflict.
-func (s *Service) Debit(ctx context.Context, account string, req DebitRequest, idem *Idem) (Result[LedgerView], error) {
+func (s *Service) Debit(ctx context.Context, account string, req DebitRequest, idem *Idem) (Result[views.LedgerEntry], error) {
 	if !validName(account) {
-		return Result[LedgerView]{}, invalid("account", InvalidRequest, "account must be 1-200 characters of letters, digits and ._:/#-")
+		return Result[views.LedgerEntry]{}, invalid("account", InvalidRequest, "account must be 1-200 characters of letters, digits and ._:/#-")
 	}
 	if !validName(req.Reference) {
-		return Result[LedgerView]{}, invalid("reference", InvalidRequest, "reference must be 1-200 characters of letters, digits and ._:/#-")
+		return Result[views.LedgerEntry]{}, invalid("reference", InvalidRequest, "reference must be 1-200 characters of letters, digits and ._:/#-")
 	}
 	usd, err := payment.ParseUSD(req.AmountUSD)
 	if err != nil || usd <= 0 {
-		return Result[LedgerView]{}, invalid("amount_usd", InvalidAmount, "amount_usd must be a positive decimal string with at most 2 decimals, like \"249.00\"")
+		return Result[views.LedgerEntry]{}, invalid("amount_usd", InvalidAmount, "amount_usd must be a positive decimal string with at most 2 decimals, like \"249.00\"")
 	}
-	return idempotent(ctx, s, idem, func(tx *store.Tx, now time.Time) (Outcome, LedgerView, error) {
-		p, err := tx.EnsurePayable(ctx, store.Payable{Kind: "order", Reference: req.Reference, Account: account,
+	return idempotent(ctx, s, idem, func(tx *store.Tx, now time.Time) (Outcome, views.LedgerEntry, error) {
+		p, err := tx.EnsurePayable(ctx, store.Payable{Kind: payment.Order, Reference: req.Reference, Account: account,
 			AmountCents: int64(usd), CreatedAt: now})
 		if err != nil {
-			return 0, LedgerView{}, err
+			return 0, views.LedgerEntry{}, err
 		}
 		if p.AmountCents != int64(usd) || p.Account != account {
-			return 0, LedgerView{}, fail(Conflict, "order %s already exists with amount_usd %s and account %q; a payable keeps its amount and account",
+			return 0, views.LedgerEntry{}, fail(Conflict, "order %s already exists with amount_usd %s and account %q; a payable keeps its amount and account",
 				p.Reference, payment.Cents(p.AmountCents), p.Account)
 		}
 		if p.PaidByEntry != "" {
 			e, err := tx.LedgerEntryByID(ctx, p.PaidByEntry)
 			if err != nil {
-				return 0, LedgerView{}, err
+				return 0, views.LedgerEntry{}, err
 			}
-			return Applied, LedgerViewOf(e), nil
+			return Applied, views.LedgerEntryOf(e), nil
 		}
 		if p.PaidAt != nil {
-			return 0, LedgerView{}, fail(AlreadyPaid, "order %s is already paid by intent %s", p.Reference, p.PaidByIntent)
+			return 0, views.LedgerEntry{}, fail(AlreadyPaid, "order %s is already paid by intent %s", p.Reference, p.PaidByIntent)
 		}
 		// A crypto payment that covers the order is on its way: debiting
 		// now would make the customer pay twice.
 		if id, err := tx.PaymentInProgress(ctx, p.ID); err != nil {
-			return 0, LedgerView{}, err
+			return 0, views.LedgerEntry{}, err
 		} else if id != "" {
-			return 0, LedgerView{}, fail(PaymentInProgress, "order %s has a crypto payment in progress: intent %s has received the full amount and waits for confirmations; nothing was debited (wait for intent.paid, or debit again if the intent leaves detected without being paid)",
+			return 0, views.LedgerEntry{}, fail(PaymentInProgress, "order %s has a crypto payment in progress: intent %s has received the full amount and waits for confirmations; nothing was debited (wait for intent.paid, or debit again if the intent leaves detected without being paid)",
 				p.Reference, id)
 		}
-		e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: account, Type: "debit", AmountCents: int64(usd),
+		e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: account, Type: payment.EntryDebit, AmountCents: int64(usd),
 			Reference: req.Reference}, now)
 		if errors.Is(err, store.ErrInsufficientFunds) {
-			return 0, LedgerView{}, fail(InsufficientFunds, "account %s has less than %s USD available; nothing was debited", account, usd)
+			return 0, views.LedgerEntry{}, fail(InsufficientFunds, "account %s has less than %s USD available; nothing was debited", account, usd)
 		}
 		if err != nil {
-			return 0, LedgerView{}, err
+			return 0, views.LedgerEntry{}, err
 		}
 		if err := tx.SetPayablePaidByEntry(ctx, p.ID, e.ID, now); err != nil {
-			return 0, LedgerView{}, err
+			return 0, views.LedgerEntry{}, err
 		}
 		// The order's intents now see it paid elsewhere: what they received
 		// becomes a duplicate for finance at once.
 		if err := s.redecideSiblings(ctx, tx, p.ID, "", now, 0); err != nil {
-			return 0, LedgerView{}, err
+			return 0, views.LedgerEntry{}, err
 		}
-		view := LedgerViewOf(e)
-		if err := tx.QueueAppendEvent("ledger.debited", "", "", account, view, now); err != nil {
-			return 0, LedgerView{}, err
+		view := views.LedgerEntryOf(e)
+		if err := tx.QueueAppendEvent(payment.EventLedgerDebited, "", "", account, view, now); err != nil {
+			return 0, views.LedgerEntry{}, err
 		}
 		return Created, view, nil
 	})

@@ -15,12 +15,13 @@ import (
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/views"
 )
 
 // The broken sequences of issue 9 (items 1-5, 11) and issue 14 (item 1),
 // each as its issue tells it, on real PostgreSQL.
 
-func keyOf(t *testing.T, e *intentstest.Env, v intents.IntentView) []byte {
+func keyOf(t *testing.T, e *intentstest.Env, v views.Intent) []byte {
 	t.Helper()
 	a, err := addresses.ParseAddress(payment.Network(v.Network), e.Config.Networks[v.Network].Chain, v.Address)
 	if err != nil {
@@ -30,7 +31,7 @@ func keyOf(t *testing.T, e *intentstest.Env, v intents.IntentView) []byte {
 }
 
 // broadcast puts a payment to v in its chain's mempool (and the next block).
-func broadcast(t *testing.T, e *intentstest.Env, f *chainstest.Fake, v intents.IntentView, amount *big.Int, label string) chains.Transfer {
+func broadcast(t *testing.T, e *intentstest.Env, f *chainstest.Fake, v views.Intent, amount *big.Int, label string) chains.Transfer {
 	t.Helper()
 	tr := chains.Transfer{TxID: chainstest.TxID(label), Asset: payment.Native, Key: keyOf(t, e, v), Address: v.Address, Amount: amount}
 	f.Broadcast(tr)
@@ -313,7 +314,7 @@ func TestLaterPaymentStampedBeforeThePayerIsADuplicate(t *testing.T) {
 		if tr.TxID == chainstest.TxID("s-p2") {
 			want = "duplicate"
 		}
-		if tr.Classification != want {
+		if string(tr.Classification) != want {
 			t.Fatalf("transfer %s: %s, want %s", tr.TxID, tr.Classification, want)
 		}
 	}

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/chains"
-	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/views"
 )
 
 // nodeDown marks network n's scanner as failing, as Scanner.Run does when
@@ -78,7 +78,7 @@ func TestIdempotentRenewReplaysDuringOutage(t *testing.T) {
 	if st != 201 {
 		t.Fatalf("renew: %d %s", st, first)
 	}
-	var renewed intents.IntentView
+	var renewed views.Intent
 	if err := json.Unmarshal(first, &renewed); err != nil || renewed.ID == v.ID {
 		t.Fatalf("renewed intent %s: %v", first, err)
 	}

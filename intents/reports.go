@@ -18,39 +18,40 @@ import (
 
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
 )
 
 // ReconRow is one transfer in the reconciliation report.
 type ReconRow struct {
-	TransferID      string     `json:"transfer_id"`
-	FirstSeenAt     time.Time  `json:"first_seen_at"`
-	Network         string     `json:"network"`
-	Method          string     `json:"method"`
-	Asset           string     `json:"asset"`
-	TxID            string     `json:"txid"`
-	Index           int64      `json:"index"`
-	BlockHeight     *int64     `json:"block_height"`
-	Address         string     `json:"address"`
-	Amount          string     `json:"amount"`
-	AmountBaseUnits string     `json:"amount_base_units"`
-	USDAtLockedRate string     `json:"usd_at_locked_rate"`
-	IntentID        string     `json:"intent_id"`
-	IntentStatus    string     `json:"intent_status"`
-	PayableKind     string     `json:"payable_kind"`
-	Payable         string     `json:"payable_reference"`
-	Account         string     `json:"account"`
-	Classification  string     `json:"classification"`
-	Status          string     `json:"status"`
-	Confirmations   int64      `json:"confirmations"`
-	Settled         string     `json:"settled_base_units"`
-	Review          string     `json:"review_base_units"`
-	Excluded        bool       `json:"excluded"`
-	Resolution      string     `json:"resolution"`
-	ResolutionNote  string     `json:"resolution_note"`
-	ResolvedBy      string     `json:"resolved_by"`
-	ResolvedAt      *time.Time `json:"resolved_at"`
-	ResolutionUSD   string     `json:"resolution_usd"`
-	RefundTxID      string     `json:"refund_txid"`
+	TransferID      string                 `json:"transfer_id"`
+	FirstSeenAt     time.Time              `json:"first_seen_at"`
+	Network         string                 `json:"network"`
+	Method          string                 `json:"method"`
+	Asset           string                 `json:"asset"`
+	TxID            string                 `json:"txid"`
+	Index           int64                  `json:"index"`
+	BlockHeight     *int64                 `json:"block_height"`
+	Address         string                 `json:"address"`
+	Amount          string                 `json:"amount"`
+	AmountBaseUnits string                 `json:"amount_base_units"`
+	USDAtLockedRate string                 `json:"usd_at_locked_rate"`
+	IntentID        string                 `json:"intent_id"`
+	IntentStatus    payment.IntentStatus   `json:"intent_status"`
+	PayableKind     payment.PayableKind    `json:"payable_kind"`
+	Payable         string                 `json:"payable_reference"`
+	Account         string                 `json:"account"`
+	Classification  payment.Classification `json:"classification"`
+	Status          payment.TransferStatus `json:"status"`
+	Confirmations   int64                  `json:"confirmations"`
+	Settled         string                 `json:"settled_base_units"`
+	Review          string                 `json:"review_base_units"`
+	Excluded        bool                   `json:"excluded"`
+	Resolution      string                 `json:"resolution"`
+	ResolutionNote  string                 `json:"resolution_note"`
+	ResolvedBy      string                 `json:"resolved_by"`
+	ResolvedAt      *time.Time             `json:"resolved_at"`
+	ResolutionUSD   string                 `json:"resolution_usd"`
+	RefundTxID      string                 `json:"refund_txid"`
 }
 
 // MethodTotals sums one method's transfers in base units. Total is the sum
@@ -127,7 +128,7 @@ func (s *Service) Reconcile(ctx context.Context, from, to, asOf time.Time) (Reco
 		if m, ok := payment.MethodFor(payment.Network(t.Network), payment.Asset(t.Asset)); ok {
 			method = string(m.Method)
 		}
-		dec := decimalsOf(t.Network, t.Asset)
+		dec := views.Decimals(t.Network, t.Asset)
 		settled, review, excluded := split(t, r.IntentAmount, r.OtherSettled)
 		row := ReconRow{TransferID: t.ID, FirstSeenAt: t.FirstSeenAt.UTC(), Network: t.Network, Method: method, Asset: t.Asset,
 			TxID: t.TxID, Index: t.Index, BlockHeight: t.BlockHeight, Address: t.Address,
@@ -135,9 +136,9 @@ func (s *Service) Reconcile(ctx context.Context, from, to, asOf time.Time) (Reco
 			IntentID: t.IntentID, IntentStatus: r.IntentStatus, PayableKind: r.PayableKind, Payable: r.PayableRef, Account: r.Account,
 			Classification: t.Classification, Status: t.Status, Settled: settled.String(), Review: review.String(), Excluded: excluded}
 		if r.IntentRate != "" && r.Method == method {
-			row.USDAtLockedRate = usdValue(t.Amount, r.IntentRate, dec).String()
+			row.USDAtLockedRate = views.USDValue(t.Amount, r.IntentRate, dec).String()
 		}
-		if t.BlockHeight != nil && t.Status != "orphaned" && r.NodeHeight >= *t.BlockHeight {
+		if t.BlockHeight != nil && t.Status != payment.TransferOrphaned && r.NodeHeight >= *t.BlockHeight {
 			row.Confirmations = r.NodeHeight - *t.BlockHeight + 1
 		}
 		if res := t.Resolution; res != nil {
@@ -207,7 +208,7 @@ func (r Reconciliation) WriteCSV(w io.Writer) error {
 		}
 		rec := []string{x.TransferID, x.FirstSeenAt.Format(time.RFC3339Nano), x.Network, x.Method, x.Asset, x.TxID,
 			strconv.FormatInt(x.Index, 10), height, x.Address, x.Amount, x.AmountBaseUnits, x.USDAtLockedRate, x.IntentID,
-			x.IntentStatus, x.PayableKind, x.Payable, x.Account, x.Classification, x.Status,
+			string(x.IntentStatus), string(x.PayableKind), x.Payable, x.Account, string(x.Classification), string(x.Status),
 			strconv.FormatInt(x.Confirmations, 10), x.Settled, x.Review, strconv.FormatBool(x.Excluded), x.Resolution,
 			x.ResolutionNote, x.ResolvedBy, resolvedAt, x.ResolutionUSD, x.RefundTxID}
 		// Every cell, not only the free-text ones: txids and addresses come

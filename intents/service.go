@@ -19,6 +19,7 @@ import (
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/rates"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
 )
 
 // Quoter answers the current quote of a symbol.
@@ -120,11 +121,11 @@ func (s *Service) Store() *store.Store { return s.store }
 
 // CreateRequest is the body of POST /v1/intents.
 type CreateRequest struct {
-	Kind      string `json:"kind"`
-	Reference string `json:"reference"`
-	Account   string `json:"account"`
-	AmountUSD string `json:"amount_usd"`
-	Method    string `json:"method"`
+	Kind      payment.PayableKind `json:"kind"`
+	Reference string              `json:"reference"`
+	Account   string              `json:"account"`
+	AmountUSD string              `json:"amount_usd"`
+	Method    string              `json:"method"`
 }
 
 // Idem is an Idempotency-Key claim: the caller's key id, the key, and the
@@ -168,13 +169,13 @@ func (s *Service) methodFor(name string) (payment.MethodInfo, error) {
 // validate checks a create request and returns its USD amount.
 func (s *Service) validate(req CreateRequest) (payment.Cents, payment.MethodInfo, error) {
 	var info payment.MethodInfo
-	if req.Kind != "order" && req.Kind != "topup" {
+	if req.Kind != payment.Order && req.Kind != payment.Topup {
 		return 0, info, invalid("kind", InvalidRequest, "kind must be \"order\" or \"topup\"")
 	}
 	if !validName(req.Reference) {
 		return 0, info, invalid("reference", InvalidRequest, "reference must be 1-200 characters of letters, digits and ._:/#-")
 	}
-	if req.Kind == "topup" && req.Account == "" {
+	if req.Kind == payment.Topup && req.Account == "" {
 		return 0, info, invalid("account", InvalidRequest, "account is required for a topup")
 	}
 	if req.Account != "" && !validName(req.Account) {
@@ -184,7 +185,7 @@ func (s *Service) validate(req CreateRequest) (payment.Cents, payment.MethodInfo
 	if err != nil || usd <= 0 {
 		return 0, info, invalid("amount_usd", InvalidAmount, "amount_usd must be a positive decimal string with at most 2 decimals, like \"249.00\"")
 	}
-	if req.Kind == "topup" && !s.topup[usd] {
+	if req.Kind == payment.Topup && !s.topup[usd] {
 		return 0, info, invalid("amount_usd", InvalidAmount, "a topup must be one of %v USD", s.cfg.TopupAmounts)
 	}
 	info, err = s.methodFor(req.Method)
@@ -194,23 +195,23 @@ func (s *Service) validate(req CreateRequest) (payment.Cents, payment.MethodInfo
 // Create creates payment instructions for a payable: the new intent
 // (Created). With idem, a repeated request returns the first result before
 // any check (see replay), and a different request under the same key fails.
-func (s *Service) Create(ctx context.Context, req CreateRequest, idem *Idem) (Result[IntentView], error) {
-	if res, done, err := replay[IntentView](ctx, s, idem); done || err != nil {
+func (s *Service) Create(ctx context.Context, req CreateRequest, idem *Idem) (Result[views.Intent], error) {
+	if res, done, err := replay[views.Intent](ctx, s, idem); done || err != nil {
 		return res, err
 	}
 	usd, info, err := s.validate(req)
 	if err != nil {
-		return Result[IntentView]{}, err
+		return Result[views.Intent]{}, err
 	}
 	if err := s.checkChain(ctx, info.Network); err != nil {
-		return Result[IntentView]{}, err
+		return Result[views.Intent]{}, err
 	}
-	return whenReplenished(ctx, s, func() (Result[IntentView], error) { return s.create(ctx, req, idem, usd, info) })
+	return whenReplenished(ctx, s, func() (Result[views.Intent], error) { return s.create(ctx, req, idem, usd, info) })
 }
 
 // create is one attempt of Create after its checks.
-func (s *Service) create(ctx context.Context, req CreateRequest, idem *Idem, usd payment.Cents, info payment.MethodInfo) (Result[IntentView], error) {
-	return idempotent(ctx, s, idem, func(tx *store.Tx, now time.Time) (Outcome, IntentView, error) {
+func (s *Service) create(ctx context.Context, req CreateRequest, idem *Idem, usd payment.Cents, info payment.MethodInfo) (Result[views.Intent], error) {
+	return idempotent(ctx, s, idem, func(tx *store.Tx, now time.Time) (Outcome, views.Intent, error) {
 		want := store.Payable{Kind: req.Kind, Reference: req.Reference, Account: req.Account, AmountCents: int64(usd), CreatedAt: now}
 		var p store.Payable
 		var err error
@@ -226,18 +227,18 @@ func (s *Service) create(ctx context.Context, req CreateRequest, idem *Idem, usd
 			p, err = tx.EnsurePayable(ctx, want)
 		}
 		if err != nil {
-			return 0, IntentView{}, err
+			return 0, views.Intent{}, err
 		}
 		if p.AmountCents != int64(usd) || p.Account != req.Account {
-			return 0, IntentView{}, fail(Conflict, "%s %s already exists with amount_usd %s and account %q; a payable keeps its amount and account",
+			return 0, views.Intent{}, fail(Conflict, "%s %s already exists with amount_usd %s and account %q; a payable keeps its amount and account",
 				p.Kind, p.Reference, payment.Cents(p.AmountCents), p.Account)
 		}
 		if p.PaidAt != nil {
-			return 0, IntentView{}, fail(AlreadyPaid, "%s %s is already paid", p.Kind, p.Reference)
+			return 0, views.Intent{}, fail(AlreadyPaid, "%s %s is already paid", p.Kind, p.Reference)
 		}
 		view, err := s.newIntent(ctx, tx, p, info, "", now, taken)
 		if err != nil {
-			return 0, IntentView{}, err
+			return 0, views.Intent{}, err
 		}
 		return Created, view, nil
 	})
@@ -267,10 +268,10 @@ func (s *Service) checkChain(ctx context.Context, n payment.Network) error {
 // With taken, the intent gets taken's id and address (see allocate).
 // The intent and its event are queued, so they reach the database with the
 // transaction's next statement or its commit.
-func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, info payment.MethodInfo, renewedFrom string, now time.Time, taken *takenAddress) (IntentView, error) {
+func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, info payment.MethodInfo, renewedFrom string, now time.Time, taken *takenAddress) (views.Intent, error) {
 	q, err := s.opt.Quotes.Quote(info.Symbol, now)
 	if err != nil {
-		return IntentView{}, fail(RateUnavailable, "%v", err)
+		return views.Intent{}, fail(RateUnavailable, "%v", err)
 	}
 	mc := s.cfg.Methods[string(info.Method)]
 	amount := rates.AmountFor(payment.Cents(p.AmountCents), q.USDPerUnit, info.Decimals, *mc.DisplayDecimals)
@@ -281,7 +282,7 @@ func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, 
 	dust, _ := payment.ParseUnits(mc.DustMin, info.Decimals)
 	if amount.Cmp(dust) < 0 {
 		min := rates.MinimumUSD(dust, q.USDPerUnit, info.Decimals, *mc.DisplayDecimals)
-		return IntentView{}, invalid("amount_usd", InvalidAmount, "%s USD is %s %s at %s USD per %s, below the %s dust minimum of %s %s, so it could never be paid: the smallest %s amount is %s USD at this rate",
+		return views.Intent{}, invalid("amount_usd", InvalidAmount, "%s USD is %s %s at %s USD per %s, below the %s dust minimum of %s %s, so it could never be paid: the smallest %s amount is %s USD at this rate",
 			payment.Cents(p.AmountCents), payment.TrimUnits(amount, info.Decimals), info.Symbol, q.Decimal(), info.Symbol,
 			info.Method, payment.TrimUnits(dust, info.Decimals), info.Symbol, info.Method, min)
 	}
@@ -289,7 +290,7 @@ func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, 
 		ID: store.NewID("pi"), PayableID: p.ID, Kind: p.Kind, Reference: p.Reference, Account: p.Account,
 		AmountCents: p.AmountCents, Method: string(info.Method), Network: string(info.Network), Asset: string(info.Asset),
 		Amount: amount, Tolerance: tol, DustMin: dust, Rate: q.Decimal(), RateSources: q.Sources, RateAt: q.At.UTC(),
-		ExpiresAt: now.Add(s.cfg.Deadline.Duration), Status: "awaiting_payment",
+		ExpiresAt: now.Add(s.cfg.Deadline.Duration), Status: payment.IntentAwaiting,
 		ConfirmationsRequired: s.cfg.MethodConfirmations(info.Method, payment.Cents(p.AmountCents)),
 		RenewedFrom:           renewedFrom, CreatedAt: now, UpdatedAt: now,
 		Received: new(big.Int), ConfirmedSum: new(big.Int),
@@ -299,14 +300,14 @@ func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, 
 	}
 	keys, err := s.allocate(ctx, tx, &in, now, taken)
 	if err != nil {
-		return IntentView{}, err
+		return views.Intent{}, err
 	}
 	tx.QueueInsertIntent(in)
 	// No NOTIFY for the address: pre-derived and pool keys were announced to
 	// the scanners when they were added.
-	view := IntentViewOf(in, nil, 0, s.PaymentURI(in))
-	if err := tx.QueueAppendEvent("intent.created", in.ID, "", in.Account, view, now); err != nil {
-		return IntentView{}, err
+	view := views.IntentOf(in, nil, 0, s.PaymentURI(in))
+	if err := tx.QueueAppendEvent(payment.EventIntentCreated, in.ID, "", in.Account, view, now); err != nil {
+		return views.Intent{}, err
 	}
 	if s.opt.Watcher != nil {
 		tx.AfterCommit(func() { s.opt.Watcher.Watch(info.Network, keys...) })
@@ -623,17 +624,17 @@ func (s *Service) PaymentURI(in store.Intent) string {
 }
 
 // Get returns an intent with its transfers.
-func (s *Service) Get(ctx context.Context, id string) (IntentView, error) {
+func (s *Service) Get(ctx context.Context, id string) (views.Intent, error) {
 	v, err := s.view(ctx, s.store, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return IntentView{}, fail(NotFound, "no intent %q", id)
+		return views.Intent{}, fail(NotFound, "no intent %q", id)
 	}
 	return v, err
 }
 
 // Report records that the customer says they have paid. It changes no
 // status and is idempotent (the first time is kept).
-func (s *Service) Report(ctx context.Context, id string) (IntentView, error) {
+func (s *Service) Report(ctx context.Context, id string) (views.Intent, error) {
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
 		now := s.now().UTC()
 		set, err := tx.SetReported(ctx, id, now)
@@ -652,11 +653,11 @@ func (s *Service) Report(ctx context.Context, id string) (IntentView, error) {
 		if err != nil {
 			return err
 		}
-		err = tx.QueueAppendEvent("intent.reported", id, "", derefStr(view.Account), view, now)
+		err = tx.QueueAppendEvent(payment.EventIntentReported, id, "", derefStr(view.Account), view, now)
 		return err
 	})
 	if err != nil {
-		return IntentView{}, err
+		return views.Intent{}, err
 	}
 	return s.Get(ctx, id)
 }
@@ -677,20 +678,20 @@ type intentReader interface {
 }
 
 // view renders an intent with its transfers read through r.
-func (s *Service) view(ctx context.Context, r intentReader, id string) (IntentView, error) {
+func (s *Service) view(ctx context.Context, r intentReader, id string) (views.Intent, error) {
 	in, err := r.GetIntent(ctx, id)
 	if err != nil {
-		return IntentView{}, err
+		return views.Intent{}, err
 	}
 	trs, err := r.TransfersByIntent(ctx, id)
 	if err != nil {
-		return IntentView{}, err
+		return views.Intent{}, err
 	}
 	tip, err := r.NodeHeight(ctx, in.Network)
 	if err != nil {
-		return IntentView{}, err
+		return views.Intent{}, err
 	}
-	return IntentViewOf(in, trs, tip, s.PaymentURI(in)), nil
+	return views.IntentOf(in, trs, tip, s.PaymentURI(in)), nil
 }
 
 // Renew creates a new intent (Created) for the same payable and method at
@@ -698,60 +699,60 @@ func (s *Service) view(ctx context.Context, r intentReader, id string) (IntentVi
 // intent whose deadline passed unpaid (expired, underpaid, or awaiting past
 // its deadline) can be renewed. With idem, a repeated request returns the
 // first response before any check (see replay).
-func (s *Service) Renew(ctx context.Context, id string, idem *Idem) (Result[IntentView], error) {
-	if res, done, err := replay[IntentView](ctx, s, idem); done || err != nil {
+func (s *Service) Renew(ctx context.Context, id string, idem *Idem) (Result[views.Intent], error) {
+	if res, done, err := replay[views.Intent](ctx, s, idem); done || err != nil {
 		return res, err
 	}
 	if in, err := s.store.GetIntent(ctx, id); err == nil {
 		if err := s.checkChain(ctx, payment.Network(in.Network)); err != nil {
-			return Result[IntentView]{}, err
+			return Result[views.Intent]{}, err
 		}
 	}
-	return whenReplenished(ctx, s, func() (Result[IntentView], error) { return s.renew(ctx, id, idem) })
+	return whenReplenished(ctx, s, func() (Result[views.Intent], error) { return s.renew(ctx, id, idem) })
 }
 
 // renew is one attempt of Renew after its checks.
-func (s *Service) renew(ctx context.Context, id string, idem *Idem) (Result[IntentView], error) {
-	return idempotent(ctx, s, idem, func(tx *store.Tx, now time.Time) (Outcome, IntentView, error) {
+func (s *Service) renew(ctx context.Context, id string, idem *Idem) (Result[views.Intent], error) {
+	return idempotent(ctx, s, idem, func(tx *store.Tx, now time.Time) (Outcome, views.Intent, error) {
 		old, err := tx.GetIntent(ctx, id)
 		if errors.Is(err, store.ErrNotFound) {
-			return 0, IntentView{}, fail(NotFound, "no intent %q", id)
+			return 0, views.Intent{}, fail(NotFound, "no intent %q", id)
 		}
 		if err != nil {
-			return 0, IntentView{}, err
+			return 0, views.Intent{}, err
 		}
 		p, err := tx.PayableForUpdate(ctx, old.PayableID)
 		if err != nil {
-			return 0, IntentView{}, err
+			return 0, views.Intent{}, err
 		}
 		if p.PaidAt != nil {
-			return 0, IntentView{}, fail(AlreadyPaid, "%s %s is already paid", p.Kind, p.Reference)
+			return 0, views.Intent{}, fail(AlreadyPaid, "%s %s is already paid", p.Kind, p.Reference)
 		}
 		if err := s.reevaluateLocked(ctx, tx, p, id, now); err != nil {
-			return 0, IntentView{}, err
+			return 0, views.Intent{}, err
 		}
 		old, err = tx.GetIntent(ctx, id)
 		if err != nil {
-			return 0, IntentView{}, err
+			return 0, views.Intent{}, err
 		}
 		switch old.Status {
-		case "expired", "underpaid":
-		case "superseded":
-			return 0, IntentView{}, fail(Conflict, "intent %s was already renewed as %s", id, old.SupersededBy)
+		case payment.IntentExpired, payment.IntentUnderpaid:
+		case payment.IntentSuperseded:
+			return 0, views.Intent{}, fail(Conflict, "intent %s was already renewed as %s", id, old.SupersededBy)
 		default:
-			return 0, IntentView{}, fail(Conflict, "intent %s is %s until %s; only an expired or underpaid intent can be renewed",
+			return 0, views.Intent{}, fail(Conflict, "intent %s is %s until %s; only an expired or underpaid intent can be renewed",
 				id, old.Status, old.ExpiresAt.UTC().Format(time.RFC3339))
 		}
 		info, err := s.methodFor(old.Method)
 		if err != nil {
-			return 0, IntentView{}, err
+			return 0, views.Intent{}, err
 		}
 		view, err := s.newIntent(ctx, tx, p, info, old.ID, now, nil)
 		if err != nil {
-			return 0, IntentView{}, err
+			return 0, views.Intent{}, err
 		}
 		if err := tx.Supersede(ctx, old.ID, view.ID, now); err != nil {
-			return 0, IntentView{}, err
+			return 0, views.Intent{}, err
 		}
 		return Created, view, nil
 	})

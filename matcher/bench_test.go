@@ -2,15 +2,17 @@ package matcher
 
 import (
 	"testing"
+
+	"github.com/paywatch/paywatch/payment"
 )
 
 func BenchmarkDecide(b *testing.B) {
-	in := usdt100(StatusDetected)
+	in := usdt100(payment.IntentDetected)
 	cases := []struct {
 		name string
 		tr   []Transfer
 	}{
-		{"1transfer", []Transfer{conf(prev(tx(100, early), Settles))}},
+		{"1transfer", []Transfer{conf(prev(tx(100, early), payment.Settles))}},
 		{"3transfers", []Transfer{conf(tx(40, early)), conf(tx(60, middle)), tx(100, later)}},
 		{"3transfers_unsorted", []Transfer{tx(100, later), conf(tx(60, middle)), conf(tx(40, early))}},
 	}
@@ -19,7 +21,7 @@ func BenchmarkDecide(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				d := Decide(in, c.tr, before)
-				if d.Status != StatusPaid {
+				if d.Status != payment.IntentPaid {
 					b.Fatalf("Status = %q", d.Status)
 				}
 			}

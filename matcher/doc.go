@@ -2,7 +2,9 @@
 // mean: the intent's new status and the classification of every transfer
 // (settles, partial, overpaid, late, duplicate, wrong_asset, dust,
 // reverted). It implements the "Intent lifecycle" and "Matching" sections of
-// DESIGN.md and nothing else.
+// DESIGN.md and nothing else. The statuses and classifications themselves
+// are package payment's (payment.IntentStatus, payment.Classification), the
+// one place every package takes them from.
 //
 // Guarantees:
 //

@@ -43,7 +43,7 @@ func FuzzDecide(f *testing.F) {
 			PayablePaidElsewhere: elsewhere,
 		}
 		assets := []payment.Asset{payment.USDT, payment.USDT, payment.USDC, payment.Native}
-		previous := append([]Classification{""}, allClasses...)
+		previous := append([]payment.Classification{""}, allClasses...)
 		var tr []Transfer
 		for ; len(data) >= 5 && len(tr) < 20; data = data[5:] {
 			tr = append(tr, Transfer{

@@ -8,83 +8,6 @@ import (
 	"github.com/paywatch/paywatch/payment"
 )
 
-// Status is the state of an intent in the lifecycle of DESIGN.md.
-type Status string
-
-// The intent statuses.
-const (
-	// StatusAwaiting: nothing that counts has been seen and the deadline has
-	// not passed.
-	StatusAwaiting Status = "awaiting_payment"
-	// StatusDetected: transfers that count were seen in time but the amount
-	// is not yet covered by confirmed transfers.
-	StatusDetected Status = "detected"
-	// StatusPaid: the paying set covers the amount and every member of it is
-	// confirmed.
-	StatusPaid Status = "paid"
-	// StatusExpired: the deadline passed and nothing counts.
-	StatusExpired Status = "expired"
-	// StatusUnderpaid: the deadline passed and what counts does not cover
-	// the amount (final unless finance resolves).
-	StatusUnderpaid Status = "underpaid"
-	// StatusSuperseded: the intent was renewed; only transfers finance
-	// credits to it can still pay it.
-	StatusSuperseded Status = "superseded"
-	// StatusReverted: the intent was paid and a reorg removed part of what
-	// paid it.
-	StatusReverted Status = "reverted"
-)
-
-// Final reports whether an intent in status s no longer awaits money by
-// itself: paid, expired, underpaid, superseded and reverted are final;
-// awaiting_payment and detected are not. A final intent still changes when
-// a reorg or a finance resolution changes its transfers.
-func (s Status) Final() bool {
-	switch s {
-	case StatusPaid, StatusExpired, StatusUnderpaid, StatusSuperseded, StatusReverted:
-		return true
-	}
-	return false
-}
-
-// Classification is what one transfer means for the intent whose address it
-// paid.
-type Classification string
-
-// The transfer classifications of DESIGN.md.
-const (
-	// Settles: the transfer is part of the set that pays the intent.
-	Settles Classification = "settles"
-	// Partial: the transfer counts but, with the others, does not yet cover
-	// the amount.
-	Partial Classification = "partial"
-	// Overpaid: the last transfer of a paying set whose sum exceeds the
-	// amount; the surplus is Decision.Surplus.
-	Overpaid Classification = "overpaid"
-	// Late: first seen after the deadline, or sent to a superseded intent.
-	Late Classification = "late"
-	// Duplicate: sent after the intent was already covered, or after its
-	// payable was paid by another intent.
-	Duplicate Classification = "duplicate"
-	// WrongAsset: our address, another asset of the same network.
-	WrongAsset Classification = "wrong_asset"
-	// UnknownAddress: sent to an address of ours that has no intent (e.g. a
-	// pool address not handed out yet). The caller classifies such transfers
-	// itself: there is no intent to decide about, so Decide never returns it.
-	UnknownAddress Classification = "unknown_address"
-	// Dust: a zero amount or one below the intent's dust minimum
-	// (address-poisoning transfers).
-	Dust Classification = "dust"
-	// Reverted: the transfer was removed by a reorg (or vanished from the
-	// mempool) after it had paid the intent, or before it was ever
-	// classified.
-	Reverted Classification = "reverted"
-)
-
-// NeedsReview reports whether a transfer classified c goes to the finance
-// inbox: everything except Settles does.
-func (c Classification) NeedsReview() bool { return c != Settles }
-
 // Intent is what Decide needs to know about one intent.
 type Intent struct {
 	// Asset is the asset the intent asks for.
@@ -99,7 +22,7 @@ type Intent struct {
 	// Deadline is the last instant a transfer may be first seen and count.
 	Deadline time.Time
 	// Status is the intent's status before this decision.
-	Status Status
+	Status payment.IntentStatus
 	// PayablePaidElsewhere is true when another intent of the same payable
 	// is already paid.
 	PayablePaidElsewhere bool
@@ -135,13 +58,13 @@ type Transfer struct {
 	Resolved bool
 	// Previous is the transfer's classification from the last decision, ""
 	// for a transfer not classified yet.
-	Previous Classification
+	Previous payment.Classification
 }
 
 // Decision is the outcome of Decide.
 type Decision struct {
 	// Status is the intent's new status.
-	Status Status
+	Status payment.IntentStatus
 	// Overpaid is true when the paying set sums above the intent's amount.
 	Overpaid bool
 	// Late is true when at least one transfer that still exists (not
@@ -156,7 +79,7 @@ type Decision struct {
 	// Overpaid, else 0. Never nil.
 	Surplus *big.Int
 	// Classes holds one classification per input transfer, in input order.
-	Classes []Classification
+	Classes []payment.Classification
 }
 
 // zero stands in for nil amounts. It is only ever read.
@@ -177,7 +100,7 @@ const (
 type scratch struct {
 	ints    [3]big.Int
 	words   [3][4]big.Word
-	classes [smallN]Classification
+	classes [smallN]payment.Classification
 }
 
 // Decide classifies every transfer to the intent's address and computes the
@@ -237,17 +160,17 @@ func Decide(in Intent, transfers []Transfer, now time.Time) Decision {
 	sum, confirmed, surplus := &s.ints[0], &s.ints[1], &s.ints[2]
 	required := surplus
 
-	var classes []Classification
+	var classes []payment.Classification
 	if n <= smallN {
 		classes = s.classes[:n]
 	} else {
-		classes = make([]Classification, n)
+		classes = make([]payment.Classification, n)
 	}
 	d := Decision{Received: sum, ConfirmedSum: confirmed, Surplus: surplus, Classes: classes}
 
 	amount := orZero(in.Amount)
 	dustMin := orZero(in.DustMin)
-	wasPaid := in.Status == StatusPaid || in.Status == StatusReverted
+	wasPaid := in.Status == payment.IntentPaid || in.Status == payment.IntentReverted
 
 	// Rules 2 to 8. Transfers that count keep the empty class for now;
 	// orphaned ones get theirs once the status is known (rule 1).
@@ -263,7 +186,7 @@ func Decide(in Intent, transfers []Transfer, now time.Time) Decision {
 		case c == "":
 			counting++
 			resolvedPayer = resolvedPayer || (t.Resolved && !t.Credited)
-		case c == Duplicate && in.PayablePaidElsewhere:
+		case c == payment.Duplicate && in.PayablePaidElsewhere:
 			elsewhere++
 		}
 	}
@@ -278,7 +201,7 @@ func Decide(in Intent, transfers []Transfer, now time.Time) Decision {
 	var buf, kept [maxStackOrder]int
 	for pass := 0; counting > 0; pass++ {
 		order := visitOrder(transfers, buf[:0])
-		if in.Status == StatusPaid && keepsPayingSet(transfers, classes, required) {
+		if in.Status == payment.IntentPaid && keepsPayingSet(transfers, classes, required) {
 			order = payersFirst(transfers, order, kept[:0])
 		}
 		for _, i := range order {
@@ -286,11 +209,11 @@ func Decide(in Intent, transfers []Transfer, now time.Time) Decision {
 				continue
 			}
 			if complete {
-				classes[i] = Duplicate
+				classes[i] = payment.Duplicate
 				continue
 			}
 			t := &transfers[i]
-			classes[i] = Partial
+			classes[i] = payment.Partial
 			sum.Add(sum, t.Amount)
 			if t.Confirmed {
 				confirmed.Add(confirmed, t.Amount)
@@ -310,7 +233,7 @@ func Decide(in Intent, transfers []Transfer, now time.Time) Decision {
 		confirmed.SetInt64(0)
 		allConfirmed = true
 		for i, c := range classes {
-			if c != Partial {
+			if c != payment.Partial {
 				continue
 			}
 			if t := &transfers[i]; t.Resolved && !t.Credited {
@@ -324,12 +247,12 @@ func Decide(in Intent, transfers []Transfer, now time.Time) Decision {
 	surplus.SetInt64(0) // required is no longer needed
 	if complete {
 		for i, c := range classes {
-			if c == Partial {
-				classes[i] = Settles // orphaned transfers have no class yet
+			if c == payment.Partial {
+				classes[i] = payment.Settles // orphaned transfers have no class yet
 			}
 		}
 		if sum.Cmp(amount) > 0 {
-			classes[last] = Overpaid
+			classes[last] = payment.Overpaid
 			d.Overpaid = true
 			surplus.Sub(sum, amount)
 		}
@@ -337,26 +260,26 @@ func Decide(in Intent, transfers []Transfer, now time.Time) Decision {
 
 	switch {
 	case complete && allConfirmed:
-		d.Status = StatusPaid
+		d.Status = payment.IntentPaid
 	case wasPaid:
-		d.Status = StatusReverted
-	case in.Status == StatusSuperseded:
-		d.Status = StatusSuperseded
+		d.Status = payment.IntentReverted
+	case in.Status == payment.IntentSuperseded:
+		d.Status = payment.IntentSuperseded
 	case complete:
-		d.Status = StatusDetected
+		d.Status = payment.IntentDetected
 	case counting > 0 && now.After(in.Deadline):
-		d.Status = StatusUnderpaid
+		d.Status = payment.IntentUnderpaid
 	case counting > 0:
-		d.Status = StatusDetected
-	case elsewhere > 0 && in.Status == StatusDetected && !now.After(in.Deadline):
+		d.Status = payment.IntentDetected
+	case elsewhere > 0 && in.Status == payment.IntentDetected && !now.After(in.Deadline):
 		// Its payment is on its way but the payable was paid by other
 		// means: the payment is a duplicate for finance, and nothing
 		// vanished (awaiting_payment would announce that it did).
-		d.Status = StatusDetected
+		d.Status = payment.IntentDetected
 	case now.After(in.Deadline):
-		d.Status = StatusExpired
+		d.Status = payment.IntentExpired
 	default:
-		d.Status = StatusAwaiting
+		d.Status = payment.IntentAwaiting
 	}
 
 	// Rule 1, and the Late flag, which only looks at transfers that exist.
@@ -365,17 +288,17 @@ func Decide(in Intent, transfers []Transfer, now time.Time) Decision {
 		switch {
 		case !t.Orphaned:
 			switch classes[i] {
-			case Late:
+			case payment.Late:
 				d.Late = true
 			case heldPartial:
-				classes[i] = Partial
+				classes[i] = payment.Partial
 			}
-		case (t.Previous == Settles || t.Previous == Overpaid) && (wasPaid || d.Status == StatusPaid):
+		case (t.Previous == payment.Settles || t.Previous == payment.Overpaid) && (wasPaid || d.Status == payment.IntentPaid):
 			// It had paid the intent (or, when another transfer pays it now,
 			// would be taken for one of its payers at the next decision).
-			classes[i] = Reverted
+			classes[i] = payment.Reverted
 		case t.Previous == "":
-			classes[i] = Reverted
+			classes[i] = payment.Reverted
 		default:
 			classes[i] = t.Previous
 		}
@@ -385,51 +308,51 @@ func Decide(in Intent, transfers []Transfer, now time.Time) Decision {
 
 // heldPartial marks, during a decision, a resolved transfer that keeps the
 // class Partial but does not count; it never leaves Decide.
-const heldPartial Classification = "partial (resolved)"
+const heldPartial payment.Classification = "partial (resolved)"
 
 // classify applies rules 2 to 8 to a transfer that is not orphaned. It
 // returns "" when the transfer counts.
-func classify(in *Intent, t *Transfer, dustMin *big.Int) Classification {
+func classify(in *Intent, t *Transfer, dustMin *big.Int) payment.Classification {
 	switch {
 	case t.Asset != in.Asset:
-		return WrongAsset
+		return payment.WrongAsset
 	case t.Amount == nil || t.Amount.Sign() < 0:
-		return Dust // malformed: never counts, even when credited
+		return payment.Dust // malformed: never counts, even when credited
 	case t.Credited && in.PayablePaidElsewhere:
 		// A payable is paid at most once: a credit that comes too late to
 		// pay it is a duplicate for finance, never a second payment.
-		return Duplicate
+		return payment.Duplicate
 	case t.Credited:
 		return ""
-	case t.Resolved && (t.Previous == Overpaid || t.Previous == Settles):
+	case t.Resolved && (t.Previous == payment.Overpaid || t.Previous == payment.Settles):
 		if in.PayablePaidElsewhere {
-			return Duplicate
+			return payment.Duplicate
 		}
 		return "" // its surplus was resolved; what it paid still pays
-	case t.Resolved && t.Previous == Partial:
+	case t.Resolved && t.Previous == payment.Partial:
 		return heldPartial
-	case t.Resolved && (t.Previous == Late || t.Previous == Duplicate || t.Previous == Dust):
+	case t.Resolved && (t.Previous == payment.Late || t.Previous == payment.Duplicate || t.Previous == payment.Dust):
 		return t.Previous
 	case t.Resolved:
 		// No class yet, or one it cannot keep in the chain in this asset
 		// (reverted: it left the chain and came back).
-		return Duplicate
+		return payment.Duplicate
 	case t.Amount.Sign() == 0 || t.Amount.Cmp(dustMin) < 0:
-		return Dust
-	case t.Previous == Duplicate && in.PayablePaidElsewhere:
+		return payment.Dust
+	case t.Previous == payment.Duplicate && in.PayablePaidElsewhere:
 		// A duplicate of a payable paid by other means stays one while it
 		// is paid so: a voided credit (rule 3) keeps the class it was given
 		// when the credit was voided, however often it is decided again.
-		return Duplicate
+		return payment.Duplicate
 	case t.FirstSeen.After(in.Deadline):
-		return Late
-	case in.Status == StatusSuperseded || t.Previous == Late:
+		return payment.Late
+	case in.Status == payment.IntentSuperseded || t.Previous == payment.Late:
 		// Lateness, once decided, stays: a transfer sent to a superseded
 		// intent that finance later pays with another transfer must not
 		// start counting and displace the credited one.
-		return Late
+		return payment.Late
 	case in.PayablePaidElsewhere:
-		return Duplicate
+		return payment.Duplicate
 	}
 	return ""
 }
@@ -438,12 +361,12 @@ func classify(in *Intent, t *Transfer, dustMin *big.Int) Classification {
 // (rule 9): at least one transfer was last classified Settles or Overpaid,
 // and every such transfer still counts (classes[i] is empty, so it is not
 // orphaned), is confirmed, and together they reach required.
-func keepsPayingSet(transfers []Transfer, classes []Classification, required *big.Int) bool {
+func keepsPayingSet(transfers []Transfer, classes []payment.Classification, required *big.Int) bool {
 	var sum big.Int
 	n := 0
 	for i := range transfers {
 		t := &transfers[i]
-		if t.Previous != Settles && t.Previous != Overpaid {
+		if t.Previous != payment.Settles && t.Previous != payment.Overpaid {
 			continue
 		}
 		if t.Orphaned || classes[i] != "" || !t.Confirmed {
@@ -464,12 +387,12 @@ func payersFirst(transfers []Transfer, order, buf []int) []int {
 		out = make([]int, 0, len(order))
 	}
 	for _, i := range order {
-		if p := transfers[i].Previous; p == Settles || p == Overpaid {
+		if p := transfers[i].Previous; p == payment.Settles || p == payment.Overpaid {
 			out = append(out, i)
 		}
 	}
 	for _, i := range order {
-		if p := transfers[i].Previous; p != Settles && p != Overpaid {
+		if p := transfers[i].Previous; p != payment.Settles && p != payment.Overpaid {
 			out = append(out, i)
 		}
 	}

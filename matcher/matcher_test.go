@@ -26,7 +26,7 @@ var (
 )
 
 // usdt100 is an intent for 100 USDT token units, in status st.
-func usdt100(st Status) Intent {
+func usdt100(st payment.IntentStatus) Intent {
 	return Intent{Asset: payment.USDT, Amount: big.NewInt(100), Deadline: deadline, Status: st}
 }
 
@@ -42,20 +42,20 @@ func credited(t Transfer) Transfer { t.Credited = true; return t }
 
 func resolved(t Transfer) Transfer { t.Resolved = true; return t }
 
-func orphan(t Transfer, previous Classification) Transfer {
+func orphan(t Transfer, previous payment.Classification) Transfer {
 	t.Orphaned = true
 	t.Previous = previous
 	return t
 }
 
-func prev(t Transfer, previous Classification) Transfer { t.Previous = previous; return t }
+func prev(t Transfer, previous payment.Classification) Transfer { t.Previous = previous; return t }
 
 func asset(t Transfer, a payment.Asset) Transfer { t.Asset = a; return t }
 
 // want is the expected decision, with small integers.
 type want struct {
-	status              Status
-	classes             []Classification
+	status              payment.IntentStatus
+	classes             []payment.Classification
 	overpaid, late      bool
 	received, confirmed int64
 	surplus             int64
@@ -70,280 +70,280 @@ func TestDecide(t *testing.T) {
 		want want
 	}{
 		// Nothing seen.
-		{"nothing yet", usdt100(StatusAwaiting), nil, before,
-			want{status: StatusAwaiting, classes: []Classification{}}},
-		{"nothing, deadline passed", usdt100(StatusAwaiting), nil, after,
-			want{status: StatusExpired, classes: []Classification{}}},
-		{"nothing, exactly at the deadline", usdt100(StatusAwaiting), nil, deadline,
-			want{status: StatusAwaiting, classes: []Classification{}}},
+		{"nothing yet", usdt100(payment.IntentAwaiting), nil, before,
+			want{status: payment.IntentAwaiting, classes: []payment.Classification{}}},
+		{"nothing, deadline passed", usdt100(payment.IntentAwaiting), nil, after,
+			want{status: payment.IntentExpired, classes: []payment.Classification{}}},
+		{"nothing, exactly at the deadline", usdt100(payment.IntentAwaiting), nil, deadline,
+			want{status: payment.IntentAwaiting, classes: []payment.Classification{}}},
 
 		// One exact payment.
-		{"exact, unconfirmed", usdt100(StatusAwaiting), []Transfer{tx(100, early)}, before,
-			want{status: StatusDetected, classes: []Classification{Settles}, received: 100}},
-		{"exact, confirmed", usdt100(StatusDetected), []Transfer{conf(tx(100, early))}, before,
-			want{status: StatusPaid, classes: []Classification{Settles}, received: 100, confirmed: 100}},
-		{"exact, confirmed after the deadline", usdt100(StatusDetected), []Transfer{conf(tx(100, early))}, after,
-			want{status: StatusPaid, classes: []Classification{Settles}, received: 100, confirmed: 100}},
-		{"exact, unconfirmed, deadline passed: seen in time", usdt100(StatusDetected), []Transfer{tx(100, early)}, after,
-			want{status: StatusDetected, classes: []Classification{Settles}, received: 100}},
-		{"exact, seen in time but found after expiry", usdt100(StatusExpired), []Transfer{tx(100, early)}, after,
-			want{status: StatusDetected, classes: []Classification{Settles}, received: 100}},
+		{"exact, unconfirmed", usdt100(payment.IntentAwaiting), []Transfer{tx(100, early)}, before,
+			want{status: payment.IntentDetected, classes: []payment.Classification{payment.Settles}, received: 100}},
+		{"exact, confirmed", usdt100(payment.IntentDetected), []Transfer{conf(tx(100, early))}, before,
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Settles}, received: 100, confirmed: 100}},
+		{"exact, confirmed after the deadline", usdt100(payment.IntentDetected), []Transfer{conf(tx(100, early))}, after,
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Settles}, received: 100, confirmed: 100}},
+		{"exact, unconfirmed, deadline passed: seen in time", usdt100(payment.IntentDetected), []Transfer{tx(100, early)}, after,
+			want{status: payment.IntentDetected, classes: []payment.Classification{payment.Settles}, received: 100}},
+		{"exact, seen in time but found after expiry", usdt100(payment.IntentExpired), []Transfer{tx(100, early)}, after,
+			want{status: payment.IntentDetected, classes: []payment.Classification{payment.Settles}, received: 100}},
 
 		// The deadline instant.
-		{"first seen exactly at the deadline counts", usdt100(StatusDetected), []Transfer{conf(tx(100, deadline))}, after,
-			want{status: StatusPaid, classes: []Classification{Settles}, received: 100, confirmed: 100}},
-		{"first seen one nanosecond after the deadline is late", usdt100(StatusAwaiting),
+		{"first seen exactly at the deadline counts", usdt100(payment.IntentDetected), []Transfer{conf(tx(100, deadline))}, after,
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Settles}, received: 100, confirmed: 100}},
+		{"first seen one nanosecond after the deadline is late", usdt100(payment.IntentAwaiting),
 			[]Transfer{conf(tx(100, deadline.Add(time.Nanosecond)))}, after,
-			want{status: StatusExpired, classes: []Classification{Late}, late: true}},
-		{"late transfer to an expired intent", usdt100(StatusExpired), []Transfer{tx(100, tooLate)}, after,
-			want{status: StatusExpired, classes: []Classification{Late}, late: true}},
-		{"late transfer after a partial one: underpaid", usdt100(StatusDetected),
+			want{status: payment.IntentExpired, classes: []payment.Classification{payment.Late}, late: true}},
+		{"late transfer to an expired intent", usdt100(payment.IntentExpired), []Transfer{tx(100, tooLate)}, after,
+			want{status: payment.IntentExpired, classes: []payment.Classification{payment.Late}, late: true}},
+		{"late transfer after a partial one: underpaid", usdt100(payment.IntentDetected),
 			[]Transfer{conf(tx(40, early)), conf(tx(60, tooLate))}, after,
-			want{status: StatusUnderpaid, classes: []Classification{Partial, Late}, late: true, received: 40, confirmed: 40}},
+			want{status: payment.IntentUnderpaid, classes: []payment.Classification{payment.Partial, payment.Late}, late: true, received: 40, confirmed: 40}},
 
 		// Several transfers add up.
-		{"first of two parts", usdt100(StatusAwaiting), []Transfer{conf(tx(40, early))}, before,
-			want{status: StatusDetected, classes: []Classification{Partial}, received: 40, confirmed: 40}},
-		{"two parts, one confirmed", usdt100(StatusDetected), []Transfer{conf(tx(40, early)), tx(60, middle)}, before,
-			want{status: StatusDetected, classes: []Classification{Settles, Settles}, received: 100, confirmed: 40}},
-		{"two parts, both confirmed", usdt100(StatusDetected), []Transfer{conf(tx(40, early)), conf(tx(60, middle))}, before,
-			want{status: StatusPaid, classes: []Classification{Settles, Settles}, received: 100, confirmed: 100}},
-		{"three parts", usdt100(StatusDetected),
+		{"first of two parts", usdt100(payment.IntentAwaiting), []Transfer{conf(tx(40, early))}, before,
+			want{status: payment.IntentDetected, classes: []payment.Classification{payment.Partial}, received: 40, confirmed: 40}},
+		{"two parts, one confirmed", usdt100(payment.IntentDetected), []Transfer{conf(tx(40, early)), tx(60, middle)}, before,
+			want{status: payment.IntentDetected, classes: []payment.Classification{payment.Settles, payment.Settles}, received: 100, confirmed: 40}},
+		{"two parts, both confirmed", usdt100(payment.IntentDetected), []Transfer{conf(tx(40, early)), conf(tx(60, middle))}, before,
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Settles, payment.Settles}, received: 100, confirmed: 100}},
+		{"three parts", usdt100(payment.IntentDetected),
 			[]Transfer{conf(tx(20, early)), conf(tx(30, middle)), conf(tx(50, later))}, before,
-			want{status: StatusPaid, classes: []Classification{Settles, Settles, Settles}, received: 100, confirmed: 100}},
-		{"partial, deadline passed: underpaid", usdt100(StatusDetected), []Transfer{conf(tx(40, early))}, after,
-			want{status: StatusUnderpaid, classes: []Classification{Partial}, received: 40, confirmed: 40}},
-		{"partial unconfirmed, deadline passed: underpaid", usdt100(StatusDetected), []Transfer{tx(40, early)}, after,
-			want{status: StatusUnderpaid, classes: []Classification{Partial}, received: 40}},
-		{"underpaid, the rest was seen in time", usdt100(StatusUnderpaid),
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Settles, payment.Settles, payment.Settles}, received: 100, confirmed: 100}},
+		{"partial, deadline passed: underpaid", usdt100(payment.IntentDetected), []Transfer{conf(tx(40, early))}, after,
+			want{status: payment.IntentUnderpaid, classes: []payment.Classification{payment.Partial}, received: 40, confirmed: 40}},
+		{"partial unconfirmed, deadline passed: underpaid", usdt100(payment.IntentDetected), []Transfer{tx(40, early)}, after,
+			want{status: payment.IntentUnderpaid, classes: []payment.Classification{payment.Partial}, received: 40}},
+		{"underpaid, the rest was seen in time", usdt100(payment.IntentUnderpaid),
 			[]Transfer{conf(tx(40, early)), conf(tx(60, middle))}, after,
-			want{status: StatusPaid, classes: []Classification{Settles, Settles}, received: 100, confirmed: 100}},
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Settles, payment.Settles}, received: 100, confirmed: 100}},
 
 		// Tolerance.
-		{"amount minus tolerance pays", with(usdt100(StatusDetected), func(in *Intent) { in.Tolerance = big.NewInt(2) }),
+		{"amount minus tolerance pays", with(usdt100(payment.IntentDetected), func(in *Intent) { in.Tolerance = big.NewInt(2) }),
 			[]Transfer{conf(tx(98, early))}, before,
-			want{status: StatusPaid, classes: []Classification{Settles}, received: 98, confirmed: 98}},
-		{"one less than amount minus tolerance does not", with(usdt100(StatusDetected), func(in *Intent) { in.Tolerance = big.NewInt(2) }),
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Settles}, received: 98, confirmed: 98}},
+		{"one less than amount minus tolerance does not", with(usdt100(payment.IntentDetected), func(in *Intent) { in.Tolerance = big.NewInt(2) }),
 			[]Transfer{conf(tx(97, early))}, before,
-			want{status: StatusDetected, classes: []Classification{Partial}, received: 97, confirmed: 97}},
-		{"one less than amount minus tolerance, deadline passed", with(usdt100(StatusDetected), func(in *Intent) { in.Tolerance = big.NewInt(2) }),
+			want{status: payment.IntentDetected, classes: []payment.Classification{payment.Partial}, received: 97, confirmed: 97}},
+		{"one less than amount minus tolerance, deadline passed", with(usdt100(payment.IntentDetected), func(in *Intent) { in.Tolerance = big.NewInt(2) }),
 			[]Transfer{conf(tx(97, early))}, after,
-			want{status: StatusUnderpaid, classes: []Classification{Partial}, received: 97, confirmed: 97}},
-		{"tolerance with two parts", with(usdt100(StatusDetected), func(in *Intent) { in.Tolerance = big.NewInt(2) }),
+			want{status: payment.IntentUnderpaid, classes: []payment.Classification{payment.Partial}, received: 97, confirmed: 97}},
+		{"tolerance with two parts", with(usdt100(payment.IntentDetected), func(in *Intent) { in.Tolerance = big.NewInt(2) }),
 			[]Transfer{conf(tx(50, early)), conf(tx(48, middle)), conf(tx(2, later))}, before,
-			want{status: StatusPaid, classes: []Classification{Settles, Settles, Duplicate}, received: 98, confirmed: 98}},
-		{"tolerance above the amount: any positive amount pays", with(usdt100(StatusDetected), func(in *Intent) { in.Tolerance = big.NewInt(500) }),
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Settles, payment.Settles, payment.Duplicate}, received: 98, confirmed: 98}},
+		{"tolerance above the amount: any positive amount pays", with(usdt100(payment.IntentDetected), func(in *Intent) { in.Tolerance = big.NewInt(500) }),
 			[]Transfer{conf(tx(1, early))}, before,
-			want{status: StatusPaid, classes: []Classification{Settles}, received: 1, confirmed: 1}},
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Settles}, received: 1, confirmed: 1}},
 
 		// Overpayment.
-		{"one transfer above the amount", usdt100(StatusDetected), []Transfer{conf(tx(150, early))}, before,
-			want{status: StatusPaid, classes: []Classification{Overpaid}, overpaid: true, received: 150, confirmed: 150, surplus: 50}},
-		{"overpaid, unconfirmed", usdt100(StatusAwaiting), []Transfer{tx(101, early)}, before,
-			want{status: StatusDetected, classes: []Classification{Overpaid}, overpaid: true, received: 101, surplus: 1}},
-		{"two parts above the amount: the last is overpaid", usdt100(StatusDetected),
+		{"one transfer above the amount", usdt100(payment.IntentDetected), []Transfer{conf(tx(150, early))}, before,
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Overpaid}, overpaid: true, received: 150, confirmed: 150, surplus: 50}},
+		{"overpaid, unconfirmed", usdt100(payment.IntentAwaiting), []Transfer{tx(101, early)}, before,
+			want{status: payment.IntentDetected, classes: []payment.Classification{payment.Overpaid}, overpaid: true, received: 101, surplus: 1}},
+		{"two parts above the amount: the last is overpaid", usdt100(payment.IntentDetected),
 			[]Transfer{conf(tx(60, early)), conf(tx(70, middle))}, before,
-			want{status: StatusPaid, classes: []Classification{Settles, Overpaid}, overpaid: true, received: 130, confirmed: 130, surplus: 30}},
-		{"overpaid within tolerance", with(usdt100(StatusDetected), func(in *Intent) { in.Tolerance = big.NewInt(5) }),
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Settles, payment.Overpaid}, overpaid: true, received: 130, confirmed: 130, surplus: 30}},
+		{"overpaid within tolerance", with(usdt100(payment.IntentDetected), func(in *Intent) { in.Tolerance = big.NewInt(5) }),
 			[]Transfer{conf(tx(90, early)), conf(tx(16, middle))}, before,
-			want{status: StatusPaid, classes: []Classification{Settles, Overpaid}, overpaid: true, received: 106, confirmed: 106, surplus: 6}},
-		{"covered within tolerance, not overpaid", with(usdt100(StatusDetected), func(in *Intent) { in.Tolerance = big.NewInt(5) }),
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Settles, payment.Overpaid}, overpaid: true, received: 106, confirmed: 106, surplus: 6}},
+		{"covered within tolerance, not overpaid", with(usdt100(payment.IntentDetected), func(in *Intent) { in.Tolerance = big.NewInt(5) }),
 			[]Transfer{conf(tx(96, early)), conf(tx(4, middle))}, before,
-			want{status: StatusPaid, classes: []Classification{Settles, Duplicate}, received: 96, confirmed: 96}},
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Settles, payment.Duplicate}, received: 96, confirmed: 96}},
 
 		// Duplicates.
-		{"second payment to a paid intent", usdt100(StatusPaid),
+		{"second payment to a paid intent", usdt100(payment.IntentPaid),
 			[]Transfer{conf(tx(100, early)), tx(100, middle)}, before,
-			want{status: StatusPaid, classes: []Classification{Settles, Duplicate}, received: 100, confirmed: 100}},
-		{"duplicate after the deadline is late, not duplicate", usdt100(StatusPaid),
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Settles, payment.Duplicate}, received: 100, confirmed: 100}},
+		{"duplicate after the deadline is late, not duplicate", usdt100(payment.IntentPaid),
 			[]Transfer{conf(tx(100, early)), conf(tx(100, tooLate))}, after,
-			want{status: StatusPaid, classes: []Classification{Settles, Late}, late: true, received: 100, confirmed: 100}},
-		{"unconfirmed first payer, confirmed duplicate", usdt100(StatusDetected),
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Settles, payment.Late}, late: true, received: 100, confirmed: 100}},
+		{"unconfirmed first payer, confirmed duplicate", usdt100(payment.IntentDetected),
 			[]Transfer{tx(100, early), conf(tx(100, middle))}, before,
-			want{status: StatusDetected, classes: []Classification{Settles, Duplicate}, received: 100}},
-		{"payable paid elsewhere", with(usdt100(StatusAwaiting), func(in *Intent) { in.PayablePaidElsewhere = true }),
+			want{status: payment.IntentDetected, classes: []payment.Classification{payment.Settles, payment.Duplicate}, received: 100}},
+		{"payable paid elsewhere", with(usdt100(payment.IntentAwaiting), func(in *Intent) { in.PayablePaidElsewhere = true }),
 			[]Transfer{conf(tx(100, early))}, before,
-			want{status: StatusAwaiting, classes: []Classification{Duplicate}}},
-		{"payable paid elsewhere, deadline passed", with(usdt100(StatusExpired), func(in *Intent) { in.PayablePaidElsewhere = true }),
+			want{status: payment.IntentAwaiting, classes: []payment.Classification{payment.Duplicate}}},
+		{"payable paid elsewhere, deadline passed", with(usdt100(payment.IntentExpired), func(in *Intent) { in.PayablePaidElsewhere = true }),
 			[]Transfer{conf(tx(100, early))}, after,
-			want{status: StatusExpired, classes: []Classification{Duplicate}}},
+			want{status: payment.IntentExpired, classes: []payment.Classification{payment.Duplicate}}},
 		// Issue 9 item 1: a credit never pays a payable paid elsewhere (this
 		// case said paid, the bug: the payable's one-paid constraint then
 		// failed every scan step).
-		{"payable paid elsewhere, credited anyway", with(usdt100(StatusAwaiting), func(in *Intent) { in.PayablePaidElsewhere = true }),
+		{"payable paid elsewhere, credited anyway", with(usdt100(payment.IntentAwaiting), func(in *Intent) { in.PayablePaidElsewhere = true }),
 			[]Transfer{conf(credited(tx(100, early)))}, before,
-			want{status: StatusAwaiting, classes: []Classification{Duplicate}}},
-		{"payable paid elsewhere, credited to an expired intent", with(usdt100(StatusExpired), func(in *Intent) { in.PayablePaidElsewhere = true }),
+			want{status: payment.IntentAwaiting, classes: []payment.Classification{payment.Duplicate}}},
+		{"payable paid elsewhere, credited to an expired intent", with(usdt100(payment.IntentExpired), func(in *Intent) { in.PayablePaidElsewhere = true }),
 			[]Transfer{conf(credited(tx(100, tooLate)))}, after,
-			want{status: StatusExpired, classes: []Classification{Duplicate}}},
+			want{status: payment.IntentExpired, classes: []payment.Classification{payment.Duplicate}}},
 		// Issue 14 item 1: the payment did not vanish, so no awaiting_payment.
-		{"detected, then the payable is paid elsewhere", with(usdt100(StatusDetected), func(in *Intent) { in.PayablePaidElsewhere = true }),
-			[]Transfer{prev(conf(tx(100, early)), Settles)}, before,
-			want{status: StatusDetected, classes: []Classification{Duplicate}}},
-		{"detected, paid elsewhere, deadline passed", with(usdt100(StatusDetected), func(in *Intent) { in.PayablePaidElsewhere = true }),
-			[]Transfer{prev(tx(100, early), Settles)}, after,
-			want{status: StatusExpired, classes: []Classification{Duplicate}}},
-		{"detected, paid elsewhere, the payment vanished", with(usdt100(StatusDetected), func(in *Intent) { in.PayablePaidElsewhere = true }),
-			[]Transfer{orphan(tx(100, early), Duplicate)}, before,
-			want{status: StatusAwaiting, classes: []Classification{Duplicate}}},
+		{"detected, then the payable is paid elsewhere", with(usdt100(payment.IntentDetected), func(in *Intent) { in.PayablePaidElsewhere = true }),
+			[]Transfer{prev(conf(tx(100, early)), payment.Settles)}, before,
+			want{status: payment.IntentDetected, classes: []payment.Classification{payment.Duplicate}}},
+		{"detected, paid elsewhere, deadline passed", with(usdt100(payment.IntentDetected), func(in *Intent) { in.PayablePaidElsewhere = true }),
+			[]Transfer{prev(tx(100, early), payment.Settles)}, after,
+			want{status: payment.IntentExpired, classes: []payment.Classification{payment.Duplicate}}},
+		{"detected, paid elsewhere, the payment vanished", with(usdt100(payment.IntentDetected), func(in *Intent) { in.PayablePaidElsewhere = true }),
+			[]Transfer{orphan(tx(100, early), payment.Duplicate)}, before,
+			want{status: payment.IntentAwaiting, classes: []payment.Classification{payment.Duplicate}}},
 
 		// Issue 9 item 2 (invariant 6): a paid intent keeps its paying set.
-		{"paid, a later transfer stamped earlier and unconfirmed", usdt100(StatusPaid),
-			[]Transfer{prev(conf(tx(100, middle)), Settles), tx(100, early)}, before,
-			want{status: StatusPaid, classes: []Classification{Settles, Duplicate}, received: 100, confirmed: 100}},
-		{"paid, a later transfer stamped earlier and confirmed", usdt100(StatusPaid),
-			[]Transfer{prev(conf(tx(100, middle)), Settles), conf(tx(100, early))}, before,
-			want{status: StatusPaid, classes: []Classification{Settles, Duplicate}, received: 100, confirmed: 100}},
-		{"paid in two parts, a later one stamped first", usdt100(StatusPaid),
-			[]Transfer{prev(conf(tx(60, middle)), Settles), prev(conf(tx(70, later)), Overpaid), tx(100, early)}, before,
-			want{status: StatusPaid, classes: []Classification{Settles, Overpaid, Duplicate}, overpaid: true, received: 130, confirmed: 130, surplus: 30}},
-		{"paid, its payer left the chain: recomputed", usdt100(StatusPaid),
-			[]Transfer{orphan(tx(100, middle), Settles), tx(100, early)}, before,
-			want{status: StatusReverted, classes: []Classification{Reverted, Settles}, received: 100}},
+		{"paid, a later transfer stamped earlier and unconfirmed", usdt100(payment.IntentPaid),
+			[]Transfer{prev(conf(tx(100, middle)), payment.Settles), tx(100, early)}, before,
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Settles, payment.Duplicate}, received: 100, confirmed: 100}},
+		{"paid, a later transfer stamped earlier and confirmed", usdt100(payment.IntentPaid),
+			[]Transfer{prev(conf(tx(100, middle)), payment.Settles), conf(tx(100, early))}, before,
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Settles, payment.Duplicate}, received: 100, confirmed: 100}},
+		{"paid in two parts, a later one stamped first", usdt100(payment.IntentPaid),
+			[]Transfer{prev(conf(tx(60, middle)), payment.Settles), prev(conf(tx(70, later)), payment.Overpaid), tx(100, early)}, before,
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Settles, payment.Overpaid, payment.Duplicate}, overpaid: true, received: 130, confirmed: 130, surplus: 30}},
+		{"paid, its payer left the chain: recomputed", usdt100(payment.IntentPaid),
+			[]Transfer{orphan(tx(100, middle), payment.Settles), tx(100, early)}, before,
+			want{status: payment.IntentReverted, classes: []payment.Classification{payment.Reverted, payment.Settles}, received: 100}},
 
 		// Issue 9 item 4 (invariant 7): a resolved transfer never counts on its own.
-		{"refunded duplicate, the payer vanished", usdt100(StatusDetected),
-			[]Transfer{orphan(tx(100, early), Settles), resolved(prev(tx(100, middle), Duplicate))}, before,
-			want{status: StatusAwaiting, classes: []Classification{Settles, Duplicate}}},
-		{"refunded duplicate, confirmed, the payer vanished, deadline passed", usdt100(StatusDetected),
-			[]Transfer{orphan(tx(100, early), Settles), resolved(prev(conf(tx(100, middle)), Duplicate))}, after,
-			want{status: StatusExpired, classes: []Classification{Settles, Duplicate}}},
-		{"refunded partial does not complete with a credit", usdt100(StatusUnderpaid),
-			[]Transfer{resolved(prev(conf(tx(40, early)), Partial)), conf(credited(tx(60, tooLate)))}, after,
-			want{status: StatusUnderpaid, classes: []Classification{Partial, Partial}, received: 60, confirmed: 60}},
-		{"overpayment whose surplus was resolved still pays", usdt100(StatusPaid),
-			[]Transfer{resolved(prev(conf(tx(150, early)), Overpaid)), conf(tx(100, middle))}, before,
-			want{status: StatusPaid, classes: []Classification{Overpaid, Duplicate}, overpaid: true, received: 150, confirmed: 150, surplus: 50}},
-		{"resolved overpayment alone cannot pay: counts for nothing", usdt100(StatusPaid),
-			[]Transfer{orphan(tx(60, early), Settles), resolved(prev(conf(tx(70, middle)), Overpaid))}, before,
-			want{status: StatusReverted, classes: []Classification{Reverted, Partial}}},
-		{"credit_intent wins over the resolution flag", usdt100(StatusExpired),
-			[]Transfer{resolved(conf(credited(prev(tx(100, tooLate), Late))))}, after,
-			want{status: StatusPaid, classes: []Classification{Settles}, received: 100, confirmed: 100}},
+		{"refunded duplicate, the payer vanished", usdt100(payment.IntentDetected),
+			[]Transfer{orphan(tx(100, early), payment.Settles), resolved(prev(tx(100, middle), payment.Duplicate))}, before,
+			want{status: payment.IntentAwaiting, classes: []payment.Classification{payment.Settles, payment.Duplicate}}},
+		{"refunded duplicate, confirmed, the payer vanished, deadline passed", usdt100(payment.IntentDetected),
+			[]Transfer{orphan(tx(100, early), payment.Settles), resolved(prev(conf(tx(100, middle)), payment.Duplicate))}, after,
+			want{status: payment.IntentExpired, classes: []payment.Classification{payment.Settles, payment.Duplicate}}},
+		{"refunded partial does not complete with a credit", usdt100(payment.IntentUnderpaid),
+			[]Transfer{resolved(prev(conf(tx(40, early)), payment.Partial)), conf(credited(tx(60, tooLate)))}, after,
+			want{status: payment.IntentUnderpaid, classes: []payment.Classification{payment.Partial, payment.Partial}, received: 60, confirmed: 60}},
+		{"overpayment whose surplus was resolved still pays", usdt100(payment.IntentPaid),
+			[]Transfer{resolved(prev(conf(tx(150, early)), payment.Overpaid)), conf(tx(100, middle))}, before,
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Overpaid, payment.Duplicate}, overpaid: true, received: 150, confirmed: 150, surplus: 50}},
+		{"resolved overpayment alone cannot pay: counts for nothing", usdt100(payment.IntentPaid),
+			[]Transfer{orphan(tx(60, early), payment.Settles), resolved(prev(conf(tx(70, middle)), payment.Overpaid))}, before,
+			want{status: payment.IntentReverted, classes: []payment.Classification{payment.Reverted, payment.Partial}}},
+		{"credit_intent wins over the resolution flag", usdt100(payment.IntentExpired),
+			[]Transfer{resolved(conf(credited(prev(tx(100, tooLate), payment.Late))))}, after,
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Settles}, received: 100, confirmed: 100}},
 
 		// Wrong asset.
-		{"USDC to a USDT intent", usdt100(StatusAwaiting), []Transfer{conf(asset(tx(100, early), payment.USDC))}, before,
-			want{status: StatusAwaiting, classes: []Classification{WrongAsset}}},
-		{"ETH to a USDT intent, deadline passed", usdt100(StatusAwaiting), []Transfer{conf(asset(tx(100, early), payment.Native))}, after,
-			want{status: StatusExpired, classes: []Classification{WrongAsset}}},
-		{"wrong asset stays wrong when credited", usdt100(StatusAwaiting),
+		{"USDC to a USDT intent", usdt100(payment.IntentAwaiting), []Transfer{conf(asset(tx(100, early), payment.USDC))}, before,
+			want{status: payment.IntentAwaiting, classes: []payment.Classification{payment.WrongAsset}}},
+		{"ETH to a USDT intent, deadline passed", usdt100(payment.IntentAwaiting), []Transfer{conf(asset(tx(100, early), payment.Native))}, after,
+			want{status: payment.IntentExpired, classes: []payment.Classification{payment.WrongAsset}}},
+		{"wrong asset stays wrong when credited", usdt100(payment.IntentAwaiting),
 			[]Transfer{conf(credited(asset(tx(100, early), payment.USDC)))}, before,
-			want{status: StatusAwaiting, classes: []Classification{WrongAsset}}},
-		{"wrong asset beside the right payment", usdt100(StatusDetected),
+			want{status: payment.IntentAwaiting, classes: []payment.Classification{payment.WrongAsset}}},
+		{"wrong asset beside the right payment", usdt100(payment.IntentDetected),
 			[]Transfer{conf(asset(tx(100, early), payment.USDC)), conf(tx(100, middle))}, before,
-			want{status: StatusPaid, classes: []Classification{WrongAsset, Settles}, received: 100, confirmed: 100}},
-		{"wrong asset does not complete a partial payment", usdt100(StatusDetected),
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.WrongAsset, payment.Settles}, received: 100, confirmed: 100}},
+		{"wrong asset does not complete a partial payment", usdt100(payment.IntentDetected),
 			[]Transfer{conf(tx(50, early)), conf(asset(tx(50, middle), payment.USDC))}, after,
-			want{status: StatusUnderpaid, classes: []Classification{Partial, WrongAsset}, received: 50, confirmed: 50}},
+			want{status: payment.IntentUnderpaid, classes: []payment.Classification{payment.Partial, payment.WrongAsset}, received: 50, confirmed: 50}},
 
 		// Dust.
-		{"zero-value transfer", usdt100(StatusAwaiting), []Transfer{conf(tx(0, early))}, before,
-			want{status: StatusAwaiting, classes: []Classification{Dust}}},
-		{"below the dust minimum", with(usdt100(StatusAwaiting), func(in *Intent) { in.DustMin = big.NewInt(10) }),
+		{"zero-value transfer", usdt100(payment.IntentAwaiting), []Transfer{conf(tx(0, early))}, before,
+			want{status: payment.IntentAwaiting, classes: []payment.Classification{payment.Dust}}},
+		{"below the dust minimum", with(usdt100(payment.IntentAwaiting), func(in *Intent) { in.DustMin = big.NewInt(10) }),
 			[]Transfer{conf(tx(9, early))}, before,
-			want{status: StatusAwaiting, classes: []Classification{Dust}}},
-		{"exactly the dust minimum counts", with(usdt100(StatusAwaiting), func(in *Intent) { in.DustMin = big.NewInt(10) }),
+			want{status: payment.IntentAwaiting, classes: []payment.Classification{payment.Dust}}},
+		{"exactly the dust minimum counts", with(usdt100(payment.IntentAwaiting), func(in *Intent) { in.DustMin = big.NewInt(10) }),
 			[]Transfer{conf(tx(10, early))}, before,
-			want{status: StatusDetected, classes: []Classification{Partial}, received: 10, confirmed: 10}},
-		{"dust among real payments", with(usdt100(StatusDetected), func(in *Intent) { in.DustMin = big.NewInt(10) }),
+			want{status: payment.IntentDetected, classes: []payment.Classification{payment.Partial}, received: 10, confirmed: 10}},
+		{"dust among real payments", with(usdt100(payment.IntentDetected), func(in *Intent) { in.DustMin = big.NewInt(10) }),
 			[]Transfer{conf(tx(1, early)), conf(tx(100, middle)), conf(tx(0, later))}, before,
-			want{status: StatusPaid, classes: []Classification{Dust, Settles, Dust}, received: 100, confirmed: 100}},
-		{"credited dust counts", with(usdt100(StatusDetected), func(in *Intent) { in.DustMin = big.NewInt(10) }),
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Dust, payment.Settles, payment.Dust}, received: 100, confirmed: 100}},
+		{"credited dust counts", with(usdt100(payment.IntentDetected), func(in *Intent) { in.DustMin = big.NewInt(10) }),
 			[]Transfer{conf(tx(95, early)), conf(credited(tx(5, middle)))}, before,
-			want{status: StatusPaid, classes: []Classification{Settles, Settles}, received: 100, confirmed: 100}},
-		{"credited zero counts for nothing", usdt100(StatusAwaiting), []Transfer{conf(credited(tx(0, early)))}, before,
-			want{status: StatusDetected, classes: []Classification{Partial}}},
-		{"nil amount is dust", usdt100(StatusAwaiting), []Transfer{{Asset: payment.USDT, FirstSeen: early, Confirmed: true, Credited: true}}, before,
-			want{status: StatusAwaiting, classes: []Classification{Dust}}},
-		{"negative amount is dust", usdt100(StatusAwaiting), []Transfer{conf(credited(tx(-100, early)))}, before,
-			want{status: StatusAwaiting, classes: []Classification{Dust}}},
-		{"dust after the deadline is dust", usdt100(StatusExpired), []Transfer{tx(0, tooLate)}, after,
-			want{status: StatusExpired, classes: []Classification{Dust}}},
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Settles, payment.Settles}, received: 100, confirmed: 100}},
+		{"credited zero counts for nothing", usdt100(payment.IntentAwaiting), []Transfer{conf(credited(tx(0, early)))}, before,
+			want{status: payment.IntentDetected, classes: []payment.Classification{payment.Partial}}},
+		{"nil amount is dust", usdt100(payment.IntentAwaiting), []Transfer{{Asset: payment.USDT, FirstSeen: early, Confirmed: true, Credited: true}}, before,
+			want{status: payment.IntentAwaiting, classes: []payment.Classification{payment.Dust}}},
+		{"negative amount is dust", usdt100(payment.IntentAwaiting), []Transfer{conf(credited(tx(-100, early)))}, before,
+			want{status: payment.IntentAwaiting, classes: []payment.Classification{payment.Dust}}},
+		{"dust after the deadline is dust", usdt100(payment.IntentExpired), []Transfer{tx(0, tooLate)}, after,
+			want{status: payment.IntentExpired, classes: []payment.Classification{payment.Dust}}},
 
 		// Reorgs and vanished transfers before the intent was paid.
-		{"only transfer orphaned before paid", usdt100(StatusDetected), []Transfer{orphan(tx(100, early), Settles)}, before,
-			want{status: StatusAwaiting, classes: []Classification{Settles}}},
-		{"only transfer orphaned before paid, deadline passed", usdt100(StatusDetected), []Transfer{orphan(tx(100, early), Settles)}, after,
-			want{status: StatusExpired, classes: []Classification{Settles}}},
-		{"orphaned part of a partial payment", usdt100(StatusDetected),
-			[]Transfer{orphan(tx(40, early), Partial), conf(tx(30, middle))}, before,
-			want{status: StatusDetected, classes: []Classification{Partial, Partial}, received: 30, confirmed: 30}},
-		{"orphaned before ever classified", usdt100(StatusAwaiting), []Transfer{orphan(tx(100, early), "")}, before,
-			want{status: StatusAwaiting, classes: []Classification{Reverted}}},
-		{"orphaned late transfer keeps late but flags nothing", usdt100(StatusExpired), []Transfer{orphan(tx(100, tooLate), Late)}, after,
-			want{status: StatusExpired, classes: []Classification{Late}}},
-		{"replaced transfer, the replacement pays", usdt100(StatusDetected),
-			[]Transfer{orphan(tx(100, early), Settles), conf(tx(100, middle))}, before,
-			want{status: StatusPaid, classes: []Classification{Reverted, Settles}, received: 100, confirmed: 100}},
-		{"replaced transfer, the replacement is unconfirmed", usdt100(StatusDetected),
-			[]Transfer{orphan(tx(100, early), Settles), tx(100, middle)}, before,
-			want{status: StatusDetected, classes: []Classification{Settles, Settles}, received: 100}},
+		{"only transfer orphaned before paid", usdt100(payment.IntentDetected), []Transfer{orphan(tx(100, early), payment.Settles)}, before,
+			want{status: payment.IntentAwaiting, classes: []payment.Classification{payment.Settles}}},
+		{"only transfer orphaned before paid, deadline passed", usdt100(payment.IntentDetected), []Transfer{orphan(tx(100, early), payment.Settles)}, after,
+			want{status: payment.IntentExpired, classes: []payment.Classification{payment.Settles}}},
+		{"orphaned part of a partial payment", usdt100(payment.IntentDetected),
+			[]Transfer{orphan(tx(40, early), payment.Partial), conf(tx(30, middle))}, before,
+			want{status: payment.IntentDetected, classes: []payment.Classification{payment.Partial, payment.Partial}, received: 30, confirmed: 30}},
+		{"orphaned before ever classified", usdt100(payment.IntentAwaiting), []Transfer{orphan(tx(100, early), "")}, before,
+			want{status: payment.IntentAwaiting, classes: []payment.Classification{payment.Reverted}}},
+		{"orphaned late transfer keeps late but flags nothing", usdt100(payment.IntentExpired), []Transfer{orphan(tx(100, tooLate), payment.Late)}, after,
+			want{status: payment.IntentExpired, classes: []payment.Classification{payment.Late}}},
+		{"replaced transfer, the replacement pays", usdt100(payment.IntentDetected),
+			[]Transfer{orphan(tx(100, early), payment.Settles), conf(tx(100, middle))}, before,
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Reverted, payment.Settles}, received: 100, confirmed: 100}},
+		{"replaced transfer, the replacement is unconfirmed", usdt100(payment.IntentDetected),
+			[]Transfer{orphan(tx(100, early), payment.Settles), tx(100, middle)}, before,
+			want{status: payment.IntentDetected, classes: []payment.Classification{payment.Settles, payment.Settles}, received: 100}},
 
 		// Reorgs after the intent was paid.
-		{"payer orphaned after paid", usdt100(StatusPaid), []Transfer{orphan(tx(100, early), Settles)}, before,
-			want{status: StatusReverted, classes: []Classification{Reverted}}},
-		{"overpaying payer orphaned after paid", usdt100(StatusPaid),
-			[]Transfer{conf(tx(60, early)), orphan(tx(70, middle), Overpaid)}, after,
-			want{status: StatusReverted, classes: []Classification{Partial, Reverted}, received: 60, confirmed: 60}},
-		{"reverted stays reverted", usdt100(StatusReverted), []Transfer{orphan(tx(100, early), Reverted)}, after,
-			want{status: StatusReverted, classes: []Classification{Reverted}}},
-		{"payer orphaned, a confirmed duplicate covers", usdt100(StatusPaid),
-			[]Transfer{orphan(tx(100, early), Settles), conf(tx(100, middle))}, before,
-			want{status: StatusPaid, classes: []Classification{Reverted, Settles}, received: 100, confirmed: 100}},
-		{"payer orphaned, the duplicate is unconfirmed", usdt100(StatusPaid),
-			[]Transfer{orphan(tx(100, early), Settles), tx(100, middle)}, before,
-			want{status: StatusReverted, classes: []Classification{Reverted, Settles}, received: 100}},
-		{"payer lost its confirmations", usdt100(StatusPaid), []Transfer{tx(100, early)}, before,
-			want{status: StatusReverted, classes: []Classification{Settles}, received: 100}},
-		{"reverted intent paid again", usdt100(StatusReverted),
-			[]Transfer{orphan(tx(100, early), Reverted), conf(tx(100, middle))}, after,
-			want{status: StatusPaid, classes: []Classification{Reverted, Settles}, received: 100, confirmed: 100}},
-		{"reverted intent, nothing left, deadline passed", usdt100(StatusReverted),
-			[]Transfer{orphan(tx(100, early), Reverted)}, after,
-			want{status: StatusReverted, classes: []Classification{Reverted}}},
+		{"payer orphaned after paid", usdt100(payment.IntentPaid), []Transfer{orphan(tx(100, early), payment.Settles)}, before,
+			want{status: payment.IntentReverted, classes: []payment.Classification{payment.Reverted}}},
+		{"overpaying payer orphaned after paid", usdt100(payment.IntentPaid),
+			[]Transfer{conf(tx(60, early)), orphan(tx(70, middle), payment.Overpaid)}, after,
+			want{status: payment.IntentReverted, classes: []payment.Classification{payment.Partial, payment.Reverted}, received: 60, confirmed: 60}},
+		{"reverted stays reverted", usdt100(payment.IntentReverted), []Transfer{orphan(tx(100, early), payment.Reverted)}, after,
+			want{status: payment.IntentReverted, classes: []payment.Classification{payment.Reverted}}},
+		{"payer orphaned, a confirmed duplicate covers", usdt100(payment.IntentPaid),
+			[]Transfer{orphan(tx(100, early), payment.Settles), conf(tx(100, middle))}, before,
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Reverted, payment.Settles}, received: 100, confirmed: 100}},
+		{"payer orphaned, the duplicate is unconfirmed", usdt100(payment.IntentPaid),
+			[]Transfer{orphan(tx(100, early), payment.Settles), tx(100, middle)}, before,
+			want{status: payment.IntentReverted, classes: []payment.Classification{payment.Reverted, payment.Settles}, received: 100}},
+		{"payer lost its confirmations", usdt100(payment.IntentPaid), []Transfer{tx(100, early)}, before,
+			want{status: payment.IntentReverted, classes: []payment.Classification{payment.Settles}, received: 100}},
+		{"reverted intent paid again", usdt100(payment.IntentReverted),
+			[]Transfer{orphan(tx(100, early), payment.Reverted), conf(tx(100, middle))}, after,
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Reverted, payment.Settles}, received: 100, confirmed: 100}},
+		{"reverted intent, nothing left, deadline passed", usdt100(payment.IntentReverted),
+			[]Transfer{orphan(tx(100, early), payment.Reverted)}, after,
+			want{status: payment.IntentReverted, classes: []payment.Classification{payment.Reverted}}},
 
 		// Superseded intents.
-		{"payment to a superseded intent is late", usdt100(StatusSuperseded), []Transfer{conf(tx(100, tooLate))}, after,
-			want{status: StatusSuperseded, classes: []Classification{Late}, late: true}},
-		{"superseded, even when seen before the deadline", usdt100(StatusSuperseded), []Transfer{conf(tx(100, early))}, after,
-			want{status: StatusSuperseded, classes: []Classification{Late}, late: true}},
-		{"superseded, nothing seen", usdt100(StatusSuperseded), nil, after,
-			want{status: StatusSuperseded, classes: []Classification{}}},
-		{"superseded, paid by credit", usdt100(StatusSuperseded), []Transfer{conf(credited(tx(100, tooLate)))}, after,
-			want{status: StatusPaid, classes: []Classification{Settles}, received: 100, confirmed: 100}},
-		{"superseded, credit unconfirmed", usdt100(StatusSuperseded), []Transfer{credited(tx(100, tooLate))}, after,
-			want{status: StatusSuperseded, classes: []Classification{Settles}, received: 100}},
-		{"paid by credit, an uncredited late transfer stays late", usdt100(StatusPaid),
-			[]Transfer{prev(conf(tx(100, early)), Late), conf(credited(tx(100, tooLate)))}, after,
-			want{status: StatusPaid, classes: []Classification{Late, Settles}, late: true, received: 100, confirmed: 100}},
+		{"payment to a superseded intent is late", usdt100(payment.IntentSuperseded), []Transfer{conf(tx(100, tooLate))}, after,
+			want{status: payment.IntentSuperseded, classes: []payment.Classification{payment.Late}, late: true}},
+		{"superseded, even when seen before the deadline", usdt100(payment.IntentSuperseded), []Transfer{conf(tx(100, early))}, after,
+			want{status: payment.IntentSuperseded, classes: []payment.Classification{payment.Late}, late: true}},
+		{"superseded, nothing seen", usdt100(payment.IntentSuperseded), nil, after,
+			want{status: payment.IntentSuperseded, classes: []payment.Classification{}}},
+		{"superseded, paid by credit", usdt100(payment.IntentSuperseded), []Transfer{conf(credited(tx(100, tooLate)))}, after,
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Settles}, received: 100, confirmed: 100}},
+		{"superseded, credit unconfirmed", usdt100(payment.IntentSuperseded), []Transfer{credited(tx(100, tooLate))}, after,
+			want{status: payment.IntentSuperseded, classes: []payment.Classification{payment.Settles}, received: 100}},
+		{"paid by credit, an uncredited late transfer stays late", usdt100(payment.IntentPaid),
+			[]Transfer{prev(conf(tx(100, early)), payment.Late), conf(credited(tx(100, tooLate)))}, after,
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Late, payment.Settles}, late: true, received: 100, confirmed: 100}},
 
 		// Finance credits.
-		{"credited late transfer pays an expired intent", usdt100(StatusExpired), []Transfer{conf(credited(tx(100, tooLate)))}, after,
-			want{status: StatusPaid, classes: []Classification{Settles}, received: 100, confirmed: 100}},
-		{"credited late transfer, unconfirmed", usdt100(StatusExpired), []Transfer{credited(tx(100, tooLate))}, after,
-			want{status: StatusDetected, classes: []Classification{Settles}, received: 100}},
-		{"credited late transfer completes an underpaid intent", usdt100(StatusUnderpaid),
+		{"credited late transfer pays an expired intent", usdt100(payment.IntentExpired), []Transfer{conf(credited(tx(100, tooLate)))}, after,
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Settles}, received: 100, confirmed: 100}},
+		{"credited late transfer, unconfirmed", usdt100(payment.IntentExpired), []Transfer{credited(tx(100, tooLate))}, after,
+			want{status: payment.IntentDetected, classes: []payment.Classification{payment.Settles}, received: 100}},
+		{"credited late transfer completes an underpaid intent", usdt100(payment.IntentUnderpaid),
 			[]Transfer{conf(tx(60, early)), conf(credited(tx(40, tooLate)))}, after,
-			want{status: StatusPaid, classes: []Classification{Settles, Settles}, received: 100, confirmed: 100}},
-		{"credited late transfer too small: still underpaid", usdt100(StatusUnderpaid),
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Settles, payment.Settles}, received: 100, confirmed: 100}},
+		{"credited late transfer too small: still underpaid", usdt100(payment.IntentUnderpaid),
 			[]Transfer{conf(tx(50, early)), conf(credited(tx(40, tooLate)))}, after,
-			want{status: StatusUnderpaid, classes: []Classification{Partial, Partial}, received: 90, confirmed: 90}},
+			want{status: payment.IntentUnderpaid, classes: []payment.Classification{payment.Partial, payment.Partial}, received: 90, confirmed: 90}},
 
 		// Order.
-		{"input out of FirstSeen order", usdt100(StatusDetected),
+		{"input out of FirstSeen order", usdt100(payment.IntentDetected),
 			[]Transfer{conf(tx(70, middle)), conf(tx(60, early)), conf(tx(100, later))}, before,
-			want{status: StatusPaid, classes: []Classification{Overpaid, Settles, Duplicate}, overpaid: true, received: 130, confirmed: 130, surplus: 30}},
-		{"same FirstSeen: input order decides", usdt100(StatusDetected),
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Overpaid, payment.Settles, payment.Duplicate}, overpaid: true, received: 130, confirmed: 130, surplus: 30}},
+		{"same FirstSeen: input order decides", usdt100(payment.IntentDetected),
 			[]Transfer{conf(tx(50, early)), conf(tx(60, early))}, before,
-			want{status: StatusPaid, classes: []Classification{Settles, Overpaid}, overpaid: true, received: 110, confirmed: 110, surplus: 10}},
-		{"same FirstSeen, swapped", usdt100(StatusDetected),
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Settles, payment.Overpaid}, overpaid: true, received: 110, confirmed: 110, surplus: 10}},
+		{"same FirstSeen, swapped", usdt100(payment.IntentDetected),
 			[]Transfer{conf(tx(60, early)), conf(tx(50, early))}, before,
-			want{status: StatusPaid, classes: []Classification{Settles, Overpaid}, overpaid: true, received: 110, confirmed: 110, surplus: 10}},
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Settles, payment.Overpaid}, overpaid: true, received: 110, confirmed: 110, surplus: 10}},
 
 		// Degenerate intents.
-		{"nil amount: any positive transfer pays", Intent{Asset: payment.USDT, Deadline: deadline, Status: StatusAwaiting},
+		{"nil amount: any positive transfer pays", Intent{Asset: payment.USDT, Deadline: deadline, Status: payment.IntentAwaiting},
 			[]Transfer{conf(tx(7, early))}, before,
-			want{status: StatusPaid, classes: []Classification{Overpaid}, overpaid: true, received: 7, confirmed: 7, surplus: 7}},
+			want{status: payment.IntentPaid, classes: []payment.Classification{payment.Overpaid}, overpaid: true, received: 7, confirmed: 7, surplus: 7}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -355,10 +355,10 @@ func TestDecide(t *testing.T) {
 				t.Errorf("Classes = %v, want %v", d.Classes, tc.want.classes)
 			}
 			if d.Overpaid != tc.want.overpaid {
-				t.Errorf("Overpaid = %v, want %v", d.Overpaid, tc.want.overpaid)
+				t.Errorf("payment.Overpaid = %v, want %v", d.Overpaid, tc.want.overpaid)
 			}
 			if d.Late != tc.want.late {
-				t.Errorf("Late = %v, want %v", d.Late, tc.want.late)
+				t.Errorf("payment.Late = %v, want %v", d.Late, tc.want.late)
 			}
 			wantInt(t, "Received", d.Received, tc.want.received)
 			wantInt(t, "ConfirmedSum", d.ConfirmedSum, tc.want.confirmed)
@@ -386,8 +386,8 @@ func TestDecideLifecycle(t *testing.T) {
 		what    string
 		tr      []Transfer // Previous is filled in from the last decision
 		now     time.Time
-		status  Status
-		classes []Classification
+		status  payment.IntentStatus
+		classes []payment.Classification
 	}
 	a, b := tx(100, early), tx(100, middle)
 	tests := []struct {
@@ -395,37 +395,37 @@ func TestDecideLifecycle(t *testing.T) {
 		in    Intent
 		steps []step
 	}{
-		{"seen, confirmed, reorged out, paid again", usdt100(StatusAwaiting), []step{
-			{"nothing", nil, early, StatusAwaiting, []Classification{}},
-			{"a in mempool", []Transfer{a}, early, StatusDetected, []Classification{Settles}},
-			{"a confirmed", []Transfer{conf(a)}, middle, StatusPaid, []Classification{Settles}},
-			{"a confirmed, deadline passed", []Transfer{conf(a)}, after, StatusPaid, []Classification{Settles}},
-			{"a reorged out", []Transfer{orphan(a, "")}, after, StatusReverted, []Classification{Reverted}},
-			{"a stays out", []Transfer{orphan(a, "")}, after, StatusReverted, []Classification{Reverted}},
-			{"a mined again in another block", []Transfer{a}, after, StatusReverted, []Classification{Settles}},
-			{"a confirmed again", []Transfer{conf(a)}, after, StatusPaid, []Classification{Settles}},
+		{"seen, confirmed, reorged out, paid again", usdt100(payment.IntentAwaiting), []step{
+			{"nothing", nil, early, payment.IntentAwaiting, []payment.Classification{}},
+			{"a in mempool", []Transfer{a}, early, payment.IntentDetected, []payment.Classification{payment.Settles}},
+			{"a confirmed", []Transfer{conf(a)}, middle, payment.IntentPaid, []payment.Classification{payment.Settles}},
+			{"a confirmed, deadline passed", []Transfer{conf(a)}, after, payment.IntentPaid, []payment.Classification{payment.Settles}},
+			{"a reorged out", []Transfer{orphan(a, "")}, after, payment.IntentReverted, []payment.Classification{payment.Reverted}},
+			{"a stays out", []Transfer{orphan(a, "")}, after, payment.IntentReverted, []payment.Classification{payment.Reverted}},
+			{"a mined again in another block", []Transfer{a}, after, payment.IntentReverted, []payment.Classification{payment.Settles}},
+			{"a confirmed again", []Transfer{conf(a)}, after, payment.IntentPaid, []payment.Classification{payment.Settles}},
 		}},
-		{"seen, dropped from the mempool, expired, credited", usdt100(StatusAwaiting), []step{
-			{"a in mempool", []Transfer{a}, early, StatusDetected, []Classification{Settles}},
-			{"a vanished", []Transfer{orphan(a, "")}, before, StatusAwaiting, []Classification{Settles}},
-			{"deadline passed", []Transfer{orphan(a, "")}, after, StatusExpired, []Classification{Settles}},
-			{"late transfer", []Transfer{orphan(a, ""), conf(tx(100, tooLate))}, after, StatusExpired,
-				[]Classification{Settles, Late}},
-			{"finance credits it", []Transfer{orphan(a, ""), conf(credited(tx(100, tooLate)))}, after, StatusPaid,
-				[]Classification{Reverted, Settles}},
+		{"seen, dropped from the mempool, expired, credited", usdt100(payment.IntentAwaiting), []step{
+			{"a in mempool", []Transfer{a}, early, payment.IntentDetected, []payment.Classification{payment.Settles}},
+			{"a vanished", []Transfer{orphan(a, "")}, before, payment.IntentAwaiting, []payment.Classification{payment.Settles}},
+			{"deadline passed", []Transfer{orphan(a, "")}, after, payment.IntentExpired, []payment.Classification{payment.Settles}},
+			{"late transfer", []Transfer{orphan(a, ""), conf(tx(100, tooLate))}, after, payment.IntentExpired,
+				[]payment.Classification{payment.Settles, payment.Late}},
+			{"finance credits it", []Transfer{orphan(a, ""), conf(credited(tx(100, tooLate)))}, after, payment.IntentPaid,
+				[]payment.Classification{payment.Reverted, payment.Settles}},
 		}},
-		{"superseded, one transfer seen in time, the other credited", usdt100(StatusSuperseded), []step{
-			{"b found late", []Transfer{conf(b)}, after, StatusSuperseded, []Classification{Late}},
-			{"c credited", []Transfer{conf(b), conf(credited(tx(100, tooLate)))}, after, StatusPaid,
-				[]Classification{Late, Settles}},
-			{"again", []Transfer{conf(b), conf(credited(tx(100, tooLate)))}, after, StatusPaid,
-				[]Classification{Late, Settles}},
+		{"superseded, one transfer seen in time, the other credited", usdt100(payment.IntentSuperseded), []step{
+			{"b found late", []Transfer{conf(b)}, after, payment.IntentSuperseded, []payment.Classification{payment.Late}},
+			{"c credited", []Transfer{conf(b), conf(credited(tx(100, tooLate)))}, after, payment.IntentPaid,
+				[]payment.Classification{payment.Late, payment.Settles}},
+			{"again", []Transfer{conf(b), conf(credited(tx(100, tooLate)))}, after, payment.IntentPaid,
+				[]payment.Classification{payment.Late, payment.Settles}},
 		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			in := tc.in
-			var last []Classification
+			var last []payment.Classification
 			for _, s := range tc.steps {
 				tr := slices.Clone(s.tr)
 				for i := range tr {
@@ -446,7 +446,7 @@ func TestDecideLifecycle(t *testing.T) {
 func TestDecideMany(t *testing.T) {
 	// More transfers than the scratch block and the stack order hold,
 	// shuffled: twenty parts of five pay the intent, the 21st is a duplicate.
-	in := usdt100(StatusDetected)
+	in := usdt100(payment.IntentDetected)
 	var tr []Transfer
 	for i := range 21 {
 		tr = append(tr, conf(tx(5, early.Add(time.Duration(i)*time.Second))))
@@ -454,20 +454,20 @@ func TestDecideMany(t *testing.T) {
 	tr = append(tr, conf(asset(tx(100, early), payment.USDC)), tx(0, early))
 	rand.New(rand.NewPCG(1, 2)).Shuffle(len(tr), func(i, j int) { tr[i], tr[j] = tr[j], tr[i] })
 	d := decideChecked(t, in, tr, before)
-	if d.Status != StatusPaid {
+	if d.Status != payment.IntentPaid {
 		t.Fatalf("Status = %q, want paid", d.Status)
 	}
 	for i, c := range d.Classes {
-		var want Classification
+		var want payment.Classification
 		switch {
 		case tr[i].Asset != payment.USDT:
-			want = WrongAsset
+			want = payment.WrongAsset
 		case tr[i].Amount.Sign() == 0:
-			want = Dust
+			want = payment.Dust
 		case tr[i].FirstSeen.Equal(early.Add(20 * time.Second)):
-			want = Duplicate
+			want = payment.Duplicate
 		default:
-			want = Settles
+			want = payment.Settles
 		}
 		if c != want {
 			t.Errorf("transfer %d (%v): %q, want %q", i, tr[i].FirstSeen, c, want)
@@ -479,7 +479,7 @@ func TestDecideMany(t *testing.T) {
 func TestDecideHugeAmounts(t *testing.T) {
 	// Beyond the scratch words: 10^80 wei.
 	huge, _ := new(big.Int).SetString("1"+strings.Repeat("0", 80), 10)
-	in := Intent{Asset: payment.Native, Amount: huge, Deadline: deadline, Status: StatusDetected}
+	in := Intent{Asset: payment.Native, Amount: huge, Deadline: deadline, Status: payment.IntentDetected}
 	half := new(big.Int).Rsh(huge, 1)
 	rest := new(big.Int).Sub(huge, half)
 	rest.Add(rest, big.NewInt(3))
@@ -488,7 +488,7 @@ func TestDecideHugeAmounts(t *testing.T) {
 		{Asset: payment.Native, Amount: rest, FirstSeen: middle, Confirmed: true},
 	}
 	d := decideChecked(t, in, tr, before)
-	if d.Status != StatusPaid || !slices.Equal(d.Classes, []Classification{Settles, Overpaid}) {
+	if d.Status != payment.IntentPaid || !slices.Equal(d.Classes, []payment.Classification{payment.Settles, payment.Overpaid}) {
 		t.Fatalf("got %q %v", d.Status, d.Classes)
 	}
 	wantInt(t, "Surplus", d.Surplus, 3)
@@ -498,7 +498,7 @@ func TestDecideHugeAmounts(t *testing.T) {
 }
 
 func TestDecisionsDoNotShareIntegers(t *testing.T) {
-	in := usdt100(StatusDetected)
+	in := usdt100(payment.IntentDetected)
 	tr := []Transfer{conf(tx(150, early))}
 	d1 := Decide(in, tr, before)
 	d2 := Decide(in, tr, before)
@@ -512,19 +512,19 @@ func TestDecisionsDoNotShareIntegers(t *testing.T) {
 
 func TestClassificationNeedsReview(t *testing.T) {
 	for _, c := range allClasses {
-		if got, want := c.NeedsReview(), c != Settles; got != want {
+		if got, want := c.NeedsReview(), c != payment.Settles; got != want {
 			t.Errorf("%q.NeedsReview() = %v, want %v", c, got, want)
 		}
 	}
-	if !Classification("").NeedsReview() {
+	if !payment.Classification("").NeedsReview() {
 		t.Error(`"".NeedsReview() = false`)
 	}
 }
 
 func TestStatusFinal(t *testing.T) {
-	want := map[Status]bool{
-		StatusAwaiting: false, StatusDetected: false,
-		StatusPaid: true, StatusExpired: true, StatusUnderpaid: true, StatusSuperseded: true, StatusReverted: true,
+	want := map[payment.IntentStatus]bool{
+		payment.IntentAwaiting: false, payment.IntentDetected: false,
+		payment.IntentPaid: true, payment.IntentExpired: true, payment.IntentUnderpaid: true, payment.IntentSuperseded: true, payment.IntentReverted: true,
 	}
 	for _, s := range allStatuses {
 		if got := s.Final(); got != want[s] {
@@ -536,9 +536,9 @@ func TestStatusFinal(t *testing.T) {
 	}
 }
 
-var allStatuses = []Status{StatusAwaiting, StatusDetected, StatusPaid, StatusExpired, StatusUnderpaid, StatusSuperseded, StatusReverted}
+var allStatuses = []payment.IntentStatus{payment.IntentAwaiting, payment.IntentDetected, payment.IntentPaid, payment.IntentExpired, payment.IntentUnderpaid, payment.IntentSuperseded, payment.IntentReverted}
 
-var allClasses = []Classification{Settles, Partial, Overpaid, Late, Duplicate, WrongAsset, UnknownAddress, Dust, Reverted}
+var allClasses = []payment.Classification{payment.Settles, payment.Partial, payment.Overpaid, payment.Late, payment.Duplicate, payment.WrongAsset, payment.UnknownAddress, payment.Dust, payment.Reverted}
 
 // decideChecked calls Decide and checks every property a decision must have
 // whatever its input (see checkDecision).
@@ -570,58 +570,58 @@ func checkDecision(in Intent, tr []Transfer, now time.Time, d Decision) error {
 	for i, c := range d.Classes {
 		x := tr[i]
 		if x.Orphaned {
-			if c != Reverted && c != x.Previous {
+			if c != payment.Reverted && c != x.Previous {
 				return fmt.Errorf("orphaned transfer %d: class %q, previous %q", i, c, x.Previous)
 			}
 			continue
 		}
-		if !slices.Contains(allClasses, c) || c == UnknownAddress {
+		if !slices.Contains(allClasses, c) || c == payment.UnknownAddress {
 			return fmt.Errorf("transfer %d: class %q", i, c)
 		}
-		if (x.Asset != in.Asset) != (c == WrongAsset) {
+		if (x.Asset != in.Asset) != (c == payment.WrongAsset) {
 			return fmt.Errorf("transfer %d: asset %q, intent %q, class %q", i, x.Asset, in.Asset, c)
 		}
 		switch c {
-		case Reverted:
+		case payment.Reverted:
 			return fmt.Errorf("transfer %d is not orphaned but reverted", i)
-		case Late:
+		case payment.Late:
 			late = true
-		case Overpaid:
+		case payment.Overpaid:
 			overpaidCount++
 		}
-		if x.Credited && in.PayablePaidElsewhere && c != WrongAsset && c != Dust && c != Duplicate {
+		if x.Credited && in.PayablePaidElsewhere && c != payment.WrongAsset && c != payment.Dust && c != payment.Duplicate {
 			return fmt.Errorf("transfer %d credited to a payable paid elsewhere: class %q", i, c)
 		}
-		held := x.Resolved && !x.Credited && c == Partial // resolved: keeps Partial, counts for nothing
-		if x.Resolved && !x.Credited && (c == Settles || c == Overpaid) && x.Previous != Settles && x.Previous != Overpaid {
+		held := x.Resolved && !x.Credited && c == payment.Partial // resolved: keeps payment.Partial, counts for nothing
+		if x.Resolved && !x.Credited && (c == payment.Settles || c == payment.Overpaid) && x.Previous != payment.Settles && x.Previous != payment.Overpaid {
 			return fmt.Errorf("resolved transfer %d (previous %q) pays: class %q", i, x.Previous, c)
 		}
-		if (c == Settles || c == Overpaid || c == Partial) && !held {
+		if (c == payment.Settles || c == payment.Overpaid || c == payment.Partial) && !held {
 			received.Add(received, x.Amount)
 			if x.Confirmed {
 				confirmed.Add(confirmed, x.Amount)
 			}
 		}
-		if c == Settles || c == Overpaid {
+		if c == payment.Settles || c == payment.Overpaid {
 			settles = true
 			paying.Add(paying, x.Amount)
-			if d.Status == StatusPaid && !x.Confirmed {
+			if d.Status == payment.IntentPaid && !x.Confirmed {
 				return fmt.Errorf("paid with unconfirmed transfer %d", i)
 			}
 		}
 	}
-	if d.Status == StatusPaid && in.PayablePaidElsewhere {
+	if d.Status == payment.IntentPaid && in.PayablePaidElsewhere {
 		return fmt.Errorf("paid although the payable was paid elsewhere")
 	}
 	// Invariant 6: a paid intent whose paying set still counts, is
 	// confirmed and covers the amount stays paid by that set; nothing else
 	// pays it.
-	if in.Status == StatusPaid && !in.PayablePaidElsewhere && keepsPayingSetOf(in, tr) {
-		if d.Status != StatusPaid {
+	if in.Status == payment.IntentPaid && !in.PayablePaidElsewhere && keepsPayingSetOf(in, tr) {
+		if d.Status != payment.IntentPaid {
 			return fmt.Errorf("paid intent with its paying set intact became %q", d.Status)
 		}
 		for i, c := range d.Classes {
-			if p := tr[i].Previous; p != Settles && p != Overpaid && (c == Settles || c == Overpaid) {
+			if p := tr[i].Previous; p != payment.Settles && p != payment.Overpaid && (c == payment.Settles || c == payment.Overpaid) {
 				return fmt.Errorf("transfer %d (previous %q) joined an intact paying set as %q", i, p, c)
 			}
 		}
@@ -633,21 +633,21 @@ func checkDecision(in Intent, tr []Transfer, now time.Time, d Decision) error {
 		return fmt.Errorf("ConfirmedSum = %s, classes sum to %s", d.ConfirmedSum, confirmed)
 	}
 	if d.Late != late {
-		return fmt.Errorf("Late = %v, classes say %v", d.Late, late)
+		return fmt.Errorf("payment.Late = %v, classes say %v", d.Late, late)
 	}
 	amount := orZero(in.Amount)
 	required := new(big.Int).Sub(amount, orZero(in.Tolerance))
 	if required.Sign() < 1 {
 		required.SetInt64(1)
 	}
-	if d.Status == StatusPaid && d.ConfirmedSum.Cmp(required) < 0 {
+	if d.Status == payment.IntentPaid && d.ConfirmedSum.Cmp(required) < 0 {
 		return fmt.Errorf("paid with ConfirmedSum %s < required %s", d.ConfirmedSum, required)
 	}
 	if settles && paying.Cmp(required) < 0 {
 		return fmt.Errorf("settling transfers sum to %s < required %s", paying, required)
 	}
 	if overpaidCount > 1 || d.Overpaid != (overpaidCount == 1) || d.Overpaid != (d.Surplus.Sign() > 0) {
-		return fmt.Errorf("Overpaid = %v, %d overpaid classes, Surplus %s", d.Overpaid, overpaidCount, d.Surplus)
+		return fmt.Errorf("payment.Overpaid = %v, %d overpaid classes, Surplus %s", d.Overpaid, overpaidCount, d.Surplus)
 	}
 	if d.Overpaid {
 		if s := new(big.Int).Sub(paying, amount); s.Cmp(d.Surplus) != 0 {
@@ -695,13 +695,13 @@ func keepsPayingSetOf(in Intent, tr []Transfer) bool {
 	}
 	sum, n := new(big.Int), 0
 	for _, x := range tr {
-		if x.Previous != Settles && x.Previous != Overpaid {
+		if x.Previous != payment.Settles && x.Previous != payment.Overpaid {
 			continue
 		}
 		if x.Orphaned || !x.Confirmed || x.Asset != in.Asset || x.Amount == nil || x.Amount.Sign() < 0 {
 			return false
 		}
-		if !x.Credited && (x.Amount.Sign() == 0 || x.Amount.Cmp(orZero(in.DustMin)) < 0 || x.FirstSeen.After(in.Deadline) || in.Status == StatusSuperseded) {
+		if !x.Credited && (x.Amount.Sign() == 0 || x.Amount.Cmp(orZero(in.DustMin)) < 0 || x.FirstSeen.After(in.Deadline) || in.Status == payment.IntentSuperseded) {
 			return false
 		}
 		sum.Add(sum, x.Amount)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/views"
 )
 
 // Invariants are the properties checked after every step.
@@ -686,7 +687,7 @@ func (r *run) checkEvents(s *state) {
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		var ev, api intents.IntentView
+		var ev, api views.Intent
 		_ = json.Unmarshal(lastBody[id], &ev)
 		st, body := r.w.do("GET", "/v1/intents/"+id, "storefront", nil)
 		if st != 200 || json.Unmarshal(body, &api) != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/views"
 )
 
 // Violation is a broken invariant.
@@ -434,7 +435,7 @@ func (r *run) create(n payment.Network, a Action) {
 }
 
 func (r *run) addIntent(resp []byte) {
-	var v intents.IntentView
+	var v views.Intent
 	if err := json.Unmarshal(resp, &v); err != nil {
 		r.violate("harness", "intent view: %v", err)
 		return
@@ -446,7 +447,7 @@ func (r *run) addIntent(resp []byte) {
 		return
 	}
 	amt, _ := new(big.Int).SetString(v.AmountBaseUnits, 10)
-	in := &intentRec{id: v.ID, kind: v.Kind, ref: v.Reference, method: v.Method, address: v.Address, network: n,
+	in := &intentRec{id: v.ID, kind: string(v.Kind), ref: v.Reference, method: v.Method, address: v.Address, network: n,
 		asset: payment.Asset(v.Asset), amount: amt, key: ad.Key}
 	if v.Account != nil {
 		in.account = *v.Account

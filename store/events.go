@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/paywatch/paywatch/payment"
 )
 
 // EventsChannel is the NOTIFY channel that wakes event readers and the
@@ -21,7 +23,7 @@ const AddressesChannel = "paywatch_addresses"
 type Event struct {
 	Seq        int64
 	ID         string
-	Type       string
+	Type       payment.EventType
 	IntentID   string
 	TransferID string
 	Account    string
@@ -31,7 +33,7 @@ type Event struct {
 
 // AppendEvent appends an event. Call it last in a transaction: it takes the
 // event lock, which is held until commit.
-func (t *Tx) AppendEvent(ctx context.Context, typ, intentID, transferID, account string, data any, now time.Time) (Event, error) {
+func (t *Tx) AppendEvent(ctx context.Context, typ payment.EventType, intentID, transferID, account string, data any, now time.Time) (Event, error) {
 	body, err := json.Marshal(data)
 	if err != nil {
 		return Event{}, fmt.Errorf("event %s: %w", typ, err)
@@ -50,7 +52,7 @@ func (t *Tx) AppendEvent(ctx context.Context, typ, intentID, transferID, account
 // call order), so the event lock is held for no round trip at all, however
 // much work follows it in the transaction; the commit reports its failure.
 // The event is not visible inside the transaction.
-func (t *Tx) QueueAppendEvent(typ, intentID, transferID, account string, data any, now time.Time) error {
+func (t *Tx) QueueAppendEvent(typ payment.EventType, intentID, transferID, account string, data any, now time.Time) error {
 	body, err := json.Marshal(data)
 	if err != nil {
 		return fmt.Errorf("event %s: %w", typ, err)

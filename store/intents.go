@@ -7,12 +7,14 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/paywatch/paywatch/payment"
 )
 
 // Payable is what the storefront wants paid: an order or a top-up.
 type Payable struct {
 	ID           int64
-	Kind         string
+	Kind         payment.PayableKind
 	Reference    string
 	Account      string
 	AmountCents  int64
@@ -26,7 +28,7 @@ type Payable struct {
 type Intent struct {
 	ID          string
 	PayableID   int64
-	Kind        string
+	Kind        payment.PayableKind
 	Reference   string
 	Account     string
 	AmountCents int64
@@ -45,7 +47,7 @@ type Intent struct {
 	RateAt      time.Time
 	ExpiresAt   time.Time
 
-	Status                string
+	Status                payment.IntentStatus
 	Overpaid              bool
 	Late                  bool
 	Received              *big.Int
@@ -211,7 +213,7 @@ func (s *Store) IntentsByPayable(ctx context.Context, payableID int64) ([]Intent
 
 // IntentState is what the matcher decides for an intent.
 type IntentState struct {
-	Status       string
+	Status       payment.IntentStatus
 	Overpaid     bool
 	Late         bool
 	Received     *big.Int

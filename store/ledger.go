@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/paywatch/paywatch/payment"
 )
 
 // LedgerEntry is one append-only line of an account's register.
@@ -10,7 +12,7 @@ type LedgerEntry struct {
 	Seq              int64
 	ID               string
 	Account          string
-	Type             string
+	Type             payment.LedgerEntryType
 	AmountCents      int64
 	Reference        string
 	IntentID         string
@@ -45,20 +47,20 @@ func (t *Tx) AppendLedger(ctx context.Context, e LedgerEntry, now time.Time) (Le
 		return LedgerEntry{}, err
 	}
 	switch e.Type {
-	case "credit":
+	case payment.EntryCredit:
 		bal += e.AmountCents
-	case "debit":
+	case payment.EntryDebit:
 		if bal < e.AmountCents {
 			return LedgerEntry{}, ErrInsufficientFunds
 		}
 		bal -= e.AmountCents
-	case "recovery":
+	case payment.EntryRecovery:
 		e.AmountCents = min(e.AmountCents, bal)
 		if e.AmountCents <= 0 {
 			return LedgerEntry{}, nil
 		}
 		bal -= e.AmountCents
-	case "reversal":
+	case payment.EntryReversal:
 		if bal < e.AmountCents {
 			e.UnrecoveredCents = e.AmountCents - bal
 			bal = 0

@@ -20,7 +20,7 @@ func eventsOf(t *testing.T, s *store.Store, intentID string) []string {
 	var out []string
 	for _, e := range evs {
 		if e.IntentID == intentID {
-			out = append(out, e.Type)
+			out = append(out, string(e.Type))
 		}
 	}
 	return out

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/paywatch/paywatch/payment"
 )
 
 // ReconRow is one transfer of the reconciliation report with what it paid.
@@ -15,8 +17,8 @@ type ReconRow struct {
 	Method       string
 	IntentAmount *big.Int
 	IntentRate   string
-	IntentStatus string
-	PayableKind  string
+	IntentStatus payment.IntentStatus
+	PayableKind  payment.PayableKind
 	PayableRef   string
 	Account      string
 	// OtherSettled is the sum of the intent's other settling transfers that

@@ -12,6 +12,7 @@ import (
 
 	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/devnet/devnettest"
+	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
 )
 
@@ -67,7 +68,7 @@ func payable(t *testing.T, tx *store.Tx, ctx context.Context, kind, ref string) 
 	if kind == "topup" {
 		acct = "cust-1"
 	}
-	p, err := tx.EnsurePayable(ctx, store.Payable{Kind: kind, Reference: ref, Account: acct, AmountCents: 10000, CreatedAt: now})
+	p, err := tx.EnsurePayable(ctx, store.Payable{Kind: payment.PayableKind(kind), Reference: ref, Account: acct, AmountCents: 10000, CreatedAt: now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/paywatch/paywatch/payment"
 )
 
 // Transfer is money observed arriving at one of our addresses.
@@ -22,12 +24,12 @@ type Transfer struct {
 	BlockHeight           *int64
 	BlockHash             string
 	FirstSeenAt           time.Time
-	Status                string
+	Status                payment.TransferStatus
 	ConfirmationsRequired int
 	ConfirmedAt           *time.Time
-	Classification        string
+	Classification        payment.Classification
 	Credited              bool
-	NotifiedClass         string
+	NotifiedClass         payment.Classification
 	CreatedAt             time.Time
 	UpdatedAt             time.Time
 	// Resolution is set when finance decided on the transfer.
@@ -164,7 +166,7 @@ func (t *Tx) TransfersByIntent(ctx context.Context, intentID string) ([]Transfer
 }
 
 // SetClassification stores the matcher's classification of a transfer.
-func (t *Tx) SetClassification(ctx context.Context, id, class string, now time.Time) error {
+func (t *Tx) SetClassification(ctx context.Context, id string, class payment.Classification, now time.Time) error {
 	_, err := t.tx.Exec(ctx, `UPDATE transfers SET classification = $2, updated_at = $3 WHERE id = $1 AND classification <> $2`, id, class, now)
 	return translate(err)
 }
@@ -255,7 +257,7 @@ func (t *Tx) TransferByKey(ctx context.Context, network, txid string, idx int64)
 
 // SetNotified records that a transfer.unmatched event was emitted for the
 // transfer's classification class.
-func (t *Tx) SetNotified(ctx context.Context, id, class string) error {
+func (t *Tx) SetNotified(ctx context.Context, id string, class payment.Classification) error {
 	_, err := t.tx.Exec(ctx, `UPDATE transfers SET notified_class = $2 WHERE id = $1`, id, class)
 	return translate(err)
 }

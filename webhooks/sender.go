@@ -18,8 +18,8 @@ import (
 
 	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
 )
 
 // SignatureHeader carries the delivery's signature:
@@ -243,7 +243,7 @@ const recordTimeout = 5 * time.Second
 // more, a delivered event keeps the claim for the next one; otherwise the
 // record releases it.
 func (s *Sender) deliverOne(ctx context.Context, token string, ep *store.WebhookEndpoint, ev store.Event, more bool) (bool, error) {
-	body, err := json.Marshal(intents.EventViewOf(ev))
+	body, err := json.Marshal(views.EventOf(ev))
 	if err != nil {
 		return false, fmt.Errorf("event %d: %w", ev.Seq, err)
 	}

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
 	"github.com/paywatch/paywatch/webhooks"
 )
 
@@ -65,7 +65,7 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, err.Error(), 400)
 		return
 	}
-	var ev intents.EventView
+	var ev views.Event
 	if err := json.Unmarshal(body, &ev); err != nil || ev.ID == "" || ev.Seq == 0 || ev.Type == "" || len(ev.Data) == 0 {
 		http.Error(w, "bad event", 400)
 		return

@@ -10,9 +10,9 @@ import (
 
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/views"
 )
 
 // BenchmarkCatchUp measures a catch-up of 1,000 btcd regtest blocks through
@@ -40,7 +40,7 @@ func BenchmarkCatchUp(b *testing.B) {
 					c.Networks["bitcoin"].Parallel = parallel
 				}
 			}))
-		var vs []intents.IntentView
+		var vs []views.Intent
 		for j := 0; j < paid; j++ {
 			vs = append(vs, e.CreateIntent("order", fmt.Sprintf("BENCH-%d", j), "cust-1", "10.00", "BTC"))
 		}

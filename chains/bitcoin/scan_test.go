@@ -15,6 +15,7 @@ import (
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/views"
 )
 
 // scan drives paywatch end to end against one real regtest node: the
@@ -52,7 +53,7 @@ func (s *scan) ref() string {
 	return fmt.Sprintf("%s-%d", s.method, s.nextRef)
 }
 
-func (s *scan) order(usd string) intents.IntentView {
+func (s *scan) order(usd string) views.Intent {
 	s.t.Helper()
 	return s.e.CreateIntent("order", s.ref(), "cust-1", usd, s.method)
 }
@@ -89,7 +90,7 @@ func (s *scan) settle() {
 	s.sync()
 }
 
-func units(t testing.TB, v intents.IntentView) int64 {
+func units(t testing.TB, v views.Intent) int64 {
 	t.Helper()
 	n, err := strconv.ParseInt(v.AmountBaseUnits, 10, 64)
 	if err != nil {
@@ -186,10 +187,10 @@ func (s *scan) totals() map[string]int64 {
 	return map[string]int64{"transfers": c["transfers"], "events": c["events"], "ledger_entries": c["ledger_entries"]}
 }
 
-func (s *scan) want(v intents.IntentView, status string, transfers int) intents.IntentView {
+func (s *scan) want(v views.Intent, status string, transfers int) views.Intent {
 	s.t.Helper()
 	got := s.e.Intent(v.ID)
-	if got.Status != status || len(got.Transfers) != transfers {
+	if string(got.Status) != status || len(got.Transfers) != transfers {
 		s.t.Fatalf("intent %s: status %s with %d transfers, want %s with %d: %+v", v.ID, got.Status, len(got.Transfers), status, transfers, got)
 	}
 	return got
@@ -337,7 +338,7 @@ func duplicate(s *scan) {
 		if tr.TxID == second {
 			want = "duplicate"
 		}
-		if tr.Classification != want || tr.Status != "confirmed" {
+		if string(tr.Classification) != want || tr.Status != "confirmed" {
 			s.t.Fatalf("transfer %s: %s, want %s", tr.TxID, tr.Classification, want)
 		}
 	}
@@ -532,7 +533,7 @@ func (k *killSink) ApplyBlocks(ctx context.Context, n payment.Network, bs []chai
 
 func killedMidCatchUp(s *scan) {
 	const payments = 6
-	var vs []intents.IntentView
+	var vs []views.Intent
 	for i := 0; i < payments; i++ {
 		vs = append(vs, s.order(fmt.Sprintf("%d.00", 40+i)))
 	}

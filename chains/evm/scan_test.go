@@ -25,6 +25,7 @@ import (
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/views"
 )
 
 // The end-to-end tests below run the whole of paywatch over a real anvil:
@@ -137,7 +138,7 @@ func (s *scan) mine(k int) {
 }
 
 // intent creates an order intent for usd with method m.
-func (s *scan) intent(m payment.Method, usd string) intents.IntentView {
+func (s *scan) intent(m payment.Method, usd string) views.Intent {
 	s.T.Helper()
 	s.refs++
 	v := s.CreateIntent("order", fmt.Sprintf("ORD-%d", s.refs), "", usd, string(m))
@@ -147,9 +148,9 @@ func (s *scan) intent(m payment.Method, usd string) intents.IntentView {
 	return v
 }
 
-func addrOf(v intents.IntentView) common.Address { return common.HexToAddress(v.Address) }
+func addrOf(v views.Intent) common.Address { return common.HexToAddress(v.Address) }
 
-func amountOf(t testing.TB, v intents.IntentView) *big.Int {
+func amountOf(t testing.TB, v views.Intent) *big.Int {
 	t.Helper()
 	a, ok := new(big.Int).SetString(v.AmountBaseUnits, 10)
 	if !ok || a.Sign() <= 0 {
@@ -158,7 +159,7 @@ func amountOf(t testing.TB, v intents.IntentView) *big.Int {
 	return a
 }
 
-func (s *scan) payETH(v intents.IntentView, wei *big.Int) *types.Receipt {
+func (s *scan) payETH(v views.Intent, wei *big.Int) *types.Receipt {
 	s.T.Helper()
 	h, err := s.n.SendETH(context.Background(), addrOf(v), wei)
 	if err != nil {
@@ -167,7 +168,7 @@ func (s *scan) payETH(v intents.IntentView, wei *big.Int) *types.Receipt {
 	return receipt(s.T.(*testing.T), s.n, h)
 }
 
-func (s *scan) payToken(token common.Address, v intents.IntentView, units *big.Int) *types.Receipt {
+func (s *scan) payToken(token common.Address, v views.Intent, units *big.Int) *types.Receipt {
 	s.T.Helper()
 	h, err := s.n.TransferToken(context.Background(), token, addrOf(v), units)
 	if err != nil {
@@ -177,7 +178,7 @@ func (s *scan) payToken(token common.Address, v intents.IntentView, units *big.I
 }
 
 // inbox returns the finance inbox (unresolved) of Ethereum by transfer id.
-func (s *scan) inbox() map[string]intents.TransferView {
+func (s *scan) inbox() map[string]views.Transfer {
 	s.T.Helper()
 	status, body := s.Do("GET", "/v1/transfers?network=ethereum&limit=1000", "finance", nil)
 	if status != 200 {
@@ -187,7 +188,7 @@ func (s *scan) inbox() map[string]intents.TransferView {
 	if err := json.Unmarshal(body, &page); err != nil {
 		s.T.Fatal(err)
 	}
-	out := map[string]intents.TransferView{}
+	out := map[string]views.Transfer{}
 	for _, t := range page.Transfers {
 		out[t.ID] = t
 	}
@@ -228,7 +229,7 @@ func (s *scan) events(typ, intentID string) int {
 }
 
 // only returns the intent's single transfer, failing otherwise.
-func only(t *testing.T, v intents.IntentView) intents.TransferView {
+func only(t *testing.T, v views.Intent) views.Transfer {
 	t.Helper()
 	if len(v.Transfers) != 1 {
 		t.Fatalf("intent %s (%s): %d transfers %+v, want 1", v.ID, v.Status, len(v.Transfers), v.Transfers)
@@ -239,7 +240,7 @@ func only(t *testing.T, v intents.IntentView) intents.TransferView {
 // confirmETH mines until a transfer of ETH intent v paid at block h has one
 // confirmation less than required, checks it is still detected, then mines
 // the last block and checks it is paid.
-func (s *scan) confirmETH(t *testing.T, v intents.IntentView, r *types.Receipt) intents.IntentView {
+func (s *scan) confirmETH(t *testing.T, v views.Intent, r *types.Receipt) views.Intent {
 	t.Helper()
 	tip, err := s.src.Tip(context.Background())
 	if err != nil {
@@ -423,7 +424,7 @@ func TestScanAnvil(t *testing.T) {
 	})
 
 	t.Run("RestartMidScan", func(t *testing.T) {
-		var vs []intents.IntentView
+		var vs []views.Intent
 		var first int64
 		for i := range 3 {
 			v := s.intent(payment.ETH, "25.00")
@@ -635,14 +636,14 @@ func TestScanAnvilBalanceCheck(t *testing.T) {
 	got := s.Intent(a.ID)
 	tr := only(t, got)
 	if tr.TxID != intents.BalanceTxID(h) || tr.Index != intents.BalanceIndex(addrOf(a).Bytes()) || tr.Asset != "native" ||
-		tr.AmountBaseUnits != amount.String() || tr.Classification != intents.Unexplained || tr.Status != "confirmed" ||
+		tr.AmountBaseUnits != amount.String() || tr.Classification != payment.Unexplained || tr.Status != "confirmed" ||
 		tr.BlockHeight == nil || *tr.BlockHeight != h {
 		t.Fatalf("balance-check item %+v, want %s %s wei unexplained", tr, intents.BalanceTxID(h), amount)
 	}
 	if got.Status != "awaiting_payment" || got.ReceivedBaseUnits != "0" {
 		t.Fatalf("an unexplained item paid the intent: %+v", got)
 	}
-	if in, ok := s.inbox()[tr.ID]; !ok || in.Classification != intents.Unexplained {
+	if in, ok := s.inbox()[tr.ID]; !ok || in.Classification != payment.Unexplained {
 		t.Fatalf("finance inbox: %+v (listed %v)", in, ok)
 	}
 	if st, body := s.Do("GET", "/v1/transfers?classification=unexplained", "finance", nil); st != 200 ||

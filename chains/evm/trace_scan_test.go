@@ -11,8 +11,8 @@ import (
 	"github.com/paywatch/paywatch/chains/evm"
 	"github.com/paywatch/paywatch/contracts"
 	"github.com/paywatch/paywatch/devnet/ethdev"
-	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/views"
 )
 
 // TestScanAnvilTraceBlindSpots pays ETH intents in the two ways the
@@ -33,7 +33,7 @@ func TestScanAnvilTraceBlindSpots(t *testing.T) {
 	first := int64(-1)
 	// check syncs and asserts intent v holds exactly one transfer: of wei,
 	// from tx r, at index.
-	check := func(t *testing.T, v intents.IntentView, r *types.Receipt, index int64, wei *big.Int) {
+	check := func(t *testing.T, v views.Intent, r *types.Receipt, index int64, wei *big.Int) {
 		t.Helper()
 		if r.Status != types.ReceiptStatusSuccessful {
 			t.Fatalf("transaction %s reverted", r.TxHash)

@@ -31,6 +31,7 @@ import (
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/views"
 )
 
 // faultyCluster serves a solanafake node and, when armed, makes exactly one
@@ -171,7 +172,7 @@ func (s *solScan) mine(k int) {
 	}
 }
 
-func (s *solScan) key(v intents.IntentView) [32]byte {
+func (s *solScan) key(v views.Intent) [32]byte {
 	s.t.Helper()
 	k, err := sol.PublicKeyFromBase58(v.Address)
 	if err != nil {
@@ -180,7 +181,7 @@ func (s *solScan) key(v intents.IntentView) [32]byte {
 	return k
 }
 
-func (s *solScan) pay(v intents.IntentView, lamports uint64) string {
+func (s *solScan) pay(v views.Intent, lamports uint64) string {
 	return s.node.PaySOL(s.payer, s.key(v), lamports, false, false)
 }
 
@@ -212,7 +213,7 @@ func (s *solScan) importKeys(n int) {
 	s.ImportSolanaPool(keys...)
 }
 
-func lamports(v intents.IntentView) uint64 { return intentstest.Units(v.AmountBaseUnits).Uint64() }
+func lamports(v views.Intent) uint64 { return intentstest.Units(v.AmountBaseUnits).Uint64() }
 
 // status returns the Solana entry of GET /v1/status.
 func (s *solScan) status() intents.NetworkStatus {
@@ -254,7 +255,7 @@ func TestScanSolanaExactPaidAtFinalized(t *testing.T) {
 			s.mine(2)
 			s.sync()
 			for _, c := range []struct {
-				v     intents.IntentView
+				v     views.Intent
 				sig   string
 				index int64
 				usd   string
@@ -399,7 +400,7 @@ func TestScanSolanaRestartMidScan(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(mode, func(t *testing.T) {
 			s := newSolScan(t, mode)
-			var vs []intents.IntentView
+			var vs []views.Intent
 			for i := range 6 {
 				v := s.CreateIntent("order", fmt.Sprintf("SOL-RESTART-%d", i), "", "10.00", "SOL")
 				vs = append(vs, v)
@@ -592,7 +593,7 @@ func BenchmarkScanSolanaApply(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			s := newSolScan(b, mode)
 			s.importKeys(b.N)
-			vs := make([]intents.IntentView, b.N)
+			vs := make([]views.Intent, b.N)
 			for i := range vs {
 				vs[i] = s.CreateIntent("order", fmt.Sprintf("BENCH-%d", i), "", "10.00", "SOL")
 			}

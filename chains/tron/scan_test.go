@@ -23,9 +23,9 @@ import (
 	"github.com/paywatch/paywatch/chains/tron"
 	"github.com/paywatch/paywatch/chains/tron/tronfake"
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/views"
 )
 
 // faultyNode serves a tronfake node and, when armed, makes exactly one
@@ -139,7 +139,7 @@ func (s *tronScan) mine(k int) {
 }
 
 // key is an intent's 20-byte account.
-func (s *tronScan) key(v intents.IntentView) []byte { return accountOf(s.t, v.Address) }
+func (s *tronScan) key(v views.Intent) []byte { return accountOf(s.t, v.Address) }
 
 func accountOf(tb testing.TB, addr string) []byte {
 	tb.Helper()
@@ -150,11 +150,11 @@ func accountOf(tb testing.TB, addr string) []byte {
 	return k
 }
 
-func (s *tronScan) payTRX(v intents.IntentView, sun int64) string {
+func (s *tronScan) payTRX(v views.Intent, sun int64) string {
 	return s.node.PayTRX(newAccount(), s.key(v), sun, true)
 }
 
-func (s *tronScan) payUSDT(v intents.IntentView, units int64) string {
+func (s *tronScan) payUSDT(v views.Intent, units int64) string {
 	return s.node.PayTRC20(s.usdt, newAccount(), s.key(v), big.NewInt(units), true)
 }
 
@@ -193,11 +193,11 @@ func (s *tronScan) solidify(height uint64, id string) {
 	s.sync()
 }
 
-func units(v intents.IntentView) int64 { return intentstest.Units(v.AmountBaseUnits).Int64() }
+func units(v views.Intent) int64 { return intentstest.Units(v.AmountBaseUnits).Int64() }
 
 // live returns the intent's transfers that are not orphaned.
-func live(v intents.IntentView) []intents.TransferView {
-	var out []intents.TransferView
+func live(v views.Intent) []views.Transfer {
+	var out []views.Transfer
 	for _, t := range v.Transfers {
 		if t.Status != "orphaned" {
 			out = append(out, t)
@@ -325,12 +325,12 @@ func TestScanTronDustAndWrongAsset(t *testing.T) {
 	s.sync()
 	s.solidify(h, trx.ID)
 	for _, c := range []struct {
-		v     intents.IntentView
+		v     views.Intent
 		class string
 		asset string
 	}{{trx, "dust", "native"}, {usdt, "dust", "USDT"}, {wrong, "wrong_asset", "native"}} {
 		got := s.Intent(c.v.ID)
-		if got.Status != "awaiting_payment" || len(got.Transfers) != 1 || got.Transfers[0].Classification != c.class ||
+		if got.Status != "awaiting_payment" || len(got.Transfers) != 1 || string(got.Transfers[0].Classification) != c.class ||
 			got.Transfers[0].Status != "confirmed" || got.ReceivedBaseUnits != "0" {
 			t.Fatalf("%s: %s received %s %+v, want awaiting_payment with one %s transfer", c.v.Reference, got.Status,
 				got.ReceivedBaseUnits, got.Transfers, c.class)
@@ -388,7 +388,7 @@ func TestScanTronReorgBeforeSolidified(t *testing.T) {
 	droppedAt := s.node.Tip()
 	s.mine(10)
 	s.sync()
-	for _, v := range []intents.IntentView{dropped, kept} {
+	for _, v := range []views.Intent{dropped, kept} {
 		if got := s.Intent(v.ID); got.Status != "detected" {
 			t.Fatalf("%s before the reorg: %s", v.Reference, got.Status)
 		}
@@ -425,7 +425,7 @@ func TestScanTronReorgBeforeSolidified(t *testing.T) {
 // new client, same database) records every payment once.
 func TestScanTronRestartMidScan(t *testing.T) {
 	s := newTronScan(t)
-	var vs []intents.IntentView
+	var vs []views.Intent
 	var txids []string
 	for i := range 6 {
 		method := []string{"TRX", "USDT-TRC20"}[i%2]
@@ -581,7 +581,7 @@ func BenchmarkScanTronApply(b *testing.B) {
 	for _, kind := range []string{"empty", "payment"} {
 		b.Run(kind, func(b *testing.B) {
 			s := newTronScan(b)
-			var vs []intents.IntentView
+			var vs []views.Intent
 			if kind == "payment" {
 				for i := range b.N {
 					vs = append(vs, s.CreateIntent("order", "BENCH-"+itoa(uint64(i)), "", "10.00", "USDT-TRC20"))

@@ -23,6 +23,7 @@ import (
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/rates"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
 )
 
 // Prices are the static rates every Env quotes (USD per unit).
@@ -360,14 +361,14 @@ func (e *Env) Do(method, path, scope string, body any, headers ...string) (int, 
 
 // CreateIntent creates an intent through the API and fails the test unless
 // it is 201.
-func (e *Env) CreateIntent(kind, reference, account, usd, method string) intents.IntentView {
+func (e *Env) CreateIntent(kind, reference, account, usd, method string) views.Intent {
 	e.T.Helper()
 	status, body := e.Do("POST", "/v1/intents", "storefront", map[string]string{
 		"kind": kind, "reference": reference, "account": account, "amount_usd": usd, "method": method})
 	if status != 201 {
 		e.T.Fatalf("create intent: %d %s", status, body)
 	}
-	var v intents.IntentView
+	var v views.Intent
 	if err := json.Unmarshal(body, &v); err != nil {
 		e.T.Fatal(err)
 	}
@@ -375,13 +376,13 @@ func (e *Env) CreateIntent(kind, reference, account, usd, method string) intents
 }
 
 // Intent reads an intent through the API.
-func (e *Env) Intent(id string) intents.IntentView {
+func (e *Env) Intent(id string) views.Intent {
 	e.T.Helper()
 	status, body := e.Do("GET", "/v1/intents/"+id, "storefront", nil)
 	if status != 200 {
 		e.T.Fatalf("get intent: %d %s", status, body)
 	}
-	var v intents.IntentView
+	var v views.Intent
 	if err := json.Unmarshal(body, &v); err != nil {
 		e.T.Fatal(err)
 	}
@@ -390,7 +391,7 @@ func (e *Env) Intent(id string) intents.IntentView {
 
 // Pay sends amount base units of asset to an intent's address on its
 // network's fake chain and mines one block (not yet scanned).
-func (e *Env) Pay(v intents.IntentView, asset payment.Asset, amount *big.Int, label string) chains.Transfer {
+func (e *Env) Pay(v views.Intent, asset payment.Asset, amount *big.Int, label string) chains.Transfer {
 	e.T.Helper()
 	n := payment.Network(v.Network)
 	a, err := addresses.ParseAddress(n, e.Config.Networks[v.Network].Chain, v.Address)
