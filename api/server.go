@@ -43,6 +43,7 @@ type Server struct {
 	metrics http.Handler
 	keys    keyCache
 	feed    *eventFeed
+	table   []Route // every mounted route (openapi.go)
 	// Extra lets other packages mount routes (finance, events) on the mux.
 	now func() time.Time
 }
@@ -95,6 +96,12 @@ func (s *Server) Run(ctx context.Context) error { return s.feed.Run(ctx) }
 // ServeHTTP serves the API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
+	if !cleanPath(r.URL.EscapedPath()) {
+		// ServeMux would redirect to the cleaned path, with an HTML body,
+		// and a POST would follow to whatever route that names.
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s: the path has empty or dot segments", r.Method, quoted(r.URL.EscapedPath())))
+		return
+	}
 	s.mux.ServeHTTP(w, r)
 }
 
@@ -102,15 +109,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // h runs only after the key is checked and the request's path and query
 // parameters pass the edge validation (validate.go).
 func (s *Server) Handle(pattern, scope string, h func(http.ResponseWriter, *http.Request, store.APIKey)) {
+	s.record(pattern, scope)
 	s.mux.Handle(pattern, s.auth(scope, validated(pattern, h)))
 }
 
 func (s *Server) routes() {
-	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]string{"status": "ok"}) })
-	s.mux.HandleFunc("GET /readyz", s.readyz)
+	s.public("GET /healthz", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]string{"status": "ok"}) }))
+	s.public("GET /readyz", http.HandlerFunc(s.readyz))
 	if s.metrics != nil {
-		s.mux.Handle("GET /metrics", s.metrics)
+		s.public("GET /metrics", s.metrics)
 	}
+	s.public("GET /v1/openapi.json", http.HandlerFunc(s.openAPI))
 	s.Handle("GET /v1/methods", ScopeStorefront, s.methods)
 	s.Handle("POST /v1/intents", ScopeStorefront, s.createIntent)
 	s.Handle("GET /v1/intents/{id}", ScopeStorefront, s.getIntent)

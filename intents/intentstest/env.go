@@ -15,6 +15,7 @@ import (
 
 	"github.com/paywatch/paywatch/addresses"
 	"github.com/paywatch/paywatch/api"
+	"github.com/paywatch/paywatch/api/openapitest"
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/config"
@@ -205,7 +206,13 @@ func New(t testing.TB, opts ...Option) *Env {
 	if cfg.Networks["solana"].Enabled {
 		e.ImportSolanaPool(addresses.SandboxSolanaPool[:10]...)
 	}
-	e.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { e.API.ServeHTTP(w, r) }))
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { e.API.ServeHTTP(w, r) })
+	if _, bench := t.(*testing.B); !bench {
+		// Every answer a test gets must be one the OpenAPI document
+		// describes; benchmarks measure the API alone.
+		h = openapitest.Handler(t, h)
+	}
+	e.Server = httptest.NewServer(h)
 	t.Cleanup(e.Server.Close)
 	runAPI(t, e.API)
 	for _, scope := range []string{"storefront", "finance", "operator"} {
