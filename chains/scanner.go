@@ -158,9 +158,11 @@ func (s *Scanner) Run(ctx context.Context) error {
 }
 
 // backoff is the retry delay after failed steps: from the poll interval,
-// doubling up to MaxBackoff, the lower half drawn at random.
+// doubling up to MaxBackoff, the lower half drawn at random. MaxBackoff
+// caps it even when the poll interval is longer (a node that fails is
+// retried sooner than a healthy one is polled).
 func (s *Scanner) backoff() clock.Backoff {
-	return clock.Backoff{Min: s.cfg.PollInterval, Max: s.cfg.MaxBackoff, Factor: 2, Jitter: 0.5}
+	return clock.Backoff{Min: min(s.cfg.PollInterval, s.cfg.MaxBackoff), Max: s.cfg.MaxBackoff, Factor: 2, Jitter: 0.5}
 }
 
 // Step does one unit of work: catch up a batch of blocks, or record new

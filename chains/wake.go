@@ -43,7 +43,7 @@ func KeepNotified(ctx context.Context, n Notifier, wake func(), cfg NotifyConfig
 		log = slog.New(slog.DiscardHandler)
 	}
 	clk := clock.Or(cfg.Clock)
-	retry := clock.Backoff{Min: cfg.MinBackoff, Max: cfg.MaxBackoff, Factor: 2, Jitter: 0.5}
+	retry := clock.Backoff{Min: min(cfg.MinBackoff, cfg.MaxBackoff), Max: cfg.MaxBackoff, Factor: 2, Jitter: 0.5}
 	failures := 0
 	for {
 		began := clk.Now()

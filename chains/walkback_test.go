@@ -190,3 +190,39 @@ func (r waitRecorder) After(d time.Duration) <-chan time.Time {
 	return c
 }
 func (r waitRecorder) NewTimer(d time.Duration) *clock.Timer { r(d); return clock.Real.NewTimer(0) }
+
+// MaxBackoff caps the retry delay even when the poll interval is longer:
+// a failing node is retried within MaxBackoff, not after an hour's poll.
+func TestBackoffNeverExceedsMaxBackoffAboveALongPoll(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	f := e.Chains[payment.Bitcoin]
+	f.Mine(3)
+	e.Sync(payment.Bitcoin)
+	f.Mine(1)
+	src := &inconsistent{Fake: f, at: f.TipHeight()}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var waits []time.Duration
+	steps := 0
+	nc := e.Config.Networks["bitcoin"]
+	sc := chains.NewScanner(chains.ScannerConfig{Network: payment.Bitcoin, Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth,
+		PollInterval: time.Hour, MaxBackoff: time.Minute,
+		Observe: func(err error) {
+			steps++
+			if steps == 4 {
+				cancel()
+			}
+		},
+		Clock: waitRecorder(func(d time.Duration) { waits = append(waits, d) })}, src, e.Service.ScannerSinks(), &intents.Keys{Store: e.Store}, e.Watch[payment.Bitcoin], nil)
+	if err := sc.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(waits) == 0 {
+		t.Fatal("no wait between failed steps")
+	}
+	for _, w := range waits {
+		if w > time.Minute {
+			t.Fatalf("waits %v: a retry waited longer than MaxBackoff (1m)", waits)
+		}
+	}
+}
