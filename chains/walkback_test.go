@@ -144,6 +144,24 @@ func (i *inconsistent) Block(ctx context.Context, h chains.Height, w chains.Watc
 // A node that contradicts itself (parent mismatch, cursor block unchanged)
 // makes the scanner back off between attempts instead of hot-looping.
 func TestInconsistentNodeIsBackedOffNotHotLooped(t *testing.T) {
+	const poll = time.Second
+	e, waits, steps := scanInconsistentNode(t, poll, time.Minute, 12)
+	if len(waits) < steps-1 {
+		t.Fatalf("%d steps against an inconsistent node, only %d waits between them (a hot loop)", steps, len(waits))
+	}
+	if longest := waits[len(waits)-1]; longest < 8*poll {
+		t.Fatalf("waits %v do not back off (last %s)", waits, longest)
+	}
+	if n := count(t, e, "SELECT count(*) FROM cursors WHERE critical <> ''"); n != 0 {
+		t.Fatal("an inconsistent node raised a critical state")
+	}
+}
+
+// scanInconsistentNode runs a Bitcoin scanner against a node that
+// contradicts itself for the given number of steps, its waits recorded and
+// ended at once; it returns the env, the waits and the steps taken.
+func scanInconsistentNode(t *testing.T, poll, maxBackoff time.Duration, stopAt int) (*intentstest.Env, []time.Duration, int) {
+	t.Helper()
 	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
 	f := e.Chains[payment.Bitcoin]
 	f.Mine(3)
@@ -154,13 +172,12 @@ func TestInconsistentNodeIsBackedOffNotHotLooped(t *testing.T) {
 	defer cancel()
 	var waits []time.Duration
 	steps := 0
-	const poll = time.Second
 	nc := e.Config.Networks["bitcoin"]
 	sc := chains.NewScanner(chains.ScannerConfig{Network: payment.Bitcoin, Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth,
-		PollInterval: poll, MaxBackoff: time.Minute,
+		PollInterval: poll, MaxBackoff: maxBackoff,
 		Observe: func(err error) {
 			steps++
-			if steps == 12 {
+			if steps == stopAt {
 				cancel()
 			}
 		},
@@ -168,14 +185,20 @@ func TestInconsistentNodeIsBackedOffNotHotLooped(t *testing.T) {
 	if err := sc.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if len(waits) < steps-1 {
-		t.Fatalf("%d steps against an inconsistent node, only %d waits between them (a hot loop)", steps, len(waits))
+	return e, waits, steps
+}
+
+// MaxBackoff caps the retry delay even when the poll interval is longer:
+// a failing node is retried within MaxBackoff, not after an hour's poll.
+func TestBackoffNeverExceedsMaxBackoffAboveALongPoll(t *testing.T) {
+	_, waits, _ := scanInconsistentNode(t, time.Hour, time.Minute, 4)
+	if len(waits) == 0 {
+		t.Fatal("no wait between failed steps")
 	}
-	if longest := waits[len(waits)-1]; longest < 8*poll {
-		t.Fatalf("waits %v do not back off (last %s)", waits, longest)
-	}
-	if n := count(t, e, "SELECT count(*) FROM cursors WHERE critical <> ''"); n != 0 {
-		t.Fatal("an inconsistent node raised a critical state")
+	for _, w := range waits {
+		if w > time.Minute {
+			t.Fatalf("waits %v: a retry waited longer than MaxBackoff (1m)", waits)
+		}
 	}
 }
 
@@ -190,39 +213,3 @@ func (r waitRecorder) After(d time.Duration) <-chan time.Time {
 	return c
 }
 func (r waitRecorder) NewTimer(d time.Duration) *clock.Timer { r(d); return clock.Real.NewTimer(0) }
-
-// MaxBackoff caps the retry delay even when the poll interval is longer:
-// a failing node is retried within MaxBackoff, not after an hour's poll.
-func TestBackoffNeverExceedsMaxBackoffAboveALongPoll(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
-	f := e.Chains[payment.Bitcoin]
-	f.Mine(3)
-	e.Sync(payment.Bitcoin)
-	f.Mine(1)
-	src := &inconsistent{Fake: f, at: f.TipHeight()}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var waits []time.Duration
-	steps := 0
-	nc := e.Config.Networks["bitcoin"]
-	sc := chains.NewScanner(chains.ScannerConfig{Network: payment.Bitcoin, Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth,
-		PollInterval: time.Hour, MaxBackoff: time.Minute,
-		Observe: func(err error) {
-			steps++
-			if steps == 4 {
-				cancel()
-			}
-		},
-		Clock: waitRecorder(func(d time.Duration) { waits = append(waits, d) })}, src, e.Service.ScannerSinks(), &intents.Keys{Store: e.Store}, e.Watch[payment.Bitcoin], nil)
-	if err := sc.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if len(waits) == 0 {
-		t.Fatal("no wait between failed steps")
-	}
-	for _, w := range waits {
-		if w > time.Minute {
-			t.Fatalf("waits %v: a retry waited longer than MaxBackoff (1m)", waits)
-		}
-	}
-}
