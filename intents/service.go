@@ -90,6 +90,8 @@ type Service struct {
 	next map[payment.Network]*replenishRound
 	// waiting counts the requests waiting for a free address per network.
 	waiting map[payment.Network]int
+	// creations are each network's batches of creations (createBatched).
+	creations map[payment.Network]*creationQueue
 }
 
 // New returns a Service.
@@ -102,7 +104,8 @@ func New(opt Options) *Service {
 	}
 	s := &Service{store: opt.Store, cfg: opt.Config, opt: opt, now: opt.Now, log: opt.Log.With("component", "intents"), topup: map[payment.Cents]bool{},
 		wake: map[payment.Network]chan struct{}{},
-		next: map[payment.Network]*replenishRound{}, waiting: map[payment.Network]int{}}
+		next: map[payment.Network]*replenishRound{}, waiting: map[payment.Network]int{},
+		creations: map[payment.Network]*creationQueue{}}
 	for n, a := range opt.Addresses {
 		if a.Deriver != nil && a.Gap > 0 {
 			s.wake[n] = make(chan struct{}, 1)
@@ -206,6 +209,9 @@ func (s *Service) Create(ctx context.Context, req CreateRequest, idem *Idem) (Re
 	if err := s.checkChain(ctx, info.Network); err != nil {
 		return Result[views.Intent]{}, err
 	}
+	if s.batched(info) {
+		return s.createBatched(ctx, req, idem, usd, info)
+	}
 	return whenReplenished(ctx, s, func() (Result[views.Intent], error) { return s.create(ctx, req, idem, usd, info) })
 }
 
@@ -269,31 +275,9 @@ func (s *Service) checkChain(ctx context.Context, n payment.Network) error {
 // The intent and its event are queued, so they reach the database with the
 // transaction's next statement or its commit.
 func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, info payment.MethodInfo, renewedFrom string, now time.Time, taken *takenAddress) (views.Intent, error) {
-	q, err := s.opt.Quotes.Quote(info.Symbol, now)
+	in, err := s.intentFor(p, info, renewedFrom, now)
 	if err != nil {
-		return views.Intent{}, fail(RateUnavailable, "%v", err)
-	}
-	mc := s.cfg.Methods[string(info.Method)]
-	amount := rates.AmountFor(payment.Cents(p.AmountCents), q.USDPerUnit, info.Decimals, *mc.DisplayDecimals)
-	tol, _ := payment.ParseUnits(mc.UnderpaymentTolerance, info.Decimals)
-	if tol.Cmp(amount) >= 0 {
-		tol = new(big.Int).Sub(amount, big.NewInt(1))
-	}
-	dust, _ := payment.ParseUnits(mc.DustMin, info.Decimals)
-	if amount.Cmp(dust) < 0 {
-		min := rates.MinimumUSD(dust, q.USDPerUnit, info.Decimals, *mc.DisplayDecimals)
-		return views.Intent{}, invalid("amount_usd", InvalidAmount, "%s USD is %s %s at %s USD per %s, below the %s dust minimum of %s %s, so it could never be paid: the smallest %s amount is %s USD at this rate",
-			payment.Cents(p.AmountCents), payment.TrimUnits(amount, info.Decimals), info.Symbol, q.Decimal(), info.Symbol,
-			info.Method, payment.TrimUnits(dust, info.Decimals), info.Symbol, info.Method, min)
-	}
-	in := store.Intent{
-		ID: store.NewID("pi"), PayableID: p.ID, Kind: p.Kind, Reference: p.Reference, Account: p.Account,
-		AmountCents: p.AmountCents, Method: string(info.Method), Network: string(info.Network), Asset: string(info.Asset),
-		Amount: amount, Tolerance: tol, DustMin: dust, Rate: q.Decimal(), RateSources: q.Sources, RateAt: q.At.UTC(),
-		ExpiresAt: now.Add(s.cfg.Deadline.Duration), Status: payment.IntentAwaiting,
-		ConfirmationsRequired: s.cfg.MethodConfirmations(info.Method, payment.Cents(p.AmountCents)),
-		RenewedFrom:           renewedFrom, CreatedAt: now, UpdatedAt: now,
-		Received: new(big.Int), ConfirmedSum: new(big.Int),
+		return views.Intent{}, err
 	}
 	if taken != nil {
 		in.ID = taken.id
@@ -313,6 +297,38 @@ func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, 
 		tx.AfterCommit(func() { s.opt.Watcher.Watch(info.Network, keys...) })
 	}
 	return view, nil
+}
+
+// intentFor is the intent a creation stores for p, quoted now, with no
+// address yet.
+func (s *Service) intentFor(p store.Payable, info payment.MethodInfo, renewedFrom string, now time.Time) (store.Intent, error) {
+	q, err := s.opt.Quotes.Quote(info.Symbol, now)
+	if err != nil {
+		return store.Intent{}, fail(RateUnavailable, "%v", err)
+	}
+	mc := s.cfg.Methods[string(info.Method)]
+	amount := rates.AmountFor(payment.Cents(p.AmountCents), q.USDPerUnit, info.Decimals, *mc.DisplayDecimals)
+	tol, _ := payment.ParseUnits(mc.UnderpaymentTolerance, info.Decimals)
+	if tol.Cmp(amount) >= 0 {
+		tol = new(big.Int).Sub(amount, big.NewInt(1))
+	}
+	dust, _ := payment.ParseUnits(mc.DustMin, info.Decimals)
+	if amount.Cmp(dust) < 0 {
+		min := rates.MinimumUSD(dust, q.USDPerUnit, info.Decimals, *mc.DisplayDecimals)
+		return store.Intent{}, invalid("amount_usd", InvalidAmount, "%s USD is %s %s at %s USD per %s, below the %s dust minimum of %s %s, so it could never be paid: the smallest %s amount is %s USD at this rate",
+			payment.Cents(p.AmountCents), payment.TrimUnits(amount, info.Decimals), info.Symbol, q.Decimal(), info.Symbol,
+			info.Method, payment.TrimUnits(dust, info.Decimals), info.Symbol, info.Method, min)
+	}
+	in := store.Intent{
+		ID: store.NewID("pi"), PayableID: p.ID, Kind: p.Kind, Reference: p.Reference, Account: p.Account,
+		AmountCents: p.AmountCents, Method: string(info.Method), Network: string(info.Network), Asset: string(info.Asset),
+		Amount: amount, Tolerance: tol, DustMin: dust, Rate: q.Decimal(), RateSources: q.Sources, RateAt: q.At.UTC(),
+		ExpiresAt: now.Add(s.cfg.Deadline.Duration), Status: payment.IntentAwaiting,
+		ConfirmationsRequired: s.cfg.MethodConfirmations(info.Method, payment.Cents(p.AmountCents)),
+		RenewedFrom:           renewedFrom, CreatedAt: now, UpdatedAt: now,
+		Received: new(big.Int), ConfirmedSum: new(big.Int),
+	}
+	return in, nil
 }
 
 // allocate hands a fresh address to in: the lowest free pre-derived address

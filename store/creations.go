@@ -1,0 +1,251 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paywatch/paywatch/payment"
+)
+
+// The statements of a batch of intent creations: what EnsurePayable,
+// TakeDerivedAddress, InsertIntent, AppendEvent and the idempotency calls
+// do for one creation, each done for several in one statement. A batch
+// costs the database a few statements and two round trips however many
+// creations it holds, where one creation alone costs five statements; the
+// rows written are the same.
+
+// IdempotencyClaim is an Idempotency-Key a creation of a batch claims.
+type IdempotencyClaim struct {
+	APIKeyID string
+	Key      string
+	Hash     []byte
+}
+
+// Creations is the first round trip of a batch of creations on one network.
+type Creations struct {
+	// Claims are claimed as ClaimIdempotencyKey does, all or none (see
+	// AllClaimed).
+	Claims []IdempotencyClaim
+	// Payables are ensured as EnsurePayable does; their (kind, reference)
+	// must be distinct.
+	Payables []Payable
+	// IntentIDs get the lowest free pre-derived addresses of (Network,
+	// Source), one each, in order, as TakeDerivedAddress hands them.
+	IntentIDs []string
+	Network   string
+	Source    string
+	Now       time.Time
+}
+
+// CreationsBegun is what BeginCreations found.
+type CreationsBegun struct {
+	// Claimed says, for each of Creations.Claims, whether its key was
+	// claimed; one already used is not, and the caller that needs it must
+	// roll back.
+	Claimed []bool
+	// Payables are the stored payables, in the order of Creations.Payables.
+	Payables []Payable
+	// Taken are the addresses taken, Taken[i] for IntentIDs[i]; shorter
+	// than IntentIDs when fewer addresses were free.
+	Taken []Address
+}
+
+// BeginCreations claims the keys, ensures the payables and takes the
+// addresses of a batch of creations, in one round trip. A caller that
+// refuses any of it rolls the transaction back, which frees the addresses
+// and the claims again.
+func (t *Tx) BeginCreations(ctx context.Context, c Creations) (CreationsBegun, error) {
+	var got CreationsBegun
+	seen := make(map[[2]string]int, len(c.Payables))
+	kinds, refs, accounts := make([]string, len(c.Payables)), make([]string, len(c.Payables)), make([]string, len(c.Payables))
+	cents, created := make([]int64, len(c.Payables)), make([]time.Time, len(c.Payables))
+	for i, p := range c.Payables {
+		k := [2]string{string(p.Kind), p.Reference}
+		if _, dup := seen[k]; dup {
+			return got, fmt.Errorf("begin creations: payable %s %s twice in one batch", p.Kind, p.Reference)
+		}
+		seen[k] = i
+		kinds[i], refs[i], accounts[i], cents[i], created[i] = string(p.Kind), p.Reference, p.Account, p.AmountCents, p.CreatedAt
+	}
+	b := &pgx.Batch{}
+	if len(c.Claims) > 0 {
+		ids, keys, hashes := make([]string, len(c.Claims)), make([]string, len(c.Claims)), make([][]byte, len(c.Claims))
+		for i, cl := range c.Claims {
+			ids[i], keys[i], hashes[i] = cl.APIKeyID, cl.Key, cl.Hash
+		}
+		b.Queue(`WITH claimed AS (INSERT INTO idempotency_keys (api_key_id, key, request_hash, status, response, created_at)
+			SELECT k, key, h, 0, ''::bytea, $4 FROM unnest($1::text[], $2::text[], $3::bytea[]) AS u(k, key, h)
+			ON CONFLICT DO NOTHING RETURNING api_key_id, key)
+			SELECT coalesce(array_agg(u.n) FILTER (WHERE c.key IS NOT NULL), '{}')
+			FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(k, key, n)
+			LEFT JOIN claimed c ON c.api_key_id = u.k AND c.key = u.key`, ids, keys, hashes, c.Now)
+	}
+	b.Queue(`INSERT INTO payables (kind, reference, account, amount_cents, created_at)
+		SELECT kind, reference, NULLIF(account, ''), cents, at
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::timestamptz[]) AS u(kind, reference, account, cents, at)
+		ON CONFLICT (kind, reference) DO UPDATE SET kind = payables.kind
+		RETURNING `+payableColumns, kinds, refs, accounts, cents, created)
+	b.Queue(takeDerivedManySQL, c.Network, c.Source, c.IntentIDs, c.Now)
+	br := t.tx.SendBatch(ctx, b)
+	defer br.Close()
+	got.Claimed = make([]bool, len(c.Claims))
+	if len(c.Claims) > 0 {
+		var claimed []int64
+		if err := br.QueryRow().Scan(&claimed); err != nil {
+			return got, translate(err)
+		}
+		for _, n := range claimed {
+			got.Claimed[n-1] = true
+		}
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return got, translate(err)
+	}
+	got.Payables = make([]Payable, len(c.Payables))
+	found := 0
+	for rows.Next() {
+		p, err := scanPayable(rows)
+		if err != nil {
+			rows.Close()
+			return got, err
+		}
+		i, ok := seen[[2]string{string(p.Kind), p.Reference}]
+		if !ok {
+			rows.Close()
+			return got, fmt.Errorf("begin creations: payable %s %s was not asked for", p.Kind, p.Reference)
+		}
+		got.Payables[i] = p
+		found++
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return got, translate(err)
+	}
+	if found != len(c.Payables) {
+		return got, fmt.Errorf("begin creations: %d of %d payables stored", found, len(c.Payables))
+	}
+	rows, err = br.Query()
+	if err != nil {
+		return got, translate(err)
+	}
+	byID := make(map[string]Address, len(c.IntentIDs))
+	for rows.Next() {
+		var a Address
+		if err := rows.Scan(&a.Network, &a.Key, &a.Address, &a.Source, &a.Index, &a.CreatedAt, &a.IntentID, &a.Ahead); err != nil {
+			rows.Close()
+			return got, translate(err)
+		}
+		byID[a.IntentID] = a
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return got, translate(err)
+	}
+	for _, id := range c.IntentIDs[:len(byID)] {
+		a, ok := byID[id]
+		if !ok {
+			return got, fmt.Errorf("begin creations: addresses taken out of order")
+		}
+		got.Taken = append(got.Taken, a)
+	}
+	return got, translate(br.Close())
+}
+
+// takeDerivedManySQL is takeDerivedSQL for the intents $3: the free
+// addresses, lowest index first, go to the ids in order (an id beyond the
+// free ones gets none). Ahead is counted for each as takeDerivedSQL does.
+const takeDerivedManySQL = `WITH free AS (
+		SELECT key, row_number() OVER (ORDER BY derivation_index) AS n FROM (
+			SELECT key, derivation_index FROM addresses
+			WHERE network = $1 AND source = $2 AND intent_id IS NULL AND derivation_index IS NOT NULL
+			ORDER BY derivation_index LIMIT cardinality($3::text[]) FOR UPDATE SKIP LOCKED) f)
+	UPDATE addresses a SET intent_id = ids.id, assigned_at = $4
+	FROM free JOIN unnest($3::text[]) WITH ORDINALITY AS ids(id, n) USING (n)
+	WHERE a.network = $1 AND a.key = free.key
+	RETURNING a.network, a.key, a.address, a.source, a.derivation_index, a.created_at, a.intent_id,
+		coalesce((SELECT next_index FROM derivation_counters WHERE network = $1 AND source = $2), a.derivation_index + 1)
+			- a.derivation_index - 1`
+
+// QueueInsertIntents is QueueInsertIntent for several intents, in one
+// statement.
+func (t *Tx) QueueInsertIntents(ins []Intent) error {
+	n := len(ins)
+	ids, methods, networks, assets := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	amounts, tols, dusts, addrs, rates := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	sources, statuses, renewed := make([]string, n), make([]string, n), make([]string, n)
+	payables, confs := make([]int64, n), make([]int64, n)
+	keys := make([][]byte, n)
+	rateAt, expires, created := make([]time.Time, n), make([]time.Time, n), make([]time.Time, n)
+	for i, in := range ins {
+		src, err := json.Marshal(in.RateSources)
+		if err != nil {
+			return fmt.Errorf("intent %s: rate sources: %w", in.ID, err)
+		}
+		ids[i], payables[i], methods[i], networks[i], assets[i] = in.ID, in.PayableID, in.Method, in.Network, in.Asset
+		amounts[i], tols[i], dusts[i], addrs[i], keys[i] = num(in.Amount), num(in.Tolerance), num(in.DustMin), in.Address, in.AddressKey
+		rates[i], sources[i], rateAt[i], expires[i] = in.Rate, string(src), in.RateAt, in.ExpiresAt
+		statuses[i], confs[i], renewed[i], created[i] = string(in.Status), int64(in.ConfirmationsRequired), in.RenewedFrom, in.CreatedAt
+	}
+	t.tx.queue(`INSERT INTO intents (id, payable_id, method, network, asset, amount, tolerance, dust_min,
+		address, address_key, rate, rate_sources, rate_at, expires_at, status, confirmations_required,
+		renewed_from, created_at, updated_at)
+		SELECT id, payable_id, method, network, asset, amount::numeric, tolerance::numeric, dust_min::numeric,
+			address, address_key, rate::numeric, ARRAY(SELECT jsonb_array_elements_text(sources::jsonb)), rate_at, expires_at,
+			status, confirmations, NULLIF(renewed_from, ''), created_at, created_at
+		FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+			$9::text[], $10::bytea[], $11::text[], $12::text[], $13::timestamptz[], $14::timestamptz[], $15::text[], $16::bigint[],
+			$17::text[], $18::timestamptz[])
+			AS u(id, payable_id, method, network, asset, amount, tolerance, dust_min, address, address_key, rate, sources,
+				rate_at, expires_at, status, confirmations, renewed_from, created_at)`,
+		ids, payables, methods, networks, assets, amounts, tols, dusts, addrs, keys, rates, sources, rateAt, expires,
+		statuses, confs, renewed, created)
+	return nil
+}
+
+// NewEvent is one event of QueueAppendEvents.
+type NewEvent struct {
+	IntentID, TransferID, Account string
+	Data                          any
+}
+
+// QueueAppendEvents is QueueAppendEvent for several events of one type, in
+// one statement, appended in the order given.
+func (t *Tx) QueueAppendEvents(typ payment.EventType, evs []NewEvent, now time.Time) error {
+	n := len(evs)
+	ids, intents, transfers, accounts, bodies := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	for i, e := range evs {
+		body, err := json.Marshal(e.Data)
+		if err != nil {
+			return fmt.Errorf("event %s: %w", typ, err)
+		}
+		ids[i], intents[i], transfers[i], accounts[i], bodies[i] = NewID("ev"), e.IntentID, e.TransferID, e.Account, string(body)
+	}
+	t.tx.queueAtCommit(`SELECT paywatch_append_events($1, $2, $3, $4, $5, $6::jsonb[], $7)`,
+		ids, string(typ), intents, transfers, accounts, bodies, now)
+	return nil
+}
+
+// SavedResponse is one response of QueueSaveIdempotentResponses.
+type SavedResponse struct {
+	APIKeyID, Key string
+	Status        int
+	Body          []byte
+}
+
+// QueueSaveIdempotentResponses is QueueSaveIdempotentResponse for several
+// claimed keys, in one statement.
+func (t *Tx) QueueSaveIdempotentResponses(rs []SavedResponse) {
+	n := len(rs)
+	ids, keys, statuses, bodies := make([]string, n), make([]string, n), make([]int64, n), make([][]byte, n)
+	for i, r := range rs {
+		ids[i], keys[i], statuses[i], bodies[i] = r.APIKeyID, r.Key, int64(r.Status), r.Body
+	}
+	t.tx.queue(`UPDATE idempotency_keys i SET status = u.status, response = u.body
+		FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bytea[]) AS u(k, key, status, body)
+		WHERE i.api_key_id = u.k AND i.key = u.key`, ids, keys, statuses, bodies)
+}
