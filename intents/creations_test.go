@@ -2,6 +2,8 @@ package intents_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
 )
@@ -227,5 +230,65 @@ func TestConcurrentCreationsAnswerAsIfAlone(t *testing.T) {
 	t.Logf("answers %v; %d of %d intents were created in batches", codes, batched, len(created))
 	if batched == 0 {
 		fail("no two intents were created by one transaction: no batch formed, so this proved nothing")
+	}
+}
+
+// A creation waiting for its network's running batches gives up when its
+// request goes away, and leaves nothing behind; the batches it waited for
+// still answer theirs. The running batches are held on a lock of the
+// payables table that the test takes.
+func TestAWaitingCreationThatGoesAwayWritesNothing(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin), intentstest.WithConfig(func(c *config.Config) {
+		c.Networks["bitcoin"].Gap = 20
+	}))
+	e.Nets.CacheFor = time.Hour // the chain is checked once, before the lock
+	ctx := t.Context()
+	lock, err := e.Store.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Rollback(ctx)
+	if _, err := lock.Exec(ctx, `LOCK TABLE payables IN EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	create := func(ctx context.Context, ref string) error {
+		_, err := e.Service.Create(ctx, intents.CreateRequest{Kind: payment.Order, Reference: ref, AmountUSD: "10.00", Method: "BTC"}, nil)
+		return err
+	}
+	held := make(chan error, 2)
+	for i := range 2 {
+		go func() { held <- create(ctx, fmt.Sprintf("HELD-%d", i)) }()
+	}
+	// Both batches the network runs at once wait on the lock.
+	for waiting := 0; waiting < 2; {
+		waiting = count(t, e, `SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+			WHERE c.relname = 'payables' AND NOT l.granted`)
+	}
+	// Its request has gone away by the time it would wait.
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	done := make(chan error, 1)
+	go func() { done <- create(gone, "GONE") }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("a waiting creation whose request went away: %v, want context.Canceled", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("a waiting creation whose request went away still waits for the batches before it")
+	}
+	if err := lock.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := <-held; err != nil {
+			t.Fatalf("a held creation: %v", err)
+		}
+	}
+	if n := count(t, e, `SELECT count(*) FROM payables WHERE reference = 'GONE'`); n != 0 {
+		t.Fatalf("the creation that went away stored its payable")
+	}
+	if n := count(t, e, `SELECT count(*) FROM intents i JOIN payables p ON p.id = i.payable_id WHERE p.reference LIKE 'HELD-%'`); n != 2 {
+		t.Fatalf("%d intents for the two held creations", n)
 	}
 }
