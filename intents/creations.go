@@ -139,9 +139,10 @@ func (s *Service) withdraw(c *creation) bool {
 // runBatch runs batch b, ends each of its creations, and hands the next
 // batch, if creations wait, to the first of them.
 func (s *Service) runBatch(ctx context.Context, network payment.Network, b []*creation) {
+	defer s.endBatch(network, b)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), creationBatchTimeout)
 	defer cancel()
-	in, alone := distinct(b)
+	in := distinct(b)
 	for len(in) > 0 {
 		var res []Result[views.Intent]
 		err := s.store.InTx(ctx, func(tx *store.Tx) error {
@@ -150,30 +151,32 @@ func (s *Service) runBatch(ctx context.Context, network payment.Network, b []*cr
 			return err
 		})
 		var a aloneError
-		if errors.As(err, &a) {
-			// Rolled back: those run alone, the others again as a batch.
-			rest := in[:0:0]
-			for i, c := range in {
-				if a.which[i] {
-					alone = append(alone, c)
-				} else {
-					rest = append(rest, c)
+		if !errors.As(err, &a) {
+			if err == nil {
+				for i, c := range in {
+					c.res = res[i]
 				}
 			}
-			in = rest
-			continue
+			return
 		}
+		// Rolled back: those run alone, the others again as a batch.
+		rest := in[:0:0]
 		for i, c := range in {
-			if err != nil {
-				c.alone = true
-			} else {
-				c.res = res[i]
+			if !a.which[i] {
+				rest = append(rest, c)
 			}
 		}
-		break
+		in = rest
 	}
-	for _, c := range alone {
-		c.alone = true
+}
+
+// endBatch ends the creations of batch b: each that the batch did not
+// create (it repeated another, did not go the plain way, the batch failed,
+// or it panicked) runs alone. Then the next batch, if creations wait, goes
+// to the first of them.
+func (s *Service) endBatch(network payment.Network, b []*creation) {
+	for _, c := range b {
+		c.alone = c.res.Outcome == 0
 	}
 	s.mu.Lock()
 	q := s.creations[network]
@@ -192,10 +195,10 @@ func (s *Service) runBatch(ctx context.Context, network payment.Network, b []*cr
 	}
 }
 
-// distinct splits b into the creations one transaction can hold and those
-// that repeat an earlier one's payable or Idempotency-Key, which run alone
-// after it.
-func distinct(b []*creation) (in, alone []*creation) {
+// distinct is the creations of b one transaction can hold: those that do
+// not repeat an earlier one's payable or Idempotency-Key (a repeat runs
+// alone, after the batch).
+func distinct(b []*creation) (in []*creation) {
 	refs := make(map[[2]string]bool, len(b))
 	keys := make(map[[2]string]bool, len(b))
 	for _, c := range b {
@@ -205,7 +208,6 @@ func distinct(b []*creation) (in, alone []*creation) {
 			key = [2]string{c.idem.KeyID, c.idem.Key}
 		}
 		if refs[ref] || (c.idem != nil && keys[key]) {
-			alone = append(alone, c)
 			continue
 		}
 		refs[ref] = true
@@ -214,7 +216,7 @@ func distinct(b []*creation) (in, alone []*creation) {
 		}
 		in = append(in, c)
 	}
-	return in, alone
+	return in
 }
 
 // aloneError rolls a batch back: the creations of the batch it marks
