@@ -30,17 +30,11 @@ test: vet
 	go test -count=1 -timeout 40m ./...
 
 # fuzz runs every native fuzz target for FUZZTIME each, one target at a
-# time, package by package (go test -fuzz takes one target of one package).
-# `make test` already runs each target's seed corpus and testdata/fuzz.
+# time (.ci/fuzz). `make test` already runs each target's seed corpus and
+# testdata/fuzz.
 FUZZTIME ?= 30s
 fuzz:
-	@set -e; for pkg in $$(go list ./...); do \
-	  dir=$$(go list -f '{{.Dir}}' $$pkg); \
-	  for fz in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/^func //' | sort -u); do \
-	    echo "== $$pkg $$fz"; \
-	    go test -run '^$$' -fuzz "^$$fz\$$" -fuzztime $(FUZZTIME) $$pkg; \
-	  done; \
-	done
+	bash .ci/fuzz $(FUZZTIME)
 
 # sim runs the money simulator (package sim) for DURATION: generated
 # histories of SIMSTEPS steps, every invariant checked after every step; it
