@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paywatch/paywatch/availability"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/store"
@@ -25,7 +26,7 @@ const (
 )
 
 // NetworkStatus is one network in GET /v1/status.
-type NetworkStatus = intents.NetworkStatus
+type NetworkStatus = availability.NetworkStatus
 
 // Status reports per-network health for /v1/status and /v1/methods.
 type Status interface {

@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
+	"github.com/paywatch/paywatch/availability"
 	"github.com/paywatch/paywatch/devnet/devnettest"
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
@@ -497,7 +498,7 @@ func TestChromiumScopesCSRFAndOperatorScreens(t *testing.T) {
 		t.Fatalf("operator landed on %s", loc)
 	}
 	_, body := s.Do("GET", "/v1/status", "operator", nil)
-	var status struct{ Networks []intents.NetworkStatus }
+	var status struct{ Networks []availability.NetworkStatus }
 	if err := json.Unmarshal(body, &status); err != nil {
 		t.Fatal(err)
 	}

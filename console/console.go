@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/api"
+	"github.com/paywatch/paywatch/availability"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/store"
@@ -44,9 +45,9 @@ var pageFiles embed.FS
 //go:embed static
 var staticFiles embed.FS
 
-// Status reports per-network health (intents.Networks).
+// Status reports per-network health (availability.Networks).
 type Status interface {
-	Networks(ctx context.Context) ([]intents.NetworkStatus, error)
+	Networks(ctx context.Context) ([]availability.NetworkStatus, error)
 }
 
 // Options wires a Console.

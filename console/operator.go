@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/availability"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
 )
@@ -36,7 +36,7 @@ func newLagRing(span time.Duration) *lagRing {
 	return &lagRing{span: span, by: map[string][]lagSample{}}
 }
 
-func (l *lagRing) add(now time.Time, nets []intents.NetworkStatus) {
+func (l *lagRing) add(now time.Time, nets []availability.NetworkStatus) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, n := range nets {
@@ -91,7 +91,7 @@ func (c *Console) Sample(ctx context.Context) {
 	c.lag.add(c.now(), nets)
 }
 
-func (c *Console) networkStatus(ctx context.Context) ([]intents.NetworkStatus, error) {
+func (c *Console) networkStatus(ctx context.Context) ([]availability.NetworkStatus, error) {
 	if c.status == nil {
 		return nil, nil
 	}
@@ -99,8 +99,8 @@ func (c *Console) networkStatus(ctx context.Context) ([]intents.NetworkStatus, e
 }
 
 type networksData struct {
-	Nets     []intents.NetworkStatus
-	Critical []intents.NetworkStatus
+	Nets     []availability.NetworkStatus
+	Critical []availability.NetworkStatus
 	Charts   map[string]chart
 	Done     string
 }
@@ -133,7 +133,7 @@ func (c *Console) networks(w http.ResponseWriter, r *http.Request, s *session) {
 type rescanData struct {
 	Network string
 	From    int64
-	Net     *intents.NetworkStatus
+	Net     *availability.NetworkStatus
 }
 
 // rescan asks for confirmation first (a form without confirm=yes shows

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paywatch/paywatch/availability"
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/bitcoin"
 	"github.com/paywatch/paywatch/config"
@@ -152,14 +153,14 @@ func (s *scan) payable(kind, ref string) string {
 }
 
 // networkStatus reads the network's entry of GET /v1/status.
-func (s *scan) networkStatus() intents.NetworkStatus {
+func (s *scan) networkStatus() availability.NetworkStatus {
 	s.t.Helper()
 	status, body := s.e.Do("GET", "/v1/status", "operator", nil)
 	if status != 200 {
 		s.t.Fatalf("status: %d %s", status, body)
 	}
 	var v struct {
-		Networks []intents.NetworkStatus `json:"networks"`
+		Networks []availability.NetworkStatus `json:"networks"`
 	}
 	jsonOf(s.t, body, &v)
 	for _, n := range v.Networks {
@@ -168,7 +169,7 @@ func (s *scan) networkStatus() intents.NetworkStatus {
 		}
 	}
 	s.t.Fatalf("status has no %s: %s", s.n, body)
-	return intents.NetworkStatus{}
+	return availability.NetworkStatus{}
 }
 
 func (s *scan) cursor() (int64, string) {
@@ -739,7 +740,7 @@ func nodeDown(s *scan, down, up func()) {
 		cancel()
 		<-done
 	}()
-	waitFor := func(what string, ok func(intents.NetworkStatus) bool) intents.NetworkStatus {
+	waitFor := func(what string, ok func(availability.NetworkStatus) bool) availability.NetworkStatus {
 		s.t.Helper()
 		deadline := time.Now().Add(90 * time.Second)
 		for {
@@ -755,7 +756,7 @@ func nodeDown(s *scan, down, up func()) {
 	}
 	at, hash := s.cursor()
 	down()
-	st := waitFor("unhealthy", func(st intents.NetworkStatus) bool { return !st.Healthy && st.LastError != "" })
+	st := waitFor("unhealthy", func(st availability.NetworkStatus) bool { return !st.Healthy && st.LastError != "" })
 	if st.ScannedHeight != at {
 		s.t.Fatalf("scanned height %d while the node is down, was %d", st.ScannedHeight, at)
 	}
@@ -771,7 +772,7 @@ func nodeDown(s *scan, down, up func()) {
 	s.pay(v.Address, units(s.t, v))
 	s.node.Mine(s.t, s.conf+1)
 	tip := s.node.Tip(s.t)
-	waitFor("caught up", func(st intents.NetworkStatus) bool {
+	waitFor("caught up", func(st availability.NetworkStatus) bool {
 		return st.Healthy && st.ScannedHeight == tip && st.NodeHeight == tip
 	})
 	deadline := time.Now().Add(30 * time.Second)

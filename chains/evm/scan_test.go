@@ -16,6 +16,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 
+	"github.com/paywatch/paywatch/availability"
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/evm"
 	"github.com/paywatch/paywatch/config"
@@ -203,7 +204,7 @@ func (s *scan) mode() string {
 		s.T.Fatalf("GET /v1/status: %d %s", status, body)
 	}
 	var st struct {
-		Networks []intents.NetworkStatus `json:"networks"`
+		Networks []availability.NetworkStatus `json:"networks"`
 	}
 	if err := json.Unmarshal(body, &st); err != nil {
 		s.T.Fatal(err)

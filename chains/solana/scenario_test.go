@@ -24,11 +24,11 @@ import (
 
 	sol "github.com/gagliardetto/solana-go"
 
+	"github.com/paywatch/paywatch/availability"
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/solana"
 	"github.com/paywatch/paywatch/chains/solana/solanafake"
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/views"
@@ -216,14 +216,14 @@ func (s *solScan) importKeys(n int) {
 func lamports(v views.Intent) uint64 { return intentstest.Units(v.AmountBaseUnits).Uint64() }
 
 // status returns the Solana entry of GET /v1/status.
-func (s *solScan) status() intents.NetworkStatus {
+func (s *solScan) status() availability.NetworkStatus {
 	s.t.Helper()
 	code, body := s.Do("GET", "/v1/status", "operator", nil)
 	if code != 200 {
 		s.t.Fatalf("status: %d %s", code, body)
 	}
 	var out struct {
-		Networks []intents.NetworkStatus `json:"networks"`
+		Networks []availability.NetworkStatus `json:"networks"`
 	}
 	if err := json.Unmarshal(body, &out); err != nil {
 		s.t.Fatalf("status %s: %v", body, err)
@@ -234,7 +234,7 @@ func (s *solScan) status() intents.NetworkStatus {
 		}
 	}
 	s.t.Fatalf("status without solana: %s", body)
-	return intents.NetworkStatus{}
+	return availability.NetworkStatus{}
 }
 
 var modes = []string{solana.ModeBlock, solana.ModeAddress}

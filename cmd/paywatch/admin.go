@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/addresses"
+	"github.com/paywatch/paywatch/availability"
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
 )
@@ -254,7 +254,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer st.Close()
-	nets, err := (&intents.Networks{Store: st, Config: cfg}).Networks(ctx)
+	nets, err := (&availability.Networks{Store: st, Config: cfg}).Networks(ctx)
 	if err != nil {
 		return err
 	}

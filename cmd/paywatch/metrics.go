@@ -8,8 +8,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/paywatch/paywatch/availability"
 	"github.com/paywatch/paywatch/chains"
-	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
 )
 
@@ -19,7 +19,7 @@ type scanMetrics struct {
 	// ctx bounds the reads of a scrape (Collect has no context of its
 	// own): the daemon's, so a scrape during shutdown ends with it.
 	ctx    context.Context
-	nets   *intents.Networks
+	nets   *availability.Networks
 	errors *prometheus.CounterVec
 	steps  *prometheus.CounterVec
 	trs    *prometheus.CounterVec
@@ -30,7 +30,7 @@ type scanMetrics struct {
 	watch  *prometheus.Desc
 }
 
-func newScanMetrics(ctx context.Context, reg *prometheus.Registry, nets *intents.Networks) *scanMetrics {
+func newScanMetrics(ctx context.Context, reg *prometheus.Registry, nets *availability.Networks) *scanMetrics {
 	m := &scanMetrics{
 		ctx:  ctx,
 		nets: nets,

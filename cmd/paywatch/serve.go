@@ -19,6 +19,7 @@ import (
 
 	"github.com/paywatch/paywatch/addresses"
 	"github.com/paywatch/paywatch/api"
+	"github.com/paywatch/paywatch/availability"
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/console"
@@ -54,7 +55,7 @@ type daemon struct {
 	store   *store.Store
 	book    *rates.Book
 	svc     *intents.Service
-	nets    *intents.Networks
+	nets    *availability.Networks
 	watch   map[payment.Network]*chains.WatchSet
 	sources map[payment.Network]chains.Source
 	modes   map[payment.Network]func() string
@@ -162,7 +163,7 @@ func (d *daemon) wire(ctx context.Context) error {
 			d.modes[n] = mode
 		}
 	}
-	d.nets = &intents.Networks{Store: d.store, Config: cfg, Sources: sourcesByNet, CacheFor: time.Second, Modes: func(n payment.Network) string {
+	d.nets = &availability.Networks{Store: d.store, Config: cfg, Sources: sourcesByNet, CacheFor: time.Second, Modes: func(n payment.Network) string {
 		if f := d.modes[n]; f != nil {
 			return f()
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/paywatch/paywatch/addresses"
 	"github.com/paywatch/paywatch/api"
 	"github.com/paywatch/paywatch/api/openapitest"
+	"github.com/paywatch/paywatch/availability"
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/config"
@@ -65,7 +66,7 @@ type Env struct {
 	Config  *config.Config
 	Store   *store.Store
 	Service *intents.Service
-	Nets    *intents.Networks
+	Nets    *availability.Networks
 	API     *api.Server
 	Server  *httptest.Server
 	Clock   *Clock
@@ -251,7 +252,7 @@ func New(t testing.TB, opts ...Option) *Env {
 // startService builds the Service, its network status and the API from the
 // Env's store, config, quotes and addresses.
 func (e *Env) startService() {
-	e.Nets = &intents.Networks{Store: e.Store, Config: e.Config, Now: e.Clock.Now}
+	e.Nets = &availability.Networks{Store: e.Store, Config: e.Config, Now: e.Clock.Now}
 	e.Service = intents.New(intents.Options{Store: e.Store, Config: e.Config, Quotes: e.book, Addresses: e.addrs, Chains: e.Nets,
 		Watcher: watchSets(e.Watch), Now: e.Clock.Now, Log: e.log})
 	runService(e.T, e.Service)

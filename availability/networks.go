@@ -1,4 +1,4 @@
-package intents
+package availability
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
 )
@@ -62,7 +63,7 @@ type availability struct {
 	at  time.Time
 }
 
-var _ ChainStatus = (*Networks)(nil)
+var _ intents.ChainStatus = (*Networks)(nil)
 
 // staleAfter is how long a cursor may go without an update before its
 // scanner (or its leader instance) is considered gone.
