@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/intents"
 )
 
@@ -34,9 +35,9 @@ func FuzzRequestBody(f *testing.F) {
 		case 0:
 			v = &intents.CreateRequest{}
 		case 1:
-			v = &intents.DebitRequest{}
+			v = &finance.DebitRequest{}
 		case 2:
-			v = &intents.ResolveRequest{}
+			v = &finance.ResolveRequest{}
 		default:
 			v = &RescanRequest{}
 		}

@@ -6,7 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/finance"
+	"github.com/paywatch/paywatch/reports"
 	"github.com/paywatch/paywatch/store"
 	"github.com/paywatch/paywatch/views"
 )
@@ -22,7 +23,7 @@ func (s *Server) listTransfers(w http.ResponseWriter, r *http.Request, _ store.A
 		writeEdge(w, err)
 		return
 	}
-	page, err := s.svc.Inbox(r.Context(), store.InboxFilter{Status: q.Get("status"), Network: q.Get("network"),
+	page, err := s.finance.Inbox(r.Context(), store.InboxFilter{Status: q.Get("status"), Network: q.Get("network"),
 		Classification: q.Get("classification"), After: after, Limit: limit})
 	if err != nil {
 		s.fail(w, r, err)
@@ -51,12 +52,12 @@ func (s *Server) getTransfer(w http.ResponseWriter, r *http.Request, _ store.API
 
 // resolveTransfer records a finance decision; the actor is the API key's name.
 func (s *Server) resolveTransfer(w http.ResponseWriter, r *http.Request, key store.APIKey) {
-	var req intents.ResolveRequest
+	var req finance.ResolveRequest
 	claim, ok := s.decodeClaim(w, r, key, &req)
 	if !ok {
 		return
 	}
-	res, err := s.svc.Resolve(r.Context(), r.PathValue("id"), req, key.Name, claim)
+	res, err := s.finance.Resolve(r.Context(), r.PathValue("id"), req, key.Name, claim)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -75,7 +76,7 @@ func (s *Server) reconciliation(w http.ResponseWriter, r *http.Request, _ store.
 	}
 	var asOf time.Time
 	if v := q.Get("as_of"); v != "" {
-		t, err := intents.ParseReportTime(v)
+		t, err := reports.ParseReportTime(v)
 		if err != nil {
 			writeError(w, http.StatusBadRequest, "invalid_request", "as_of: "+err.Error())
 			return
@@ -84,9 +85,9 @@ func (s *Server) reconciliation(w http.ResponseWriter, r *http.Request, _ store.
 	}
 	format := q.Get("format")
 	if format == "" {
-		format = intents.FormatJSON
+		format = reports.FormatJSON
 	}
-	body, closed, err := s.svc.RenderReconciliation(r.Context(), from, to, asOf, format)
+	body, closed, err := s.reports.RenderReconciliation(r.Context(), from, to, asOf, format)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -94,7 +95,7 @@ func (s *Server) reconciliation(w http.ResponseWriter, r *http.Request, _ store.
 	if closed != nil {
 		w.Header().Set("Paywatch-Report-Closed", closed.ID)
 	}
-	if format == intents.FormatJSON {
+	if format == reports.FormatJSON {
 		writeRaw(w, 200, body)
 		return
 	}
@@ -107,12 +108,12 @@ func (s *Server) reconciliation(w http.ResponseWriter, r *http.Request, _ store.
 // reportPeriod parses a report's from and to; false means an error was
 // written.
 func reportPeriod(w http.ResponseWriter, fromS, toS string) (time.Time, time.Time, bool) {
-	from, err := intents.ParseReportTime(fromS)
+	from, err := reports.ParseReportTime(fromS)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request", "from: "+err.Error())
 		return time.Time{}, time.Time{}, false
 	}
-	to, err := intents.ParseReportTime(toS)
+	to, err := reports.ParseReportTime(toS)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request", "to: "+err.Error())
 		return time.Time{}, time.Time{}, false
@@ -134,7 +135,7 @@ func (s *Server) closePeriod(w http.ResponseWriter, r *http.Request, key store.A
 	if !ok {
 		return
 	}
-	c, created, err := s.svc.ClosePeriod(r.Context(), from, to, key.Name)
+	c, created, err := s.reports.ClosePeriod(r.Context(), from, to, key.Name)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -147,7 +148,7 @@ func (s *Server) closePeriod(w http.ResponseWriter, r *http.Request, key store.A
 }
 
 func (s *Server) listCloses(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
-	cs, err := s.svc.ReportCloses(r.Context())
+	cs, err := s.reports.ReportCloses(r.Context())
 	if err != nil {
 		s.internal(w, r, err)
 		return

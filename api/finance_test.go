@@ -12,9 +12,10 @@ import (
 
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/chainstest"
-	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/reports"
 	"github.com/paywatch/paywatch/views"
 )
 
@@ -35,13 +36,13 @@ func payLookahead(t *testing.T, e *intentstest.Env, n payment.Network, amount *b
 }
 
 // inbox lists the finance inbox with a query string.
-func inbox(t *testing.T, e *intentstest.Env, query string) intents.InboxPage {
+func inbox(t *testing.T, e *intentstest.Env, query string) finance.InboxPage {
 	t.Helper()
 	status, body := e.Do("GET", "/v1/transfers?"+query, "finance", nil)
 	if status != 200 {
 		t.Fatalf("inbox %s: %d %s", query, status, body)
 	}
-	return decodeInto[intents.InboxPage](t, body)
+	return decodeInto[finance.InboxPage](t, body)
 }
 
 // onlyTransfer returns the single inbox transfer with a classification.
@@ -311,7 +312,7 @@ func TestReconciliationEveryClassification(t *testing.T) {
 	if status != 200 {
 		t.Fatalf("report: %d %s", status, body)
 	}
-	rep := decodeInto[intents.Reconciliation](t, body)
+	rep := decodeInto[reports.Reconciliation](t, body)
 	num := func(s string) *big.Int { return intentstest.Units(s) }
 	// Independent sums from the database, per method.
 	type dbSums struct{ total, settledPaid, resolved, excluded *big.Int }
@@ -354,7 +355,7 @@ func TestReconciliationEveryClassification(t *testing.T) {
 	}
 	// BTC's surplus is unresolved: overpaid by 777 sat, partial, late B,
 	// duplicate and the reverted top-up.
-	var btcTot intents.MethodTotals
+	var btcTot reports.MethodTotals
 	for _, tot := range rep.Totals {
 		if tot.Method == "BTC" {
 			btcTot = tot
@@ -399,7 +400,7 @@ func TestReconciliationEveryClassification(t *testing.T) {
 	}
 	// Outside the window nothing is reported.
 	status, body = e.Do("GET", "/v1/reports/reconciliation?from=2026-12-01&to=2027-01-01", "finance", nil)
-	if status != 200 || len(decodeInto[intents.Reconciliation](t, body).Rows) != 0 {
+	if status != 200 || len(decodeInto[reports.Reconciliation](t, body).Rows) != 0 {
 		t.Fatalf("empty window: %d %s", status, body)
 	}
 	if status, _ = e.Do("GET", "/v1/reports/reconciliation?from=2026-11-01&to=2026-12-01", "storefront", nil); status != 403 {

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/store"
 )
 
@@ -41,7 +41,7 @@ func limitParam(w http.ResponseWriter, r *http.Request, def, max int) (int, bool
 }
 
 func (s *Server) getBalance(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
-	v, err := s.svc.Balance(r.Context(), r.PathValue("account"))
+	v, err := s.finance.Balance(r.Context(), r.PathValue("account"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -59,7 +59,7 @@ func (s *Server) getLedger(w http.ResponseWriter, r *http.Request, _ store.APIKe
 		writeEdge(w, err)
 		return
 	}
-	page, err := s.svc.Ledger(r.Context(), r.PathValue("account"), after, limit)
+	page, err := s.finance.Ledger(r.Context(), r.PathValue("account"), after, limit)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -68,12 +68,12 @@ func (s *Server) getLedger(w http.ResponseWriter, r *http.Request, _ store.APIKe
 }
 
 func (s *Server) postDebit(w http.ResponseWriter, r *http.Request, key store.APIKey) {
-	var req intents.DebitRequest
+	var req finance.DebitRequest
 	claim, ok := s.decodeClaim(w, r, key, &req)
 	if !ok {
 		return
 	}
-	res, err := s.svc.Debit(r.Context(), r.PathValue("account"), req, claim)
+	res, err := s.finance.Debit(r.Context(), r.PathValue("account"), req, claim)
 	if err != nil {
 		s.fail(w, r, err)
 		return

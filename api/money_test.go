@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/views"
@@ -73,13 +73,13 @@ func fundTopup(t *testing.T, e *intentstest.Env, ref, account, usd string) views
 	return v
 }
 
-func balance(t *testing.T, e *intentstest.Env, account string) intents.BalanceView {
+func balance(t *testing.T, e *intentstest.Env, account string) finance.BalanceView {
 	t.Helper()
 	status, body := e.Do("GET", "/v1/accounts/"+account+"/balance", "storefront", nil)
 	if status != 200 {
 		t.Fatalf("balance: %d %s", status, body)
 	}
-	return decodeInto[intents.BalanceView](t, body)
+	return decodeInto[finance.BalanceView](t, body)
 }
 
 // ledgerSums checks in the database that the account's balance equals the
@@ -262,7 +262,7 @@ func TestConcurrentDebitsNeverOverdraw(t *testing.T) {
 	}
 	// The ledger pages in order with a cursor.
 	status, body = e.Do("GET", "/v1/accounts/cust-9/ledger?limit=5", "storefront", nil)
-	page := decodeInto[intents.LedgerPage](t, body)
+	page := decodeInto[finance.LedgerPage](t, body)
 	if status != 200 || len(page.Entries) != 5 || page.Next == nil || page.Entries[0].Type != "credit" {
 		t.Fatalf("ledger page 1: %d %s", status, body)
 	}
@@ -272,7 +272,7 @@ func TestConcurrentDebitsNeverOverdraw(t *testing.T) {
 		if status != 200 {
 			t.Fatalf("ledger page: %d %s", status, body)
 		}
-		page = decodeInto[intents.LedgerPage](t, body)
+		page = decodeInto[finance.LedgerPage](t, body)
 		seen += len(page.Entries)
 	}
 	if seen != 12 {
@@ -314,7 +314,7 @@ func TestPendingAvailableAndReversal(t *testing.T) {
 		t.Fatalf("after reversal: %+v", b)
 	}
 	status, body = e.Do("GET", "/v1/accounts/cust-r/ledger", "storefront", nil)
-	page := decodeInto[intents.LedgerPage](t, body)
+	page := decodeInto[finance.LedgerPage](t, body)
 	if status != 200 || len(page.Entries) != 3 {
 		t.Fatalf("ledger: %d %s", status, body)
 	}

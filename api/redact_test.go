@@ -13,7 +13,7 @@ import (
 
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/evm"
-	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/ingest"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
 )
@@ -68,7 +68,7 @@ func TestNodeURLNeverReachesAnswersOrLogs(t *testing.T) {
 	}
 	sc := chains.NewScanner(chains.ScannerConfig{Network: payment.Ethereum, PollInterval: time.Millisecond,
 		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, Observe: stop},
-		f, e.Service.ScannerSinks(), &intents.Keys{Store: e.Store}, e.Watch[payment.Ethereum], log)
+		f, e.Sink.ScannerSinks(), &ingest.Keys{Store: e.Store}, e.Watch[payment.Ethereum], log)
 	if err := sc.Run(ctx); err != nil {
 		t.Fatal(err)
 	}

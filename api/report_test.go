@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/reports"
 )
 
 // report fetches the reconciliation of [from, to) with extra query
@@ -29,7 +29,7 @@ func report(t *testing.T, e *intentstest.Env, from, to, format string, extra ...
 }
 
 // rowOf returns the report row of a transfer.
-func rowOf(t *testing.T, rep intents.Reconciliation, id string) intents.ReconRow {
+func rowOf(t *testing.T, rep reports.Reconciliation, id string) reports.ReconRow {
 	t.Helper()
 	for _, r := range rep.Rows {
 		if r.TransferID == id {
@@ -37,7 +37,7 @@ func rowOf(t *testing.T, rep intents.Reconciliation, id string) intents.ReconRow
 		}
 	}
 	t.Fatalf("no row for transfer %s in %+v", id, rep.Rows)
-	return intents.ReconRow{}
+	return reports.ReconRow{}
 }
 
 // A report as of T counts only what was recorded up to T: a transfer
@@ -80,7 +80,7 @@ func TestReconciliationAsOfIsReproducibleAndClosedPeriodsAreStored(t *testing.T)
 	if b := report(t, e, from, to, "json"); !bytes.Equal(b, json1) {
 		t.Fatalf("default as_of json differs:\n%s\n%s", b, json1)
 	}
-	rep1 := decodeInto[intents.Reconciliation](t, json1)
+	rep1 := decodeInto[reports.Reconciliation](t, json1)
 	if got := rep1.AsOf.UTC().Format(time.RFC3339Nano); got != t1 {
 		t.Fatalf("as_of %s, want %s", got, t1)
 	}
@@ -115,7 +115,7 @@ func TestReconciliationAsOfIsReproducibleAndClosedPeriodsAreStored(t *testing.T)
 	if b := report(t, e, from, to, "json", "as_of", t1); !bytes.Equal(b, json1) {
 		t.Fatalf("the json report as of %s changed:\nbefore\n%s\nnow\n%s", t1, json1, b)
 	}
-	now := decodeInto[intents.Reconciliation](t, report(t, e, from, to, "json"))
+	now := decodeInto[reports.Reconciliation](t, report(t, e, from, to, "json"))
 	if r := rowOf(t, now, trA.ID); r.Status != "confirmed" || r.IntentStatus != "paid" || r.Confirmations != 2 {
 		t.Fatalf("A now: %+v", r)
 	}
@@ -126,7 +126,7 @@ func TestReconciliationAsOfIsReproducibleAndClosedPeriodsAreStored(t *testing.T)
 		t.Fatalf("U now: %+v", r)
 	}
 	// A time before anything was recorded has no rows; the future is refused.
-	if rep := decodeInto[intents.Reconciliation](t, report(t, e, from, to, "json", "as_of", "2026-11-30T13:00:00Z")); len(rep.Rows) != 0 {
+	if rep := decodeInto[reports.Reconciliation](t, report(t, e, from, to, "json", "as_of", "2026-11-30T13:00:00Z")); len(rep.Rows) != 0 {
 		t.Fatalf("as of before the transfers: %+v", rep.Rows)
 	}
 	if st, body := e.Do("GET", "/v1/reports/reconciliation?from=2026-11-01&to=2026-12-01&as_of=2027-01-01", "finance", nil); st != 400 || errCode(t, body) != "invalid_request" {
@@ -145,13 +145,13 @@ func TestReconciliationAsOfIsReproducibleAndClosedPeriodsAreStored(t *testing.T)
 	if st != 201 {
 		t.Fatalf("close: %d %s", st, first)
 	}
-	closed := decodeInto[intents.ReportClose](t, first)
+	closed := decodeInto[reports.ReportClose](t, first)
 	if closed.ID == "" || closed.ClosedBy != "finance-key" || !closed.AsOf.Equal(e.Clock.Now()) {
 		t.Fatalf("close: %+v", closed)
 	}
 	closedCSV := report(t, e, from, end, "csv")
 	closedJSON := report(t, e, from, end, "json")
-	if rep := decodeInto[intents.Reconciliation](t, closedJSON); rep.Closed == nil || rep.Closed.ID != closed.ID || len(rep.Rows) != 3 {
+	if rep := decodeInto[reports.Reconciliation](t, closedJSON); rep.Closed == nil || rep.Closed.ID != closed.ID || len(rep.Rows) != 3 {
 		t.Fatalf("closed report: %s", closedJSON)
 	}
 	// Closing again is the same close.
@@ -169,13 +169,13 @@ func TestReconciliationAsOfIsReproducibleAndClosedPeriodsAreStored(t *testing.T)
 	if b := report(t, e, from, end, "json"); !bytes.Equal(b, closedJSON) {
 		t.Fatalf("the closed json changed:\nclosed\n%s\nnow\n%s", closedJSON, b)
 	}
-	live := decodeInto[intents.Reconciliation](t, report(t, e, from, end, "json", "as_of", e.Clock.Now().UTC().Format(time.RFC3339Nano)))
+	live := decodeInto[reports.Reconciliation](t, report(t, e, from, end, "json", "as_of", e.Clock.Now().UTC().Format(time.RFC3339Nano)))
 	if r := rowOf(t, live, trC.ID); live.Closed != nil || r.Resolution != "ignore" {
 		t.Fatalf("live report after the close: closed %+v, C %+v", live.Closed, r)
 	}
 	st, body := e.Do("GET", "/v1/reports/closes", "finance", nil)
 	if list := decodeInto[struct {
-		Closes []intents.ReportClose `json:"closes"`
+		Closes []reports.ReportClose `json:"closes"`
 	}](t, body); st != 200 || len(list.Closes) != 1 || list.Closes[0].ID != closed.ID {
 		t.Fatalf("closes: %d %s", st, body)
 	}

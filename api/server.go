@@ -14,7 +14,9 @@ import (
 
 	"github.com/paywatch/paywatch/availability"
 	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/reports"
 	"github.com/paywatch/paywatch/store"
 )
 
@@ -36,6 +38,8 @@ type Status interface {
 // Server is the HTTP API.
 type Server struct {
 	svc     *intents.Service
+	finance *finance.Service
+	reports *reports.Service
 	store   *store.Store
 	cfg     *config.Config
 	status  Status
@@ -52,6 +56,8 @@ type Server struct {
 // Options wires a Server.
 type Options struct {
 	Service *intents.Service
+	Finance *finance.Service
+	Reports *reports.Service
 	Config  *config.Config
 	Status  Status
 	Metrics http.Handler
@@ -72,7 +78,7 @@ func New(opt Options) *Server {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	s := &Server{svc: opt.Service, store: opt.Service.Store(), cfg: opt.Config, status: opt.Status,
+	s := &Server{svc: opt.Service, finance: opt.Finance, reports: opt.Reports, store: opt.Service.Store(), cfg: opt.Config, status: opt.Status,
 		log: opt.Log.With("component", "api"), mux: http.NewServeMux(), metrics: opt.Metrics, now: opt.Now}
 	if opt.Events == nil {
 		opt.Events = s.store

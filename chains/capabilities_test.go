@@ -11,7 +11,7 @@ import (
 	"github.com/paywatch/paywatch/chains/evm"
 	"github.com/paywatch/paywatch/chains/solana"
 	"github.com/paywatch/paywatch/chains/tron"
-	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/ingest"
 )
 
 // capabilities are the optional Source capabilities of capabilities.go.
@@ -65,7 +65,7 @@ func TestSourceCapabilities(t *testing.T) {
 // its fallback (one transaction per block, no balance reconciliation, a
 // lagging node's mempool dropped).
 func TestServiceFillsEverySinkRole(t *testing.T) {
-	sinks := reflect.ValueOf((*intents.Service)(nil).ScannerSinks())
+	sinks := reflect.ValueOf((*ingest.Sink)(nil).ScannerSinks())
 	for i := range sinks.NumField() {
 		if sinks.Field(i).IsNil() {
 			t.Errorf("ScannerSinks leaves %s nil", sinks.Type().Field(i).Name)

@@ -105,7 +105,7 @@ func TestDeepReorgIsStickyUntilRescan(t *testing.T) {
 	if !errors.Is(err, chains.ErrDeepReorg) {
 		t.Fatalf("step after a 5-block reorg with safety depth 2: %v, want ErrDeepReorg", err)
 	}
-	if err := e.Service.SetHealth(context.Background(), payment.Bitcoin, chains.Health{LastError: err.Error(), Critical: err.Error()}); err != nil {
+	if err := e.Sink.SetHealth(context.Background(), payment.Bitcoin, chains.Health{LastError: err.Error(), Critical: err.Error()}); err != nil {
 		t.Fatal(err)
 	}
 	// Sticky: the next steps fail the same way and the cursor does not move.
@@ -265,7 +265,7 @@ func TestNodeDownOrLaggingRefusesNewIntents(t *testing.T) {
 	if err == nil {
 		t.Fatal("step with the node down succeeded")
 	}
-	if err := e.Service.SetHealth(context.Background(), payment.Bitcoin, chains.Health{LastError: err.Error()}); err != nil {
+	if err := e.Sink.SetHealth(context.Background(), payment.Bitcoin, chains.Health{LastError: err.Error()}); err != nil {
 		t.Fatal(err)
 	}
 	st, body := e.Do("POST", "/v1/intents", "storefront", map[string]string{"kind": "order", "reference": "ORD-N", "amount_usd": "5.00", "method": "BTC"})
@@ -277,10 +277,10 @@ func TestNodeDownOrLaggingRefusesNewIntents(t *testing.T) {
 	// Node back but far ahead of the scanner: lagging is refused too.
 	f.FailTip(nil)
 	f.Mine(10)
-	if err := e.Service.ApplyTips(context.Background(), payment.Bitcoin, chains.Tips{Node: f.TipHeight()}); err != nil {
+	if err := e.Sink.ApplyTips(context.Background(), payment.Bitcoin, chains.Tips{Node: f.TipHeight()}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Service.SetHealth(context.Background(), payment.Bitcoin, chains.Health{Healthy: true}); err != nil {
+	if err := e.Sink.SetHealth(context.Background(), payment.Bitcoin, chains.Health{Healthy: true}); err != nil {
 		t.Fatal(err)
 	}
 	st, body = e.Do("POST", "/v1/intents", "storefront", map[string]string{"kind": "order", "reference": "ORD-N3", "amount_usd": "5.00", "method": "BTC"})

@@ -77,7 +77,7 @@ func TestWakeScansAtOnceAndSkipsNothing(t *testing.T) {
 	steps := make(chan error, 100)
 	sc := chains.NewScanner(chains.ScannerConfig{Network: payment.Bitcoin, PollInterval: time.Hour,
 		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, Observe: func(err error) { steps <- err }},
-		f, e.Service.ScannerSinks(), nil, e.Watch[payment.Bitcoin], nil)
+		f, e.Sink.ScannerSinks(), nil, e.Watch[payment.Bitcoin], nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- sc.Run(ctx) }()

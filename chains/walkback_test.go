@@ -11,7 +11,7 @@ import (
 	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/ingest"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
 )
@@ -41,13 +41,13 @@ func TestWalkBackStoreErrorIsTransientNotDeepReorg(t *testing.T) {
 	e.Sync(payment.Bitcoin)
 	before := cursorHeight(t, e, payment.Bitcoin)
 	f.Reorg(1, 1, true)
-	sink := &flakySink{CursorStore: e.Service}
+	sink := &flakySink{CursorStore: e.Sink}
 	sink.fail.Store(true)
-	sinks := e.Service.ScannerSinks()
+	sinks := e.Sink.ScannerSinks()
 	sinks.Cursor = sink
 	nc := e.Config.Networks["bitcoin"]
 	sc := chains.NewScanner(chains.ScannerConfig{Network: payment.Bitcoin, Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth},
-		f, sinks, &intents.Keys{Store: e.Store}, e.Watch[payment.Bitcoin], nil)
+		f, sinks, &ingest.Keys{Store: e.Store}, e.Watch[payment.Bitcoin], nil)
 	for i := 0; i < 3; i++ {
 		_, err := sc.Step(context.Background())
 		if err == nil || errors.Is(err, chains.ErrDeepReorg) {
@@ -181,7 +181,7 @@ func scanInconsistentNode(t *testing.T, poll, maxBackoff time.Duration, stopAt i
 				cancel()
 			}
 		},
-		Clock: waitRecorder(func(d time.Duration) { waits = append(waits, d) })}, src, e.Service.ScannerSinks(), &intents.Keys{Store: e.Store}, e.Watch[payment.Bitcoin], nil)
+		Clock: waitRecorder(func(d time.Duration) { waits = append(waits, d) })}, src, e.Sink.ScannerSinks(), &ingest.Keys{Store: e.Store}, e.Watch[payment.Bitcoin], nil)
 	if err := sc.Run(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -19,8 +19,9 @@ import (
 
 	"github.com/paywatch/paywatch/availability"
 	"github.com/paywatch/paywatch/devnet/devnettest"
-	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/reports"
 	"github.com/paywatch/paywatch/views"
 )
 
@@ -157,7 +158,7 @@ func inboxIDs(t *testing.T, ctx context.Context) []string {
 	return eval[[]string](t, ctx, `Array.from(document.querySelectorAll('#inbox tbody tr[data-id]')).map(r => r.dataset.id)`)
 }
 
-func apiIDs(p intents.InboxPage) []string {
+func apiIDs(p finance.InboxPage) []string {
 	out := []string{}
 	for _, t := range p.Transfers {
 		out = append(out, t.ID)
@@ -236,10 +237,10 @@ func TestChromiumFinanceResolvesWithEachAction(t *testing.T) {
 		fields map[string]string
 		says   string
 	}{
-		{late, intents.ActionCreditIntent, map[string]string{"intent_id": cs.Late.ID}, "toward " + cs.Late.ID},
-		{under, intents.ActionCreditAccount, map[string]string{"account": "cust-u"}, "Credits 50.00 USD"},
-		{dup, intents.ActionRefunded, map[string]string{"refund_txid": strings.Repeat("ab", 32)}, "sent back"},
-		{dust, intents.ActionIgnore, nil, "ignored"},
+		{late, finance.ActionCreditIntent, map[string]string{"intent_id": cs.Late.ID}, "toward " + cs.Late.ID},
+		{under, finance.ActionCreditAccount, map[string]string{"account": "cust-u"}, "Credits 50.00 USD"},
+		{dup, finance.ActionRefunded, map[string]string{"refund_txid": strings.Repeat("ab", 32)}, "sent back"},
+		{dust, finance.ActionIgnore, nil, "ignored"},
 	}
 	// The API's text for a missing note.
 	_, body := s.Do("POST", "/v1/transfers/"+late.ID+"/resolve", "finance", map[string]string{"action": "ignore", "note": ""})
@@ -258,7 +259,7 @@ func TestChromiumFinanceResolvesWithEachAction(t *testing.T) {
 		inputs := eval[[]string](t, ctx, `Array.from(document.querySelectorAll('`+form+` input:not([type=hidden]), `+form+` textarea')).map(e => e.name)`)
 		wantInputs := []string{}
 		for _, f := range []string{"intent_id", "account", "usd_per_unit", "refund_txid"} {
-			if _, ok := st.fields[f]; ok || (f == "usd_per_unit" && st.action == intents.ActionCreditAccount) {
+			if _, ok := st.fields[f]; ok || (f == "usd_per_unit" && st.action == finance.ActionCreditAccount) {
 				wantInputs = append(wantInputs, f)
 			}
 		}
@@ -339,7 +340,7 @@ func TestChromiumFinanceResolvesWithEachAction(t *testing.T) {
 	// Balances: the top-up credited by credit_intent, with its running balance.
 	open(t, ctx, s.URL+"/console/balances?account=cust-17")
 	_, body = s.Do("GET", "/v1/accounts/cust-17/balance", "storefront", nil)
-	var bal intents.BalanceView
+	var bal finance.BalanceView
 	if err := json.Unmarshal(body, &bal); err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +365,7 @@ func TestChromiumFinanceResolvesWithEachAction(t *testing.T) {
 	q := "from=2026-11-01&to=2026-12-01"
 	open(t, ctx, s.URL+"/console/reconciliation?"+q)
 	_, body = s.Do("GET", "/v1/reports/reconciliation?"+q, "finance", nil)
-	var rep intents.Reconciliation
+	var rep reports.Reconciliation
 	if err := json.Unmarshal(body, &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -392,7 +393,7 @@ func TestChromiumFinanceResolvesWithEachAction(t *testing.T) {
 	shoot(t, ctx, dir, "reconciliation")
 	// The JSON download is the API's report.
 	js := eval[string](t, ctx, `fetch(document.getElementById('download-json').href).then(r => r.text())`)
-	var dl intents.Reconciliation
+	var dl reports.Reconciliation
 	if err := json.Unmarshal([]byte(js), &dl); err != nil {
 		t.Fatalf("download: %v", err)
 	}

@@ -22,7 +22,9 @@ import (
 	"github.com/paywatch/paywatch/api"
 	"github.com/paywatch/paywatch/availability"
 	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/reports"
 	"github.com/paywatch/paywatch/store"
 )
 
@@ -53,6 +55,8 @@ type Status interface {
 // Options wires a Console.
 type Options struct {
 	Service *intents.Service
+	Finance *finance.Service
+	Reports *reports.Service
 	Status  Status
 	Config  *config.Config
 	Log     *slog.Logger
@@ -68,17 +72,19 @@ type Options struct {
 
 // Console is the console's HTTP handler.
 type Console struct {
-	svc    *intents.Service
-	store  *store.Store
-	status Status
-	cfg    *config.Config
-	log    *slog.Logger
-	now    func() time.Time
-	opt    Options
-	mux    *http.ServeMux
-	pages  map[string]*template.Template
-	fails  failLimiter
-	lag    *lagRing
+	svc     *intents.Service
+	finance *finance.Service
+	reports *reports.Service
+	store   *store.Store
+	status  Status
+	cfg     *config.Config
+	log     *slog.Logger
+	now     func() time.Time
+	opt     Options
+	mux     *http.ServeMux
+	pages   map[string]*template.Template
+	fails   failLimiter
+	lag     *lagRing
 }
 
 // New returns the console handler with every route mounted.
@@ -92,7 +98,7 @@ func New(opt Options) (*Console, error) {
 	if opt.SampleEvery <= 0 {
 		opt.SampleEvery = 30 * time.Second
 	}
-	c := &Console{svc: opt.Service, store: opt.Service.Store(), status: opt.Status, cfg: opt.Config,
+	c := &Console{svc: opt.Service, finance: opt.Finance, reports: opt.Reports, store: opt.Service.Store(), status: opt.Status, cfg: opt.Config,
 		log: opt.Log.With("component", "console"), now: opt.Now, opt: opt, mux: http.NewServeMux(),
 		pages: map[string]*template.Template{}, lag: newLagRing(time.Hour)}
 	c.fails.max = opt.Config.Console.SignInAttempts

@@ -11,8 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/reports"
 	"github.com/paywatch/paywatch/store"
 )
 
@@ -94,7 +96,7 @@ func (c *Console) inbox(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	f := store.InboxFilter{Status: d.Status, Network: d.Network, Classification: d.Class, After: q.Get("after"),
 		Limit: InboxPageSize, SeenAfter: after, SeenBefore: before}
-	pg, err := c.svc.Inbox(r.Context(), f)
+	pg, err := c.finance.Inbox(r.Context(), f)
 	if err != nil {
 		c.fail(w, r, s, err)
 		return
@@ -211,12 +213,12 @@ func (c *Console) actions(row inboxRow) []actionInfo {
 		intent = *t.IntentID
 	}
 	return []actionInfo{
-		{intents.ActionCreditIntent, "Credit an intent", "Counts " + amount + " toward " + intent +
+		{finance.ActionCreditIntent, "Credit an intent", "Counts " + amount + " toward " + intent +
 			": it may become paid, and a top-up is then credited to its account."},
-		{intents.ActionCreditAccount, "Credit an account", "Credits " + value + " to the account you name" +
+		{finance.ActionCreditAccount, "Credit an account", "Credits " + value + " to the account you name" +
 			" (the reviewed part at the intent's locked rate, or the rate you give)."},
-		{intents.ActionRefunded, "Refunded", "Records that " + amount + " was sent back in the refund transaction you give; nothing is credited."},
-		{intents.ActionIgnore, "Ignore", "Records that " + amount + " is ignored (dust, spam); nothing is credited."},
+		{finance.ActionRefunded, "Refunded", "Records that " + amount + " was sent back in the refund transaction you give; nothing is credited."},
+		{finance.ActionIgnore, "Ignore", "Records that " + amount + " is ignored (dust, spam); nothing is credited."},
 	}
 }
 
@@ -266,16 +268,16 @@ func (c *Console) resolve(w http.ResponseWriter, r *http.Request, s *session) {
 	form := resolveForm{Action: r.PostFormValue("action"), Note: r.PostFormValue("note"), IntentID: strings.TrimSpace(r.PostFormValue("intent_id")),
 		Account: strings.TrimSpace(r.PostFormValue("account")), RefundTxID: strings.TrimSpace(r.PostFormValue("refund_txid")),
 		USDPerUnit: strings.TrimSpace(r.PostFormValue("usd_per_unit"))}
-	req := intents.ResolveRequest{Action: form.Action, Note: form.Note}
+	req := finance.ResolveRequest{Action: form.Action, Note: form.Note}
 	switch form.Action {
-	case intents.ActionCreditIntent:
+	case finance.ActionCreditIntent:
 		req.IntentID = form.IntentID
-	case intents.ActionCreditAccount:
+	case finance.ActionCreditAccount:
 		req.Account, req.USDPerUnit = form.Account, form.USDPerUnit
-	case intents.ActionRefunded:
+	case finance.ActionRefunded:
 		req.RefundTxID = form.RefundTxID
 	}
-	_, err := c.svc.Resolve(r.Context(), r.PathValue("id"), req, s.key.Name, nil)
+	_, err := c.finance.Resolve(r.Context(), r.PathValue("id"), req, s.key.Name, nil)
 	var e *intents.Error
 	if errors.As(err, &e) {
 		c.renderTransfer(w, r, s, api.StatusOf(e.Kind), form, e.Message)
@@ -292,11 +294,11 @@ func (c *Console) resolve(w http.ResponseWriter, r *http.Request, s *session) {
 // reconData is the reconciliation page.
 type reconData struct {
 	From, To, AsOf string
-	Rep            intents.Reconciliation
-	Closed         *intents.ReportClose
+	Rep            reports.Reconciliation
+	Closed         *reports.ReportClose
 	Checks         map[string]bool
 	Chart          chart
-	Rows           []intents.ReconRow
+	Rows           []reports.ReconRow
 	More           int
 	Query          string
 }
@@ -316,14 +318,14 @@ func (c *Console) reconRange(r *http.Request) (from, to, asOf time.Time, d recon
 	if d.To == "" {
 		d.To = now.AddDate(0, 0, 1).Format("2006-01-02")
 	}
-	if from, err = intents.ParseReportTime(d.From); err != nil {
+	if from, err = reports.ParseReportTime(d.From); err != nil {
 		return from, to, asOf, d, errors.New("from: " + err.Error())
 	}
-	if to, err = intents.ParseReportTime(d.To); err != nil {
+	if to, err = reports.ParseReportTime(d.To); err != nil {
 		return from, to, asOf, d, errors.New("to: " + err.Error())
 	}
 	if d.AsOf != "" {
-		if asOf, err = intents.ParseReportTime(d.AsOf); err != nil {
+		if asOf, err = reports.ParseReportTime(d.AsOf); err != nil {
 			return from, to, asOf, d, errors.New("as_of: " + err.Error())
 		}
 	}
@@ -344,7 +346,7 @@ func (c *Console) reconciliation(w http.ResponseWriter, r *http.Request, s *sess
 		c.render(w, r, http.StatusBadRequest, "error", s, "Refused", errorData{Message: err.Error()})
 		return
 	}
-	body, closed, err := c.svc.RenderReconciliation(r.Context(), from, to, asOf, intents.FormatJSON)
+	body, closed, err := c.reports.RenderReconciliation(r.Context(), from, to, asOf, reports.FormatJSON)
 	if err != nil {
 		c.fail(w, r, s, err)
 		return
@@ -367,7 +369,7 @@ func (c *Console) reconciliation(w http.ResponseWriter, r *http.Request, s *sess
 
 // identityHolds checks total = settled + unresolved + resolved to the base
 // unit, the invariant the screen shows.
-func identityHolds(t intents.MethodTotals) bool {
+func identityHolds(t reports.MethodTotals) bool {
 	var sum, total big.Int
 	for _, v := range []string{t.Settled, t.Unresolved, t.Resolved} {
 		n, ok := new(big.Int).SetString(v, 10)
@@ -391,13 +393,13 @@ func (c *Console) reconciliationDownload(w http.ResponseWriter, r *http.Request,
 		return
 	}
 	format := r.URL.Query().Get("format")
-	body, _, err := c.svc.RenderReconciliation(r.Context(), from, to, asOf, format)
+	body, _, err := c.reports.RenderReconciliation(r.Context(), from, to, asOf, format)
 	if err != nil {
 		c.fail(w, r, s, err)
 		return
 	}
 	ctype := "application/json"
-	if format == intents.FormatCSV {
+	if format == reports.FormatCSV {
 		ctype = "text/csv; charset=utf-8"
 	}
 	w.Header().Set("Content-Type", ctype)
@@ -408,8 +410,8 @@ func (c *Console) reconciliationDownload(w http.ResponseWriter, r *http.Request,
 
 type balanceData struct {
 	Account string
-	Balance *intents.BalanceView
-	Ledger  intents.LedgerPage
+	Balance *finance.BalanceView
+	Ledger  finance.LedgerPage
 	Next    string
 }
 
@@ -417,13 +419,13 @@ func (c *Console) balances(w http.ResponseWriter, r *http.Request, s *session) {
 	q := r.URL.Query()
 	d := balanceData{Account: strings.TrimSpace(q.Get("account"))}
 	if d.Account != "" {
-		b, err := c.svc.Balance(r.Context(), d.Account)
+		b, err := c.finance.Balance(r.Context(), d.Account)
 		if err != nil {
 			c.fail(w, r, s, err)
 			return
 		}
 		d.Balance = &b
-		if d.Ledger, err = c.svc.Ledger(r.Context(), d.Account, q.Get("after"), 100); err != nil {
+		if d.Ledger, err = c.finance.Ledger(r.Context(), d.Account, q.Get("after"), 100); err != nil {
 			c.fail(w, r, s, err)
 			return
 		}

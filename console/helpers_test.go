@@ -15,7 +15,7 @@ import (
 
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/console"
-	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/views"
@@ -41,7 +41,7 @@ func newSiteWith(t testing.TB, co console.Options, opts ...intentstest.Option) *
 		c.Console.Explorers = map[string]string{"bitcoin": "https://mempool.example/tx/{txid}"}
 	})}, opts...)
 	e := intentstest.New(t, opts...)
-	co.Service, co.Status, co.Config, co.Now = e.Service, e.Nets, e.Config, e.Clock.Now
+	co.Service, co.Finance, co.Reports, co.Status, co.Config, co.Now = e.Service, e.Finance, e.Reports, e.Nets, e.Config, e.Clock.Now
 	c, err := console.New(co)
 	if err != nil {
 		t.Fatal(err)
@@ -93,13 +93,13 @@ func (s *site) scenario(t testing.TB) cases {
 }
 
 // apiInbox lists the API's inbox.
-func (s *site) apiInbox(t testing.TB, query string) intents.InboxPage {
+func (s *site) apiInbox(t testing.TB, query string) finance.InboxPage {
 	t.Helper()
 	status, body := s.Do("GET", "/v1/transfers?"+query, "finance", nil)
 	if status != 200 {
 		t.Fatalf("inbox: %d %s", status, body)
 	}
-	var p intents.InboxPage
+	var p finance.InboxPage
 	if err := json.Unmarshal(body, &p); err != nil {
 		t.Fatal(err)
 	}

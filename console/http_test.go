@@ -75,7 +75,7 @@ func TestSessionCookieFlagsAndHashedStorage(t *testing.T) {
 	}
 
 	// Over TLS.
-	con, err := console.New(console.Options{Service: s.Service, Status: s.Nets, Config: s.Config, Now: s.Clock.Now})
+	con, err := console.New(console.Options{Service: s.Service, Finance: s.Finance, Reports: s.Reports, Status: s.Nets, Config: s.Config, Now: s.Clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

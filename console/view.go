@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/reports"
 )
 
 // funcs are the templates' helpers: formatting only, no decisions.
@@ -122,7 +122,7 @@ type chartLabel struct {
 // reconChart draws one horizontal stacked bar per method: the shares of
 // settled, unresolved and resolved in its total (methods have different
 // units, so each bar is its own 100 %).
-func reconChart(ts []intents.MethodTotals) chart {
+func reconChart(ts []reports.MethodTotals) chart {
 	const left, width, rowH = 110, 560, 26
 	ch := chart{Width: left + width + 10, Height: 30 + rowH*len(ts)}
 	if len(ts) == 0 {

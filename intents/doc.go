@@ -1,8 +1,16 @@
 // Package intents is the payment core: it creates payment instructions
-// (payable, locked quote, fresh address, exact amount, deadline), and applies
-// every observed change (a transfer seen, confirmed, orphaned; a deadline
-// passed; a finance decision) by asking the pure matcher and writing its
-// decision.
+// (payable, locked quote, fresh address, exact amount, deadline), renews
+// and reports them, keeps the pre-derived addresses topped up, and decides
+// every intent with the pure matcher whenever something it depends on
+// changed. It changes when the intent lifecycle or the decision changes.
+//
+// Its neighbours call the decision through a small API: the scanner sink
+// (package ingest) and finance (package finance) call Redecide in their own
+// transaction for the intents they touched, and finance calls
+// RedecidePayable once a debit paid a payable. The commands' vocabulary,
+// Result, Outcome, Idem and the typed *Error (with Replay and Idempotent
+// for an Idempotency-Key), is defined here and shared by finance and
+// reports; only package api maps it to HTTP.
 //
 // Guarantees:
 //   - An intent, its address allocation and its intent.created event are
@@ -18,7 +26,4 @@
 //     stored response before any validation or availability check.
 //   - An intent is never created for an amount below its method's dust
 //     minimum (it could never be paid).
-//   - A reconciliation as of a past time is the same every time it is
-//     computed (it reads the history of transfers, intents and node
-//     heights); a closed period is served exactly as stored when closed.
 package intents

@@ -70,14 +70,21 @@ func (e *Error) Is(target error) bool {
 	return errors.As(target, &t) && t.Kind == e.Kind && t.Message == ""
 }
 
-func fail(k Kind, format string, args ...any) error {
+// Fail returns an error of kind k the API shows as is (finance, reports).
+func Fail(k Kind, format string, args ...any) error {
 	return &Error{Kind: k, Message: fmt.Sprintf(format, args...)}
 }
 
-// invalid is an error of kind k (invalid_request or invalid_amount) about
-// one request field.
-func invalid(field string, k Kind, format string, args ...any) error {
+// Invalid returns an error of kind k (invalid_request or invalid_amount)
+// about one request field.
+func Invalid(field string, k Kind, format string, args ...any) error {
 	return &Error{Kind: k, Message: fmt.Sprintf(format, args...), Field: field}
+}
+
+func fail(k Kind, format string, args ...any) error { return Fail(k, format, args...) }
+
+func invalid(field string, k Kind, format string, args ...any) error {
+	return Invalid(field, k, format, args...)
 }
 
 // KindOf returns the kind of a service error, or "" for an internal one.

@@ -12,9 +12,10 @@ import (
 	"github.com/paywatch/paywatch/addresses"
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/chainstest"
-	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/reports"
 	"github.com/paywatch/paywatch/views"
 )
 
@@ -77,13 +78,13 @@ func errCode(body []byte) (string, string) {
 	return b.Error.Code, b.Error.Message
 }
 
-func balanceOf(t *testing.T, e *intentstest.Env, account string) intents.BalanceView {
+func balanceOf(t *testing.T, e *intentstest.Env, account string) finance.BalanceView {
 	t.Helper()
 	status, body := e.Do("GET", "/v1/accounts/"+account+"/balance", "storefront", nil)
 	if status != 200 {
 		t.Fatalf("balance: %d %s", status, body)
 	}
-	var b intents.BalanceView
+	var b finance.BalanceView
 	if err := json.Unmarshal(body, &b); err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +233,7 @@ func TestCreditedTransferOfAPayablePaidElsewhereIsAFinanceItem(t *testing.T) {
 		t.Fatalf("credited transfer of a payable paid elsewhere: %s %+v", got.Status, got.Transfers[0])
 	}
 	status, body := e.Do("GET", "/v1/transfers?status=unresolved", "finance", nil)
-	var page intents.InboxPage
+	var page finance.InboxPage
 	if err := json.Unmarshal(body, &page); status != 200 || err != nil {
 		t.Fatalf("inbox: %d %s", status, body)
 	}
@@ -265,7 +266,7 @@ func TestCreditedTransferOfAPayablePaidElsewhereIsAFinanceItem(t *testing.T) {
 			q += "&as_of=" + c.asOf
 		}
 		status, body := e.Do("GET", q, "finance", nil)
-		var rep intents.Reconciliation
+		var rep reports.Reconciliation
 		if err := json.Unmarshal(body, &rep); status != 200 || err != nil {
 			t.Fatalf("reconciliation: %d %s", status, body)
 		}
@@ -366,7 +367,7 @@ func TestRecreditAfterAnUnrecoveredReversalSettlesItFirst(t *testing.T) {
 	}
 	// The ledger page says what the recovery was for.
 	status, body := e.Do("GET", "/v1/accounts/cust-r/ledger", "storefront", nil)
-	var page intents.LedgerPage
+	var page finance.LedgerPage
 	if err := json.Unmarshal(body, &page); status != 200 || err != nil || len(page.Entries) != 5 {
 		t.Fatalf("ledger page: %d %s", status, body)
 	}

@@ -17,7 +17,7 @@ import (
 // its node stops answering: new intents on n are then refused.
 func nodeDown(t *testing.T, e *intentstest.Env, n payment.Network) {
 	t.Helper()
-	if err := e.Service.SetHealth(t.Context(), n, chains.Health{Healthy: false, LastError: "connection refused"}); err != nil {
+	if err := e.Sink.SetHealth(t.Context(), n, chains.Health{Healthy: false, LastError: "connection refused"}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -38,18 +38,18 @@ type Result[V any] struct {
 // with the same Idempotency-Key.
 func (r Result[V]) Replayed() bool { return r.Stored != nil }
 
-// replay answers a request whose Idempotency-Key already completed: its
+// Replay answers a request whose Idempotency-Key already completed: its
 // stored result (done true), or idempotency_mismatch for another request
 // under the key. It runs before any validation or availability check, so a
 // storefront retrying a create whose response it lost gets that response
 // even while the chain or the rate is down, and never creates a second
 // intent believing the first one failed. A key never used, or whose first
-// request is still running, is left to idempotent (done false).
-func replay[V any](ctx context.Context, s *Service, idem *Idem) (res Result[V], done bool, err error) {
+// request is still running, is left to Idempotent (done false).
+func Replay[V any](ctx context.Context, st *store.Store, idem *Idem) (res Result[V], done bool, err error) {
 	if idem == nil {
 		return res, false, nil
 	}
-	prev, err := s.store.IdempotentResponse(ctx, idem.KeyID, idem.Key)
+	prev, err := st.IdempotentResponse(ctx, idem.KeyID, idem.Key)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return res, false, nil
@@ -76,12 +76,14 @@ func mismatch(idem *Idem) error {
 	return fail(IdempotencyMismatch, "Idempotency-Key %q was used with another request; use a new key for a new request", idem.Key)
 }
 
-// idempotent runs fn in a transaction, claiming idem first when given, and
-// stores fn's result with the key in the same transaction.
-func idempotent[V any](ctx context.Context, s *Service, idem *Idem, fn func(*store.Tx, time.Time) (Outcome, V, error)) (Result[V], error) {
+// Idempotent runs fn in a transaction of st, claiming idem first when
+// given, and stores fn's result with the key in the same transaction. fn
+// gets the time of its attempt (clock, in UTC): a retried transaction reads
+// it again.
+func Idempotent[V any](ctx context.Context, st *store.Store, clock func() time.Time, idem *Idem, fn func(*store.Tx, time.Time) (Outcome, V, error)) (Result[V], error) {
 	var res Result[V]
-	err := s.store.InTx(ctx, func(tx *store.Tx) error {
-		now := s.now().UTC()
+	err := st.InTx(ctx, func(tx *store.Tx) error {
+		now := clock().UTC()
 		if idem != nil {
 			prev, claimed, err := tx.ClaimIdempotencyKey(ctx, idem.KeyID, idem.Key, idem.Hash, now)
 			if err != nil {
@@ -113,4 +115,14 @@ func idempotent[V any](ctx context.Context, s *Service, idem *Idem, fn func(*sto
 		return Result[V]{}, err
 	}
 	return res, nil
+}
+
+// replay is Replay on the service's store.
+func replay[V any](ctx context.Context, s *Service, idem *Idem) (Result[V], bool, error) {
+	return Replay[V](ctx, s.store, idem)
+}
+
+// idempotent is Idempotent on the service's store and clock.
+func idempotent[V any](ctx context.Context, s *Service, idem *Idem, fn func(*store.Tx, time.Time) (Outcome, V, error)) (Result[V], error) {
+	return Idempotent(ctx, s.store, s.now, idem, fn)
 }

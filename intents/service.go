@@ -39,12 +39,6 @@ type Watcher interface {
 	Watch(network payment.Network, keys ...[]byte)
 }
 
-// Counter counts recorded transfers (metrics); called after commit, once per
-// new transfer.
-type Counter interface {
-	TransferRecorded(network, asset string)
-}
-
 // AddressSource derives the addresses of one network.
 type AddressSource struct {
 	// Deriver derives index i; nil for pool networks (Solana).
@@ -65,7 +59,6 @@ type Options struct {
 	Addresses map[payment.Network]AddressSource
 	Chains    ChainStatus
 	Watcher   Watcher
-	Counter   Counter
 	Now       func() time.Time
 	Log       *slog.Logger
 }

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/views"
 )
@@ -400,7 +400,7 @@ func (r *run) checkLifecycle(s *state) {
 	// longer counts there).
 	resolved := map[string]bool{}
 	for _, t := range s.transfers {
-		if res, ok := r.res[t.id]; ok && (res.action != intents.ActionCreditIntent || res.intent != res.from) {
+		if res, ok := r.res[t.id]; ok && (res.action != finance.ActionCreditIntent || res.intent != res.from) {
 			resolved[t.txid] = true
 		}
 	}
@@ -536,7 +536,7 @@ func (r *run) checkBalancesAPI(s *state) {
 func (r *run) checkResolved(s *state) {
 	for _, t := range s.transfers {
 		res, ok := r.res[t.id]
-		if !ok || res.action == intents.ActionCreditIntent || paysClass(res.classBefore) {
+		if !ok || res.action == finance.ActionCreditIntent || paysClass(res.classBefore) {
 			continue
 		}
 		if paysClass(t.class) {
@@ -577,7 +577,7 @@ func (r *run) checkResolved(s *state) {
 	for _, t := range s.transfers {
 		b := per[t.id]
 		if b == nil {
-			if res, ok := r.res[t.id]; ok && res.action == intents.ActionCreditAccount && t.status == "confirmed" {
+			if res, ok := r.res[t.id]; ok && res.action == finance.ActionCreditAccount && t.status == "confirmed" {
 				r.violate(Invariants[11], "transfer %s (tx %s) was credited to an account by finance but has no credit entry", t.id, r.txName(t.txid))
 			}
 			continue
@@ -598,7 +598,7 @@ func (r *run) checkResolved(s *state) {
 }
 
 func (r *run) checkRecon(s *state) {
-	rep, err := r.w.e.Service.Reconcile(r.ctx, time.Unix(0, 0), r.w.e.Clock.Now().Add(48*time.Hour), r.w.e.Clock.Now())
+	rep, err := r.w.e.Reports.Reconcile(r.ctx, time.Unix(0, 0), r.w.e.Clock.Now().Add(48*time.Hour), r.w.e.Clock.Now())
 	if err != nil {
 		r.violate(Invariants[7], "reconciliation: %v", err)
 		return

@@ -15,7 +15,7 @@ import (
 	"github.com/paywatch/paywatch/addresses"
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/chainstest"
-	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/views"
 )
@@ -186,7 +186,7 @@ func (r *run) scanNet(n payment.Network, why string) {
 	nd := r.nodes[n]
 	for i := 0; i < 60; i++ {
 		nd.cap = -1
-		if cur, err := r.w.e.Service.Cursor(r.ctx, n); err == nil {
+		if cur, err := r.w.e.Sink.Cursor(r.ctx, n); err == nil {
 			nd.cap = cur.Height + parallel
 		}
 		caughtUp, err := sc.Step(r.ctx)
@@ -197,7 +197,7 @@ func (r *run) scanNet(n payment.Network, why string) {
 				h.Critical = err.Error()
 			}
 		}
-		if herr := r.w.e.Service.SetHealth(r.ctx, n, h); herr != nil && !strings.Contains(herr.Error(), killMessage) {
+		if herr := r.w.e.Sink.SetHealth(r.ctx, n, h); herr != nil && !strings.Contains(herr.Error(), killMessage) {
 			r.violate("harness", "set health %s: %v", n, herr)
 		}
 		if err != nil {
@@ -216,7 +216,7 @@ func (r *run) scanNet(n payment.Network, why string) {
 }
 
 func (r *run) cursorString(n payment.Network) string {
-	c, err := r.w.e.Service.Cursor(r.ctx, n)
+	c, err := r.w.e.Sink.Cursor(r.ctx, n)
 	if err != nil {
 		return err.Error()
 	}
@@ -690,7 +690,7 @@ func (r *run) reorg(n payment.Network, nd *node, a Action) {
 func (r *run) fault(n payment.Network, nd *node, a Action) {
 	switch a.A % 3 {
 	case 0:
-		cur, err := r.w.e.Service.Cursor(r.ctx, n)
+		cur, err := r.w.e.Sink.Cursor(r.ctx, n)
 		if err != nil {
 			return
 		}
@@ -717,12 +717,12 @@ func (r *run) debit(a Action) {
 	account := fmt.Sprintf("acct-%d", ref%2)
 	usd := orderUSD[ref%len(orderUSD)]
 	one := func(reference, amount string, key string) (int, []byte) {
-		body, _ := json.Marshal(intents.DebitRequest{Reference: reference, AmountUSD: amount})
+		body, _ := json.Marshal(finance.DebitRequest{Reference: reference, AmountUSD: amount})
 		return r.mutate("POST", "/v1/accounts/"+account+"/debits", "storefront", body, "Idempotency-Key", key)
 	}
 	// Two at once: the other one may change state while one is refused.
 	raw := func(reference, amount string, key string) (int, []byte) {
-		body, _ := json.Marshal(intents.DebitRequest{Reference: reference, AmountUSD: amount})
+		body, _ := json.Marshal(finance.DebitRequest{Reference: reference, AmountUSD: amount})
 		return r.w.do("POST", "/v1/accounts/"+account+"/debits", "storefront", body, "Idempotency-Key", key)
 	}
 	covered := r.coveredOrders()
@@ -733,7 +733,7 @@ func (r *run) debit(a Action) {
 		r.logf("debit %s %s USD from %s -> %d %s", reference, usd, account, st, brief(resp))
 		r.checkDebit(reference, covered, st)
 		if st < 300 {
-			body, _ := json.Marshal(intents.DebitRequest{Reference: reference, AmountUSD: usd})
+			body, _ := json.Marshal(finance.DebitRequest{Reference: reference, AmountUSD: usd})
 			r.idem = append(r.idem, idemRec{method: "POST", path: "/v1/accounts/" + account + "/debits", key: key, body: body, status: st, resp: resp})
 		}
 		return
@@ -819,10 +819,10 @@ func (r *run) resolve(a Action) {
 	}
 	c := pickFrom[a.A%len(pickFrom)]
 	req := map[string]string{"note": "sim decision"}
-	actions := []string{intents.ActionCreditIntent, intents.ActionCreditAccount, intents.ActionRefunded, intents.ActionIgnore}
+	actions := []string{finance.ActionCreditIntent, finance.ActionCreditAccount, finance.ActionRefunded, finance.ActionIgnore}
 	req["action"] = actions[a.B%4]
 	switch req["action"] {
-	case intents.ActionCreditIntent:
+	case finance.ActionCreditIntent:
 		// Its own intent, another intent of the same payable, or any.
 		target := r.pick(a.C)
 		var own *intentRec
@@ -844,9 +844,9 @@ func (r *run) resolve(a Action) {
 		if req["intent_id"] == "" && target != nil {
 			req["intent_id"] = target.id
 		}
-	case intents.ActionCreditAccount:
+	case finance.ActionCreditAccount:
 		req["account"] = fmt.Sprintf("acct-%d", a.C%2)
-	case intents.ActionRefunded:
+	case finance.ActionRefunded:
 		req["refund_txid"] = chainstest.TxID(fmt.Sprintf("refund-%d", a.C))
 	}
 	switch a.D % 7 {
@@ -861,14 +861,14 @@ func (r *run) resolve(a Action) {
 	r.logf("resolve %s (%s, %s) %s %s -> %d %s", c.id, c.class, c.status, req["action"], req["intent_id"]+req["account"], st, brief(resp))
 	if st == 200 {
 		r.res[c.id] = resolvedRec{action: req["action"], classBefore: before, from: c.intent, intent: req["intent_id"]}
-		if req["action"] == intents.ActionCreditAccount && status != "confirmed" {
+		if req["action"] == finance.ActionCreditAccount && status != "confirmed" {
 			r.violate("an account is credited only for confirmed money", "credit_account of transfer %s accepted while it is %s", c.id, status)
 		}
 	}
 }
 
 func (r *run) rescan(n payment.Network, a Action) {
-	cur, err := r.w.e.Service.Cursor(r.ctx, n)
+	cur, err := r.w.e.Sink.Cursor(r.ctx, n)
 	if err != nil {
 		return
 	}

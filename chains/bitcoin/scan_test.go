@@ -13,7 +13,7 @@ import (
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/bitcoin"
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/ingest"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/views"
@@ -68,7 +68,7 @@ func (s *scan) step() bool {
 	if err != nil {
 		s.t.Fatalf("step: %v", err)
 	}
-	if err := s.e.Service.SetHealth(context.Background(), s.n, chains.Health{Healthy: true}); err != nil {
+	if err := s.e.Sink.SetHealth(context.Background(), s.n, chains.Health{Healthy: true}); err != nil {
 		s.t.Fatal(err)
 	}
 	return done
@@ -552,11 +552,11 @@ func killedMidCatchUp(s *scan) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sinks := s.e.Service.ScannerSinks()
+	sinks := s.e.Sink.ScannerSinks()
 	kill := &killSink{ChainHandler: sinks.Chain, batch: sinks.Batch, kill: nc.Parallel + 2, cancel: cancel}
 	sinks.Chain, sinks.Batch = kill, kill
 	sc := chains.NewScanner(chains.ScannerConfig{Network: s.n, Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth},
-		s.src, sinks, &intents.Keys{Store: s.e.Store}, s.e.Watch[s.n], nil)
+		s.src, sinks, &ingest.Keys{Store: s.e.Store}, s.e.Watch[s.n], nil)
 	var err error
 	for err == nil {
 		_, err = sc.Step(ctx)
@@ -637,8 +637,8 @@ func statusLag(s *scan) {
 	}
 	// One block at a time: the status shows the lag.
 	s.node.Mine(s.t, 3)
-	sc := chains.NewScanner(chains.ScannerConfig{Network: s.n, Parallel: 1, SafetyDepth: 100}, s.src, s.e.Service.ScannerSinks(),
-		&intents.Keys{Store: s.e.Store}, s.e.Watch[s.n], nil)
+	sc := chains.NewScanner(chains.ScannerConfig{Network: s.n, Parallel: 1, SafetyDepth: 100}, s.src, s.e.Sink.ScannerSinks(),
+		&ingest.Keys{Store: s.e.Store}, s.e.Watch[s.n], nil)
 	if _, err := sc.Step(context.Background()); err != nil {
 		s.t.Fatal(err)
 	}
@@ -733,7 +733,7 @@ func nodeDown(s *scan, down, up func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	nc := s.e.Config.Networks[string(s.n)]
 	sc := chains.NewScanner(chains.ScannerConfig{Network: s.n, PollInterval: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
-		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth}, s.src, s.e.Service.ScannerSinks(), &intents.Keys{Store: s.e.Store}, s.e.Watch[s.n], nil)
+		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth}, s.src, s.e.Sink.ScannerSinks(), &ingest.Keys{Store: s.e.Store}, s.e.Watch[s.n], nil)
 	done := make(chan error, 1)
 	go func() { done <- sc.Run(ctx) }()
 	defer func() {

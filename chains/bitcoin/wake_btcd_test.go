@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/chains"
-	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/ingest"
 	"github.com/paywatch/paywatch/payment"
 )
 
@@ -35,7 +35,7 @@ func TestBtcdWebsocketWakeFindsPaymentsAcrossLostConnections(t *testing.T) {
 	steps := make(chan error, 1000)
 	sc := chains.NewScanner(chains.ScannerConfig{Network: s.n, PollInterval: time.Hour, MaxBackoff: 200 * time.Millisecond,
 		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, Observe: func(err error) { steps <- err }},
-		s.src, s.e.Service.ScannerSinks(), &intents.Keys{Store: s.e.Store}, s.e.Watch[s.n], nil)
+		s.src, s.e.Sink.ScannerSinks(), &ingest.Keys{Store: s.e.Store}, s.e.Watch[s.n], nil)
 	// notes counts the node's notifications only, not KeepNotified's wake
 	// after a loss.
 	notes := make(chan struct{}, 1000)

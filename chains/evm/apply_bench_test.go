@@ -31,7 +31,7 @@ func BenchmarkApplyBlock(b *testing.B) {
 				v := e.CreateIntent("order", fmt.Sprintf("B-%d", i), "", "25.00", string(payment.ETH))
 				keys = append(keys, common.HexToAddress(v.Address).Bytes())
 			}
-			cur, err := e.Service.Cursor(ctx, payment.Ethereum)
+			cur, err := e.Sink.Cursor(ctx, payment.Ethereum)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -51,7 +51,7 @@ func BenchmarkApplyBlock(b *testing.B) {
 						TxID: common.BigToHash(big.NewInt(int64(n))).Hex(), Index: int64(j), Asset: payment.Native,
 						Key: key, Address: common.BytesToAddress(key).Hex(), Amount: big.NewInt(1)})
 				}
-				if err := e.Service.ApplyBlock(ctx, payment.Ethereum, blk, chains.Tips{Node: chains.Height(height)}); err != nil {
+				if err := e.Sink.ApplyBlock(ctx, payment.Ethereum, blk, chains.Tips{Node: chains.Height(height)}); err != nil {
 					b.Fatal(err)
 				}
 				parent = blk.Hash

@@ -23,7 +23,8 @@ import (
 	"github.com/paywatch/paywatch/contracts"
 	"github.com/paywatch/paywatch/devnet/devnettest"
 	"github.com/paywatch/paywatch/devnet/ethdev"
-	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/finance"
+	"github.com/paywatch/paywatch/ingest"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/views"
@@ -185,7 +186,7 @@ func (s *scan) inbox() map[string]views.Transfer {
 	if status != 200 {
 		s.T.Fatalf("GET /v1/transfers: %d %s", status, body)
 	}
-	var page intents.InboxPage
+	var page finance.InboxPage
 	if err := json.Unmarshal(body, &page); err != nil {
 		s.T.Fatal(err)
 	}
@@ -636,10 +637,10 @@ func TestScanAnvilBalanceCheck(t *testing.T) {
 	s.sync()
 	got := s.Intent(a.ID)
 	tr := only(t, got)
-	if tr.TxID != intents.BalanceTxID(h) || tr.Index != intents.BalanceIndex(addrOf(a).Bytes()) || tr.Asset != "native" ||
+	if tr.TxID != ingest.BalanceTxID(h) || tr.Index != ingest.BalanceIndex(addrOf(a).Bytes()) || tr.Asset != "native" ||
 		tr.AmountBaseUnits != amount.String() || tr.Classification != payment.Unexplained || tr.Status != "confirmed" ||
 		tr.BlockHeight == nil || *tr.BlockHeight != h {
-		t.Fatalf("balance-check item %+v, want %s %s wei unexplained", tr, intents.BalanceTxID(h), amount)
+		t.Fatalf("balance-check item %+v, want %s %s wei unexplained", tr, ingest.BalanceTxID(h), amount)
 	}
 	if got.Status != "awaiting_payment" || got.ReceivedBaseUnits != "0" {
 		t.Fatalf("an unexplained item paid the intent: %+v", got)
@@ -674,7 +675,7 @@ func TestScanAnvilBalanceCheck(t *testing.T) {
 	s.mine(11)
 	s.sync()
 	got = s.Intent(a.ID)
-	if len(got.Transfers) != 2 || got.Transfers[1].AmountBaseUnits != "12345" || got.Transfers[1].TxID != intents.BalanceTxID(r2.BlockNumber.Int64()) {
+	if len(got.Transfers) != 2 || got.Transfers[1].AmountBaseUnits != "12345" || got.Transfers[1].TxID != ingest.BalanceTxID(r2.BlockNumber.Int64()) {
 		t.Fatalf("second internal payment: %+v", got.Transfers)
 	}
 
@@ -711,12 +712,12 @@ func TestScanRPCCallsPerBlock(t *testing.T) {
 				for w.Len() < size {
 					w.Add(newAddress(t).Bytes())
 				}
-				cur, err := s.Service.Cursor(ctx, payment.Ethereum)
+				cur, err := s.Sink.Cursor(ctx, payment.Ethereum)
 				if err != nil {
 					t.Fatal(err)
 				}
 				sc := chains.NewScanner(chains.ScannerConfig{Network: payment.Ethereum, Parallel: 4, SafetyDepth: 64},
-					src, s.Service.ScannerSinks(), nil, w, nil)
+					src, s.Sink.ScannerSinks(), nil, w, nil)
 				before := s.Counts()["transfers"]
 				for i := range 10 {
 					to := newAddress(t)

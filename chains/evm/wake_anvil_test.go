@@ -10,7 +10,7 @@ import (
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/devnet/ethdev"
-	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/ingest"
 	"github.com/paywatch/paywatch/payment"
 )
 
@@ -34,7 +34,7 @@ func TestAnvilWakeFindsPaymentsAcrossRestart(t *testing.T) {
 	steps := make(chan error, 1000)
 	sc := chains.NewScanner(chains.ScannerConfig{Network: payment.Ethereum, PollInterval: time.Hour, MaxBackoff: 200 * time.Millisecond,
 		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, Observe: func(err error) { steps <- err }},
-		s.src, s.Service.ScannerSinks(), &intents.Keys{Store: s.Store}, s.Watch[payment.Ethereum], nil)
+		s.src, s.Sink.ScannerSinks(), &ingest.Keys{Store: s.Store}, s.Watch[payment.Ethereum], nil)
 	notes := make(chan struct{}, 1000) // the node's notifications, not KeepNotified's wake after a loss
 	var subscriptions atomic.Int64
 	attempts := make(chan struct{}, 1000)

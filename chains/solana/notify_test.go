@@ -11,7 +11,7 @@ import (
 
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/solana"
-	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/ingest"
 	"github.com/paywatch/paywatch/payment"
 )
 
@@ -33,7 +33,7 @@ func TestNotifyWakesOnSlotsAndResubscribes(t *testing.T) {
 	steps := make(chan error, 1000)
 	sc := chains.NewScanner(chains.ScannerConfig{Network: payment.Solana, PollInterval: time.Hour, MaxBackoff: 200 * time.Millisecond,
 		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, Observe: func(err error) { steps <- err }},
-		s.src, s.Service.ScannerSinks(), &intents.Keys{Store: s.Store}, s.Watch[payment.Solana], nil)
+		s.src, s.Sink.ScannerSinks(), &ingest.Keys{Store: s.Store}, s.Watch[payment.Solana], nil)
 	notes := make(chan struct{}, 1000) // the node's notifications, not KeepNotified's wake after a loss
 	var subscriptions atomic.Int64
 	attempts := make(chan struct{}, 1000) // one per Notify call

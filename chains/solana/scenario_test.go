@@ -194,7 +194,7 @@ func (s *solScan) step() error {
 
 func (s *solScan) cursor() chains.Cursor {
 	s.t.Helper()
-	c, err := s.Service.Cursor(context.Background(), payment.Solana)
+	c, err := s.Sink.Cursor(context.Background(), payment.Solana)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -358,7 +358,7 @@ func TestScanSolanaSkippedSlots(t *testing.T) {
 				t.Fatalf("cursor %d, want the tip %d", c.Height, s.node.Tip())
 			}
 			for _, skipped := range []int64{int64(slotA) - 1, int64(slotB) - 1} {
-				if h, err := s.Service.BlockHash(context.Background(), payment.Solana, chains.Height(skipped)); err == nil {
+				if h, err := s.Sink.BlockHash(context.Background(), payment.Solana, chains.Height(skipped)); err == nil {
 					t.Fatalf("skipped slot %d has a stored block %s", skipped, h)
 				}
 			}
@@ -512,7 +512,7 @@ func TestScanSolanaNodeErrors(t *testing.T) {
 			if mode == solana.ModeBlock {
 				// No slot was skipped: every slot from the first cursor to the tip is stored.
 				for h := first; h <= chains.Height(s.node.Tip()); h++ {
-					if _, err := s.Service.BlockHash(context.Background(), payment.Solana, h); err != nil {
+					if _, err := s.Sink.BlockHash(context.Background(), payment.Solana, h); err != nil {
 						t.Fatalf("slot %d not stored: %v", h, err)
 					}
 				}

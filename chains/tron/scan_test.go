@@ -162,7 +162,7 @@ func (s *tronScan) sync() { s.t.Helper(); s.Sync(payment.Tron) }
 
 func (s *tronScan) cursor() chains.Cursor {
 	s.t.Helper()
-	c, err := s.Service.Cursor(context.Background(), payment.Tron)
+	c, err := s.Sink.Cursor(context.Background(), payment.Tron)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -463,7 +463,7 @@ func TestScanTronRestartMidScan(t *testing.T) {
 	}
 	// A rescan replays the blocks: still nothing twice.
 	s.Scanners[payment.Tron] = s.NewScanner(payment.Tron, s.newClient())
-	if err := s.Service.Reset(context.Background(), payment.Tron, start, s.node.BlockID(uint64(start))); err != nil {
+	if err := s.Sink.Reset(context.Background(), payment.Tron, start, s.node.BlockID(uint64(start))); err != nil {
 		t.Fatal(err)
 	}
 	s.sync()
@@ -557,7 +557,7 @@ func TestScanTronNodeErrors(t *testing.T) {
 	// No height was skipped: every block from the first cursor to the head
 	// is stored with the node's hash.
 	for h := first; h <= chains.Height(s.node.Tip()); h++ {
-		hash, err := s.Service.BlockHash(ctx, payment.Tron, h)
+		hash, err := s.Sink.BlockHash(ctx, payment.Tron, h)
 		if err != nil || hash != s.node.BlockID(uint64(h)) {
 			t.Fatalf("stored block %d: %q %v, node %s", h, hash, err, s.node.BlockID(uint64(h)))
 		}

@@ -50,7 +50,7 @@ func newScanMetrics(ctx context.Context, reg *prometheus.Registry, nets *availab
 	return m
 }
 
-// TransferRecorded implements intents.Counter.
+// TransferRecorded implements ingest.Counter.
 func (m *scanMetrics) TransferRecorded(network, asset string) {
 	m.trs.WithLabelValues(network, asset).Inc()
 }

@@ -13,7 +13,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/reports"
 	"github.com/paywatch/paywatch/store"
 	"github.com/paywatch/paywatch/webhooks"
 )
@@ -99,13 +101,12 @@ func transfersList(ctx context.Context, fs *flag.FlagSet, args []string, stdout 
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, st, err := openStore(ctx, *cfgPath)
+	_, st, err := openStore(ctx, *cfgPath)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	svc := intents.New(intents.Options{Store: st, Config: cfg})
-	page, err := svc.Inbox(ctx, store.InboxFilter{Status: *status, Network: *network, Classification: *class, Limit: *limit})
+	page, err := finance.New(finance.Options{Store: st}).Inbox(ctx, store.InboxFilter{Status: *status, Network: *network, Classification: *class, Limit: *limit})
 	if err != nil {
 		return err
 	}
@@ -118,7 +119,7 @@ func transfersList(ctx context.Context, fs *flag.FlagSet, args []string, stdout 
 }
 
 // printInbox prints one table row per transfer.
-func printInbox(stdout io.Writer, page intents.InboxPage) error {
+func printInbox(stdout io.Writer, page finance.InboxPage) error {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSEEN\tNETWORK\tASSET\tAMOUNT\tCLASS\tSTATUS\tINTENT\tRESOLUTION")
 	for _, t := range page.Transfers {
@@ -153,8 +154,9 @@ func transfersResolve(ctx context.Context, fs *flag.FlagSet, id string, args []s
 		return err
 	}
 	defer st.Close()
-	svc := intents.New(intents.Options{Store: st, Config: cfg})
-	res, err := svc.Resolve(ctx, id, intents.ResolveRequest{Action: *action, Note: *note, IntentID: *intent,
+	// A credit_intent decides the intent again, as the daemon would.
+	svc := finance.New(finance.Options{Store: st, Decider: intents.New(intents.Options{Store: st, Config: cfg})})
+	res, err := svc.Resolve(ctx, id, finance.ResolveRequest{Action: *action, Note: *note, IntentID: *intent,
 		Account: *account, RefundTxID: *refund, USDPerUnit: *rate}, cliActor(), nil)
 	if err != nil {
 		return err
@@ -186,27 +188,27 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	var from, to, asOf time.Time
 	if sub != "closes" {
-		if from, err = intents.ParseReportTime(*fromS); err != nil {
+		if from, err = reports.ParseReportTime(*fromS); err != nil {
 			return fmt.Errorf("--from: %w", err)
 		}
-		if to, err = intents.ParseReportTime(*toS); err != nil {
+		if to, err = reports.ParseReportTime(*toS); err != nil {
 			return fmt.Errorf("--to: %w", err)
 		}
 	}
 	if *asOfS != "" {
-		if asOf, err = intents.ParseReportTime(*asOfS); err != nil {
+		if asOf, err = reports.ParseReportTime(*asOfS); err != nil {
 			return fmt.Errorf("--as-of: %w", err)
 		}
 	}
-	if *format != intents.FormatCSV && *format != intents.FormatJSON {
+	if *format != reports.FormatCSV && *format != reports.FormatJSON {
 		return errors.New("--format must be csv or json")
 	}
-	cfg, st, err := openStore(ctx, *cfgPath)
+	_, st, err := openStore(ctx, *cfgPath)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	svc := intents.New(intents.Options{Store: st, Config: cfg})
+	svc := reports.New(reports.Options{Store: st})
 	switch sub {
 	case "close":
 		c, created, err := svc.ClosePeriod(ctx, from, to, cliActor())
@@ -238,7 +240,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if _, err := stdout.Write(body); err != nil {
 		return err
 	}
-	if *format == intents.FormatJSON {
+	if *format == reports.FormatJSON {
 		_, err = io.WriteString(stdout, "\n")
 	}
 	return err

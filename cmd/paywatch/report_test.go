@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/reports"
 )
 
 // `report close` stores a period's report; `report reconcile` then prints
@@ -31,7 +31,7 @@ func TestReportCloseAndAsOfCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c intents.ReportClose
+	var c reports.ReportClose
 	if err := json.Unmarshal([]byte(out), &c); err != nil || c.ID == "" || !strings.HasPrefix(c.ClosedBy, "cli:") {
 		t.Fatalf("close: %v %s", err, out)
 	}

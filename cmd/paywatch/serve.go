@@ -23,9 +23,12 @@ import (
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/console"
+	"github.com/paywatch/paywatch/finance"
+	"github.com/paywatch/paywatch/ingest"
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/rates"
+	"github.com/paywatch/paywatch/reports"
 	"github.com/paywatch/paywatch/store"
 )
 
@@ -55,6 +58,9 @@ type daemon struct {
 	store   *store.Store
 	book    *rates.Book
 	svc     *intents.Service
+	finance *finance.Service
+	reports *reports.Service
+	sink    *ingest.Sink
 	nets    *availability.Networks
 	watch   map[payment.Network]*chains.WatchSet
 	sources map[payment.Network]chains.Source
@@ -177,14 +183,17 @@ func (d *daemon) wire(ctx context.Context) error {
 	}
 	d.metrics = newScanMetrics(ctx, d.reg, d.nets)
 	d.svc = intents.New(intents.Options{Store: d.store, Config: cfg, Quotes: d.book, Addresses: addrs, Chains: d.nets,
-		Watcher: watchSets(d.watch), Counter: d.metrics, Log: d.log})
+		Watcher: watchSets(d.watch), Log: d.log})
+	d.finance = finance.New(finance.Options{Store: d.store, Decider: d.svc, Quotes: d.book, Log: d.log})
+	d.reports = reports.New(reports.Options{Store: d.store, Log: d.log})
+	d.sink = ingest.New(ingest.Options{Store: d.store, Config: cfg, Decider: d.svc, Credits: d.finance, Counter: d.metrics, Log: d.log})
 	if err := d.svc.EnsureLookahead(ctx); err != nil {
 		return err
 	}
-	d.api = api.New(api.Options{Service: d.svc, Config: cfg, Status: d.nets, Log: d.log,
+	d.api = api.New(api.Options{Service: d.svc, Finance: d.finance, Reports: d.reports, Config: cfg, Status: d.nets, Log: d.log,
 		Metrics: promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{})})
 	if cfg.Console.Enabled {
-		if d.console, err = console.New(console.Options{Service: d.svc, Status: d.nets, Config: cfg, Log: d.log,
+		if d.console, err = console.New(console.Options{Service: d.svc, Finance: d.finance, Reports: d.reports, Status: d.nets, Config: cfg, Log: d.log,
 			SignInLinks: cfg.Console.SignInLinks}); err != nil {
 			return err
 		}
@@ -322,10 +331,10 @@ func (d *daemon) lead(ctx context.Context, n payment.Network, src chains.Source)
 func (d *daemon) scan(ctx context.Context, n payment.Network, src chains.Source, lease *store.Lease, log *slog.Logger) error {
 	defer lease.Release()
 	nc := d.cfg.Networks[string(n)]
-	keys := &intents.Keys{Store: d.store}
+	keys := &ingest.Keys{Store: d.store}
 	sc := chains.NewScanner(chains.ScannerConfig{Network: n, PollInterval: nc.PollInterval.Duration,
 		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, StartHeight: (*chains.Height)(nc.StartHeight),
-		Observe: d.metrics.observe(n)}, src, d.svc.ScannerSinks(), keys, d.watch[n], d.log)
+		Observe: d.metrics.observe(n)}, src, d.sink.ScannerSinks(), keys, d.watch[n], d.log)
 	g, gctx := errgroup.WithContext(ctx)
 	sctx, cancel := context.WithCancel(gctx)
 	defer cancel()

@@ -21,9 +21,12 @@ import (
 	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/devnet/devnettest"
+	"github.com/paywatch/paywatch/finance"
+	"github.com/paywatch/paywatch/ingest"
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/rates"
+	"github.com/paywatch/paywatch/reports"
 	"github.com/paywatch/paywatch/store"
 	"github.com/paywatch/paywatch/views"
 )
@@ -66,6 +69,9 @@ type Env struct {
 	Config  *config.Config
 	Store   *store.Store
 	Service *intents.Service
+	Finance *finance.Service
+	Reports *reports.Service
+	Sink    *ingest.Sink
 	Nets    *availability.Networks
 	API     *api.Server
 	Server  *httptest.Server
@@ -96,7 +102,8 @@ func WithSource(n payment.Network, src chains.Source) Option {
 	return func(e *Env) { e.sources[n] = src }
 }
 
-// WithLog gives the Service log (discarded by default).
+// WithLog gives the Service, finance, reports and the sink their log
+// (discarded by default).
 func WithLog(log *slog.Logger) Option {
 	return func(e *Env) { e.log = log }
 }
@@ -249,20 +256,25 @@ func New(t testing.TB, opts ...Option) *Env {
 	return e
 }
 
-// startService builds the Service, its network status and the API from the
-// Env's store, config, quotes and addresses.
+// startService builds the Service, finance, reports, the scanners' sink,
+// the network status and the API from the Env's store, config, quotes and
+// addresses, wired as serve wires them.
 func (e *Env) startService() {
 	e.Nets = &availability.Networks{Store: e.Store, Config: e.Config, Now: e.Clock.Now}
 	e.Service = intents.New(intents.Options{Store: e.Store, Config: e.Config, Quotes: e.book, Addresses: e.addrs, Chains: e.Nets,
 		Watcher: watchSets(e.Watch), Now: e.Clock.Now, Log: e.log})
+	e.Finance = finance.New(finance.Options{Store: e.Store, Decider: e.Service, Quotes: e.book, Now: e.Clock.Now, Log: e.log})
+	e.Reports = reports.New(reports.Options{Store: e.Store, Now: e.Clock.Now, Log: e.log})
+	e.Sink = ingest.New(ingest.Options{Store: e.Store, Config: e.Config, Decider: e.Service, Credits: e.Finance,
+		Now: e.Clock.Now, Log: e.log})
 	runService(e.T, e.Service)
-	e.API = api.New(api.Options{Service: e.Service, Config: e.Config, Status: e.Nets, Now: e.Clock.Now})
+	e.API = api.New(api.Options{Service: e.Service, Finance: e.Finance, Reports: e.Reports, Config: e.Config, Status: e.Nets, Now: e.Clock.Now})
 }
 
-// RestartService replaces the Service, the API behind e.Server and every
-// scanner by new ones over the same database and chains, as a restarted
-// process (all state is in the database; the watched sets are reloaded by
-// the new scanners).
+// RestartService replaces the Service (with finance, reports and the sink),
+// the API behind e.Server and every scanner by new ones over the same
+// database and chains, as a restarted process (all state is in the
+// database; the watched sets are reloaded by the new scanners).
 func (e *Env) RestartService() {
 	e.T.Helper()
 	for n := range e.Watch {
@@ -279,13 +291,13 @@ func (e *Env) RestartService() {
 }
 
 // NewScanner returns a scanner of network n over src writing to the Env's
-// service (a restarted scanner is just a new one: all state is in the
+// sink (a restarted scanner is just a new one: all state is in the
 // database).
 func (e *Env) NewScanner(n payment.Network, src chains.Source) *chains.Scanner {
 	nc := e.Config.Networks[string(n)]
 	return chains.NewScanner(chains.ScannerConfig{Network: n, PollInterval: 10 * time.Millisecond,
-		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, StartHeight: (*chains.Height)(nc.StartHeight)}, src, e.Service.ScannerSinks(),
-		&intents.Keys{Store: e.Store}, e.Watch[n], nil)
+		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, StartHeight: (*chains.Height)(nc.StartHeight)}, src, e.Sink.ScannerSinks(),
+		&ingest.Keys{Store: e.Store}, e.Watch[n], nil)
 }
 
 // ImportSolanaPool adds pool keys.
@@ -320,7 +332,7 @@ func (e *Env) Sync(n payment.Network) {
 			e.T.Fatalf("scan %s: %v", n, err)
 		}
 		// As Scanner.Run does after every step.
-		if err := e.Service.SetHealth(context.Background(), n, chains.Health{Healthy: true}); err != nil {
+		if err := e.Sink.SetHealth(context.Background(), n, chains.Health{Healthy: true}); err != nil {
 			e.T.Fatalf("health %s: %v", n, err)
 		}
 		if caughtUp {

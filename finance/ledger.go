@@ -1,10 +1,11 @@
-package intents
+package finance
 
 import (
 	"context"
 	"errors"
 	"time"
 
+	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
 	"github.com/paywatch/paywatch/views"
@@ -32,8 +33,8 @@ type DebitRequest struct {
 
 // Balance returns an account's available and pending balance.
 func (s *Service) Balance(ctx context.Context, account string) (BalanceView, error) {
-	if !validName(account) {
-		return BalanceView{}, invalid("account", InvalidRequest, "account must be 1-200 characters of letters, digits and ._:/#-")
+	if !intents.ValidName(account) {
+		return BalanceView{}, intents.Invalid("account", intents.InvalidRequest, "account must be 1-200 characters of letters, digits and ._:/#-")
 	}
 	b, err := s.store.Balance(ctx, account)
 	if err != nil {
@@ -50,12 +51,12 @@ func (s *Service) Balance(ctx context.Context, account string) (BalanceView, err
 // Ledger returns one page of an account's entries, oldest first, after the
 // entry id after ("" from the first).
 func (s *Service) Ledger(ctx context.Context, account, after string, limit int) (LedgerPage, error) {
-	if !validName(account) {
-		return LedgerPage{}, invalid("account", InvalidRequest, "account must be 1-200 characters of letters, digits and ._:/#-")
+	if !intents.ValidName(account) {
+		return LedgerPage{}, intents.Invalid("account", intents.InvalidRequest, "account must be 1-200 characters of letters, digits and ._:/#-")
 	}
 	es, err := s.store.LedgerEntries(ctx, account, after, limit)
 	if errors.Is(err, store.ErrNotFound) {
-		return LedgerPage{}, invalid("after", InvalidRequest, "after=%q is not an entry of account %s", after, account)
+		return LedgerPage{}, intents.Invalid("after", intents.InvalidRequest, "after=%q is not an entry of account %s", after, account)
 	}
 	if err != nil {
 		return LedgerPage{}, err
@@ -73,35 +74,35 @@ func (s *Service) Ledger(ctx context.Context, account, after string, limit int) 
 // Debit pays the order req.Reference from account's balance in one
 // transaction: it creates (or finds) the order payable, appends a debit
 // entry under the account's row lock, marks the payable paid by that entry
-// and appends a ledger.debited event. It returns the entry (Created).
+// and appends a ledger.debited event. It returns the entry (intents.Created).
 //
 // It is idempotent twice over: the same Idempotency-Key with the same body
 // returns the first response, and a reference already paid by a debit of
-// the same account and amount returns that debit (Applied) without debiting
+// the same account and amount returns that debit (intents.Applied) without debiting
 // again. A short balance is insufficient_funds and changes nothing; an
 // order paid by an intent is already_paid; an order with a crypto payment
 // that covers it and waits for confirmations is payment_in_progress (the
 // customer would pay twice); a reference known with another amount or
 // account is a conflict.
-func (s *Service) Debit(ctx context.Context, account string, req DebitRequest, idem *Idem) (Result[views.LedgerEntry], error) {
-	if !validName(account) {
-		return Result[views.LedgerEntry]{}, invalid("account", InvalidRequest, "account must be 1-200 characters of letters, digits and ._:/#-")
+func (s *Service) Debit(ctx context.Context, account string, req DebitRequest, idem *intents.Idem) (intents.Result[views.LedgerEntry], error) {
+	if !intents.ValidName(account) {
+		return intents.Result[views.LedgerEntry]{}, intents.Invalid("account", intents.InvalidRequest, "account must be 1-200 characters of letters, digits and ._:/#-")
 	}
-	if !validName(req.Reference) {
-		return Result[views.LedgerEntry]{}, invalid("reference", InvalidRequest, "reference must be 1-200 characters of letters, digits and ._:/#-")
+	if !intents.ValidName(req.Reference) {
+		return intents.Result[views.LedgerEntry]{}, intents.Invalid("reference", intents.InvalidRequest, "reference must be 1-200 characters of letters, digits and ._:/#-")
 	}
 	usd, err := payment.ParseUSD(req.AmountUSD)
 	if err != nil || usd <= 0 {
-		return Result[views.LedgerEntry]{}, invalid("amount_usd", InvalidAmount, "amount_usd must be a positive decimal string with at most 2 decimals, like \"249.00\"")
+		return intents.Result[views.LedgerEntry]{}, intents.Invalid("amount_usd", intents.InvalidAmount, "amount_usd must be a positive decimal string with at most 2 decimals, like \"249.00\"")
 	}
-	return idempotent(ctx, s, idem, func(tx *store.Tx, now time.Time) (Outcome, views.LedgerEntry, error) {
+	return intents.Idempotent(ctx, s.store, s.now, idem, func(tx *store.Tx, now time.Time) (intents.Outcome, views.LedgerEntry, error) {
 		p, err := tx.EnsurePayable(ctx, store.Payable{Kind: payment.Order, Reference: req.Reference, Account: account,
 			AmountCents: int64(usd), CreatedAt: now})
 		if err != nil {
 			return 0, views.LedgerEntry{}, err
 		}
 		if p.AmountCents != int64(usd) || p.Account != account {
-			return 0, views.LedgerEntry{}, fail(Conflict, "order %s already exists with amount_usd %s and account %q; a payable keeps its amount and account",
+			return 0, views.LedgerEntry{}, intents.Fail(intents.Conflict, "order %s already exists with amount_usd %s and account %q; a payable keeps its amount and account",
 				p.Reference, payment.Cents(p.AmountCents), p.Account)
 		}
 		if p.PaidByEntry != "" {
@@ -109,23 +110,23 @@ func (s *Service) Debit(ctx context.Context, account string, req DebitRequest, i
 			if err != nil {
 				return 0, views.LedgerEntry{}, err
 			}
-			return Applied, views.LedgerEntryOf(e), nil
+			return intents.Applied, views.LedgerEntryOf(e), nil
 		}
 		if p.PaidAt != nil {
-			return 0, views.LedgerEntry{}, fail(AlreadyPaid, "order %s is already paid by intent %s", p.Reference, p.PaidByIntent)
+			return 0, views.LedgerEntry{}, intents.Fail(intents.AlreadyPaid, "order %s is already paid by intent %s", p.Reference, p.PaidByIntent)
 		}
 		// A crypto payment that covers the order is on its way: debiting
 		// now would make the customer pay twice.
 		if id, err := tx.PaymentInProgress(ctx, p.ID); err != nil {
 			return 0, views.LedgerEntry{}, err
 		} else if id != "" {
-			return 0, views.LedgerEntry{}, fail(PaymentInProgress, "order %s has a crypto payment in progress: intent %s has received the full amount and waits for confirmations; nothing was debited (wait for intent.paid, or debit again if the intent leaves detected without being paid)",
+			return 0, views.LedgerEntry{}, intents.Fail(intents.PaymentInProgress, "order %s has a crypto payment in progress: intent %s has received the full amount and waits for confirmations; nothing was debited (wait for intent.paid, or debit again if the intent leaves detected without being paid)",
 				p.Reference, id)
 		}
 		e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: account, Type: payment.EntryDebit, AmountCents: int64(usd),
 			Reference: req.Reference}, now)
 		if errors.Is(err, store.ErrInsufficientFunds) {
-			return 0, views.LedgerEntry{}, fail(InsufficientFunds, "account %s has less than %s USD available; nothing was debited", account, usd)
+			return 0, views.LedgerEntry{}, intents.Fail(intents.InsufficientFunds, "account %s has less than %s USD available; nothing was debited", account, usd)
 		}
 		if err != nil {
 			return 0, views.LedgerEntry{}, err
@@ -135,13 +136,13 @@ func (s *Service) Debit(ctx context.Context, account string, req DebitRequest, i
 		}
 		// The order's intents now see it paid elsewhere: what they received
 		// becomes a duplicate for finance at once.
-		if err := s.redecideSiblings(ctx, tx, p.ID, "", now, 0); err != nil {
+		if err := s.decider.RedecidePayable(ctx, tx, p.ID, now); err != nil {
 			return 0, views.LedgerEntry{}, err
 		}
 		view := views.LedgerEntryOf(e)
 		if err := tx.QueueAppendEvent(payment.EventLedgerDebited, "", "", account, view, now); err != nil {
 			return 0, views.LedgerEntry{}, err
 		}
-		return Created, view, nil
+		return intents.Created, view, nil
 	})
 }

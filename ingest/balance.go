@@ -1,4 +1,4 @@
-package intents
+package ingest
 
 import (
 	"context"
@@ -29,7 +29,7 @@ func BalanceIndex(key []byte) int64 {
 	return int64(binary.BigEndian.Uint64(sum[:8]) >> 1)
 }
 
-var _ chains.BalanceSink = (*Service)(nil)
+var _ chains.BalanceSink = (*Sink)(nil)
 
 // openAddress is an open intent's address, checked at height.
 type openAddress struct {
@@ -49,7 +49,7 @@ type openAddress struct {
 // transaction, as a confirmed transfer (BalanceTxID, BalanceIndex) classified
 // Unexplained, with a transfer.unmatched event. A negative difference (money
 // moved out of a watch-only address) is logged; it cannot be explained here.
-func (s *Service) CheckBalances(ctx context.Context, network payment.Network, tips chains.Tips, src chains.BalanceChecker) error {
+func (s *Sink) CheckBalances(ctx context.Context, network payment.Network, tips chains.Tips, src chains.BalanceChecker) error {
 	n := string(network)
 	cur, err := s.store.GetCursor(ctx, n)
 	if err != nil {
@@ -84,7 +84,7 @@ func (s *Service) CheckBalances(ctx context.Context, network payment.Network, ti
 }
 
 // checkAt checks the addresses of group in the stored block at height h.
-func (s *Service) checkAt(ctx context.Context, n string, h int64, group []openAddress, tips chains.Tips, src chains.BalanceChecker) error {
+func (s *Sink) checkAt(ctx context.Context, n string, h int64, group []openAddress, tips chains.Tips, src chains.BalanceChecker) error {
 	ref, at, err := s.store.BlockWithTime(ctx, n, h)
 	hash := ref.Hash
 	if err != nil {
@@ -131,7 +131,7 @@ func (s *Service) checkAt(ctx context.Context, n string, h int64, group []openAd
 }
 
 // openAddresses returns the addresses of the network's open intents.
-func (s *Service) openAddresses(ctx context.Context, n string) ([]openAddress, error) {
+func (s *Sink) openAddresses(ctx context.Context, n string) ([]openAddress, error) {
 	rows, err := s.store.OpenAddresses(ctx, n)
 	if err != nil {
 		return nil, fmt.Errorf("balance check: open intents: %w", err)
@@ -145,7 +145,7 @@ func (s *Service) openAddresses(ctx context.Context, n string) ([]openAddress, e
 
 // recordedNative sums the recorded, non-orphaned native transfers to keys in
 // blocks up to height h, by key.
-func (s *Service) recordedNative(ctx context.Context, n string, keys [][]byte, h int64) (map[string]*big.Int, error) {
+func (s *Sink) recordedNative(ctx context.Context, n string, keys [][]byte, h int64) (map[string]*big.Int, error) {
 	sums, err := s.store.RecordedSums(ctx, n, string(payment.Native), keys, h)
 	if err != nil {
 		return nil, fmt.Errorf("balance check: recorded transfers: %w", err)
@@ -155,7 +155,7 @@ func (s *Service) recordedNative(ctx context.Context, n string, keys [][]byte, h
 
 // recordUnexplained stores one balance-check item and its event in one
 // transaction. The cursor lock orders it with the scanner's writes.
-func (s *Service) recordUnexplained(ctx context.Context, n string, a openAddress, h int64, hash string, amount *big.Int,
+func (s *Sink) recordUnexplained(ctx context.Context, n string, a openAddress, h int64, hash string, amount *big.Int,
 	seen time.Time, tips chains.Tips) error {
 	return s.store.InTx(ctx, func(tx *store.Tx) error {
 		now := s.now().UTC()
@@ -200,18 +200,4 @@ func (s *Service) recordUnexplained(ctx context.Context, n string, a openAddress
 		err = tx.QueueAppendEvent(payment.EventTransferUnmatched, a.intentID, stored.ID, in.Account, views.TransferOf(fresh, int64(tips.Node)), now)
 		return err
 	})
-}
-
-// matchable drops the Unexplained items finance has not credited: the
-// matcher never counts them, and they keep their classification. It returns
-// a new slice: trs (every transfer, for the intent's view) is left as is.
-func matchable(trs []store.Transfer) []store.Transfer {
-	out := make([]store.Transfer, 0, len(trs))
-	for _, t := range trs {
-		if t.Classification == payment.Unexplained && !t.Credited {
-			continue
-		}
-		out = append(out, t)
-	}
-	return out
 }

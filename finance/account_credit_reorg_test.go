@@ -1,4 +1,4 @@
-package intents_test
+package finance_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
@@ -168,9 +168,9 @@ func TestSpentAccountCreditOfATransferThatLeavesTheChainIsUnrecoveredThenRecover
 	}
 }
 
-func ledgerPage(t *testing.T, e *intentstest.Env, account string) intents.LedgerPage {
+func ledgerPage(t *testing.T, e *intentstest.Env, account string) finance.LedgerPage {
 	t.Helper()
-	page, err := e.Service.Ledger(context.Background(), account, "", 100)
+	page, err := e.Finance.Ledger(context.Background(), account, "", 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func ledgerPage(t *testing.T, e *intentstest.Env, account string) intents.Ledger
 
 func transferView(t *testing.T, e *intentstest.Env, id string) views.Transfer {
 	t.Helper()
-	page, err := e.Service.Inbox(context.Background(), store.InboxFilter{Status: "all", Limit: 1000})
+	page, err := e.Finance.Inbox(context.Background(), store.InboxFilter{Status: "all", Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func transferView(t *testing.T, e *intentstest.Env, id string) views.Transfer {
 // whether the transfer is excluded.
 func checkRecon(t *testing.T, e *intentstest.Env, transferID string, excluded bool) {
 	t.Helper()
-	rep, err := e.Service.Reconcile(context.Background(), time.Unix(0, 0), e.Clock.Now().Add(time.Hour), time.Time{})
+	rep, err := e.Reports.Reconcile(context.Background(), time.Unix(0, 0), e.Clock.Now().Add(time.Hour), time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

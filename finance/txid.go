@@ -1,4 +1,4 @@
-package intents
+package finance
 
 import (
 	"encoding/hex"

@@ -1,69 +1,19 @@
-package intents
+package finance
 
 import (
 	"context"
-	"github.com/paywatch/paywatch/payment"
-	"github.com/paywatch/paywatch/views"
-	"sort"
 	"time"
 
+	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
 )
 
-// moves collects what one chain-side transaction (blocks applied, tips,
-// a rewind, the mempool) changed: the intents to re-decide, and the
-// transfers with a credit_account decision that left the chain or got their
-// confirmations, whose credits follow them (settle). Every orphaning and
-// every confirmation goes through add.
-type moves struct {
-	intents  map[string]bool
-	credited map[string]bool
-}
-
-func newMoves() *moves {
-	return &moves{intents: map[string]bool{}, credited: map[string]bool{}}
-}
-
-// intent marks an intent to re-decide.
-func (m *moves) intent(id string) {
-	if id != "" {
-		m.intents[id] = true
-	}
-}
-
-// add notes transfers that were orphaned, re-recorded or confirmed.
-func (m *moves) add(trs []store.Transfer) {
-	for _, t := range trs {
-		m.intent(t.IntentID)
-		if t.Resolution != nil && t.Resolution.Action == ActionCreditAccount {
-			m.credited[t.ID] = true
-		}
-	}
-}
-
-// settle re-decides the affected intents, then brings the credit_account
-// credits of the moved transfers in line with the chain, in the caller's
-// transaction (events last).
-func (s *Service) settle(ctx context.Context, tx *store.Tx, m *moves, now time.Time) error {
-	if err := s.reevaluateAll(ctx, tx, m.intents, now); err != nil {
-		return err
-	}
-	ids := make([]string, 0, len(m.credited))
-	for id := range m.credited {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		if err := s.followChain(ctx, tx, id, now); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// followChain keeps a credit_account credit standing exactly while its
-// transfer is confirmed on the chain, as a paid top-up's credit is (net per
-// transfer, so replays and rescans never double anything):
+// FollowChain keeps the credit_account credit of transfer id standing
+// exactly while the transfer is confirmed on the chain, as a paid top-up's
+// credit is (net per transfer, so replays and rescans never double
+// anything). The scanner sink calls it in its transaction for every
+// transfer with that decision that a block, tip or rewind moved:
 //   - not confirmed any more (orphaned by a reorg, or moved to a block not
 //     deep enough yet) and credited net: a reversal of the credited amount,
 //     taking what the balance holds and recording the rest as unrecovered,
@@ -72,9 +22,10 @@ func (s *Service) settle(ctx context.Context, tx *store.Tx, m *moves, now time.T
 //     then a recovery of what the reversal could not take back (the
 //     balance had been spent), with ledger.credited and ledger.recovered.
 //
-// The decision stays credit_account: it is finance's, the ledger shows what
-// the chain did to it.
-func (s *Service) followChain(ctx context.Context, tx *store.Tx, id string, now time.Time) error {
+// A transfer without a credit_account decision is left alone. The decision
+// stays credit_account: it is finance's, the ledger shows what the chain did
+// to it.
+func (s *Service) FollowChain(ctx context.Context, tx *store.Tx, id string, now time.Time) error {
 	t, err := tx.GetTransfer(ctx, id)
 	if err != nil {
 		return err

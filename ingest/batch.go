@@ -1,4 +1,4 @@
-package intents
+package ingest
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/paywatch/paywatch/store"
 )
 
-var _ chains.BatchSink = (*Service)(nil)
+var _ chains.BatchSink = (*Sink)(nil)
 
 // ApplyBlocks stores consecutive blocks in one transaction, as ApplyBlock
 // does for one: their refs, their transfers to our addresses, the
@@ -18,7 +18,7 @@ var _ chains.BatchSink = (*Service)(nil)
 // cursor at the last block. The first block must extend the cursor and each
 // the one before it. A catch-up pays one transaction per batch: the
 // per-block round trips are what bounds it otherwise.
-func (s *Service) ApplyBlocks(ctx context.Context, network payment.Network, bs []chains.Block, tips chains.Tips) error {
+func (s *Sink) ApplyBlocks(ctx context.Context, network payment.Network, bs []chains.Block, tips chains.Tips) error {
 	if len(bs) == 0 {
 		return nil
 	}
@@ -85,7 +85,7 @@ const (
 
 // keptBlocks is how many block refs below the cursor are kept:
 // max(2000, safety_depth + margin).
-func (s *Service) keptBlocks(network payment.Network) int64 {
+func (s *Sink) keptBlocks(network payment.Network) int64 {
 	keep := int64(minKeptBlocks)
 	if nc := s.cfg.Networks[string(network)]; nc != nil {
 		keep = max(keep, nc.SafetyDepth+keptMargin)

@@ -1,4 +1,4 @@
-package intents_test
+package ingest_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/paywatch/paywatch/addresses"
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/ingest"
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
@@ -51,7 +52,7 @@ func TestAddressFromAStandbyIsWatchedByTheLeader(t *testing.T) {
 	defer cancel()
 	behind := func() time.Time { return e.Clock.Now().Add(-time.Hour) }
 	sb := standby(t, e, behind)
-	keys := &intents.Keys{Store: e.Store}
+	keys := &ingest.Keys{Store: e.Store}
 	woken := make(chan struct{}, 1)
 	go func() {
 		_ = keys.Listen(ctx, func() {
@@ -67,7 +68,7 @@ func TestAddressFromAStandbyIsWatchedByTheLeader(t *testing.T) {
 	nc := e.Config.Networks["bitcoin"]
 	f := e.Chains[payment.Bitcoin]
 	sc := chains.NewScanner(chains.ScannerConfig{Network: payment.Bitcoin, Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth},
-		f, e.Service.ScannerSinks(), keys, watch, nil)
+		f, e.Sink.ScannerSinks(), keys, watch, nil)
 	step := func() {
 		t.Helper()
 		for i := 0; i < 100; i++ {
@@ -124,7 +125,7 @@ func TestKeysReconcileReloadsAShortSet(t *testing.T) {
 	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
 	ctx := context.Background()
 	now := e.Clock.Now()
-	keys := &intents.Keys{Store: e.Store, Reconcile: time.Minute, Now: func() time.Time { return now }}
+	keys := &ingest.Keys{Store: e.Store, Reconcile: time.Minute, Now: func() time.Time { return now }}
 	full := chains.NewWatchSet(64)
 	if err := keys.Refresh(ctx, payment.Bitcoin, full); err != nil {
 		t.Fatal(err)

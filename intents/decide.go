@@ -2,33 +2,31 @@ package intents
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sort"
 	"time"
 
-	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/matcher"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
 	"github.com/paywatch/paywatch/views"
 )
 
-// ErrCursorMoved is returned by ApplyBlock when the block does not extend
-// the stored cursor (another writer moved it, or the chain reorganized).
-var ErrCursorMoved = errors.New("block does not extend the cursor")
-
 // Reevaluate re-runs the matcher on one intent (deadline sweep, finance
 // decision) in its own transaction.
 func (s *Service) Reevaluate(ctx context.Context, id string) error {
 	return s.store.InTx(ctx, func(tx *store.Tx) error {
-		return s.reevaluate(ctx, tx, id, s.now().UTC())
+		return s.Redecide(ctx, tx, id, s.now().UTC())
 	})
 }
 
-// reevaluate locks the intent's payable then the intent, and applies the
-// matcher's decision.
-func (s *Service) reevaluate(ctx context.Context, tx *store.Tx, id string, now time.Time) error {
+// Redecide decides intent id again in tx, as of now: it locks the intent's
+// payable then the intent, asks the matcher about all of the intent's
+// transfers and writes the decision (the transfers' classes, the intent's
+// state, the payable's paid state, a top-up's credit or its reversal, and
+// their events, queued to commit). Deciding an intent that nothing changed
+// for writes nothing. The scanner sink calls it for every intent a block,
+// tip or rewind touched, and finance after a resolution.
+func (s *Service) Redecide(ctx context.Context, tx *store.Tx, id string, now time.Time) error {
 	in, err := tx.GetIntent(ctx, id)
 	if err != nil {
 		return fmt.Errorf("intent %s: %w", id, err)
@@ -54,6 +52,14 @@ func (s *Service) reevaluateLocked(ctx context.Context, tx *store.Tx, p store.Pa
 // re-decide its intents within one decision. One level settles it (the
 // payer is decided first); the bound only guards against a cycle.
 const maxSiblingDepth = 2
+
+// RedecidePayable decides every intent of the payable again in tx, after
+// the payable's paid state changed by other means than one of its intents
+// (a balance debit paid it): what they received becomes a duplicate for
+// finance at once. The caller holds the payable's row lock.
+func (s *Service) RedecidePayable(ctx context.Context, tx *store.Tx, payableID int64, now time.Time) error {
+	return s.redecideSiblings(ctx, tx, payableID, "", now, 0)
+}
 
 // redecideSiblings decides the payable's intents other than except again,
 // re-reading the payable (locked by the caller) for its new paid state.
@@ -137,7 +143,7 @@ func (s *Service) readDecision(ctx context.Context, tx *store.Tx, p store.Payabl
 	if err != nil {
 		return nil, err
 	}
-	trs := matchable(all) // balance-check items count only once credited (balance.go)
+	trs := matchable(all) // balance-check items (package ingest) count only once credited
 	mtrs := make([]matcher.Transfer, len(trs))
 	for i, t := range trs {
 		mtrs[i] = matcher.Transfer{
@@ -406,200 +412,16 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 	}
 }
 
-// requiredFor returns the confirmations a transfer to a needs: its intent's,
-// or the method default for an address without intent.
-func (s *Service) requiredFor(network string, asset payment.Asset, a store.Address) int {
-	if a.IntentID != "" {
-		return a.IntentConfirmations
-	}
-	if m, ok := payment.MethodFor(payment.Network(network), asset); ok {
-		if mc := s.cfg.Methods[string(m.Method)]; mc != nil && mc.Confirmations != nil {
-			return *mc.Confirmations
+// matchable drops the Unexplained items finance has not credited: the
+// matcher never counts them, and they keep their classification. It returns
+// a new slice: trs (every transfer, for the intent's view) is left as is.
+func matchable(trs []store.Transfer) []store.Transfer {
+	out := make([]store.Transfer, 0, len(trs))
+	for _, t := range trs {
+		if t.Classification == payment.Unexplained && !t.Credited {
+			continue
 		}
-		return m.DefaultConfirmations
+		out = append(out, t)
 	}
-	return 1
-}
-
-// recordTransfer upserts one observed transfer and returns the intent it
-// belongs to ("" for none).
-func (s *Service) recordTransfer(ctx context.Context, tx *store.Tx, network string, t chains.Transfer, height *int64,
-	hash string, status payment.TransferStatus, seen, now time.Time) (string, error) {
-	a, err := tx.AddressByKey(ctx, network, t.Key)
-	if errors.Is(err, store.ErrNotFound) {
-		// The source reported a key we do not own (a watch-set race cannot
-		// cause this: keys are only ever added). Record nothing.
-		return "", fmt.Errorf("transfer %s:%d to %s: key is not one of our addresses", t.TxID, t.Index, t.Address)
-	}
-	if err != nil {
-		return "", err
-	}
-	required := s.requiredFor(network, t.Asset, a)
-	class, notified := payment.UnknownAddress, payment.UnknownAddress
-	if a.IntentID != "" {
-		// A placeholder until the matcher classifies it in this transaction.
-		class, notified = payment.Partial, ""
-	}
-	rec := store.Transfer{
-		ID: store.NewID("tr"), Network: network, TxID: t.TxID, Index: t.Index, Asset: string(t.Asset),
-		Address: t.Address, AddressKey: t.Key, Amount: t.Amount, IntentID: a.IntentID, BlockHeight: height,
-		BlockHash: hash, FirstSeenAt: seen, Status: status, ConfirmationsRequired: required,
-		Classification: class, NotifiedClass: notified, CreatedAt: now,
-	}
-	if rec.Address == "" {
-		rec.Address = a.Address
-	}
-	stored, inserted, err := tx.UpsertTransfer(ctx, rec)
-	if err != nil {
-		return "", fmt.Errorf("record transfer %s:%d: %w", t.TxID, t.Index, err)
-	}
-	if inserted && s.opt.Counter != nil {
-		tx.AfterCommit(func() { s.opt.Counter.TransferRecorded(network, string(t.Asset)) })
-	}
-	if inserted && a.IntentID == "" {
-		tip, err := tx.NodeHeight(ctx, network)
-		if err != nil {
-			return "", err
-		}
-		if err := tx.QueueAppendEvent(payment.EventTransferUnmatched, "", stored.ID, "", views.TransferOf(stored, tip), now); err != nil {
-			return "", err
-		}
-	}
-	return a.IntentID, nil
-}
-
-// ApplyBlock stores one block in one transaction: its ref, its transfers to
-// our addresses, the confirmations reached at tips, the matcher's decisions
-// and events, and the cursor. The block must extend the cursor.
-func (s *Service) ApplyBlock(ctx context.Context, network payment.Network, b chains.Block, tips chains.Tips) error {
-	return s.ApplyBlocks(ctx, network, []chains.Block{b}, tips)
-}
-
-// confirm promotes transfers that reached their confirmations.
-func (s *Service) confirm(ctx context.Context, tx *store.Tx, network string, tip, final int64, now time.Time, m *moves) error {
-	trs, err := tx.ConfirmUpTo(ctx, network, tip, final, now)
-	if err != nil {
-		return err
-	}
-	m.add(trs)
-	return nil
-}
-
-// reevaluateAll re-runs the matcher on each affected intent, in a stable
-// order so concurrent writers lock rows in the same order.
-func (s *Service) reevaluateAll(ctx context.Context, tx *store.Tx, affected map[string]bool, now time.Time) error {
-	ids := make([]string, 0, len(affected))
-	for id := range affected {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		if err := s.reevaluate(ctx, tx, id, now); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// ApplyTips records a new node tip and final height and promotes the
-// transfers that reached their confirmations, without refetching blocks.
-func (s *Service) ApplyTips(ctx context.Context, network payment.Network, tips chains.Tips) error {
-	n := string(network)
-	return s.store.InTx(ctx, func(tx *store.Tx) error {
-		now := s.now().UTC()
-		if _, err := tx.CursorForUpdate(ctx, n); err != nil {
-			return err
-		}
-		if err := tx.SetTips(ctx, n, int64(tips.Node), int64(tips.Final), now); err != nil {
-			return err
-		}
-		m := newMoves()
-		if err := s.confirm(ctx, tx, n, int64(tips.Node), int64(tips.Final), now, m); err != nil {
-			return err
-		}
-		return s.settle(ctx, tx, m, now)
-	})
-}
-
-// Rewind moves the cursor of network back to height (a reorg's common
-// ancestor, or an operator's rescan): transfers in blocks above it are
-// orphaned and what they paid is re-decided. The blocks are replayed next.
-func (s *Service) Rewind(ctx context.Context, network payment.Network, to chains.Height, hash string) error {
-	n, height := string(network), int64(to)
-	return s.store.InTx(ctx, func(tx *store.Tx) error {
-		now := s.now().UTC()
-		if _, err := tx.CursorForUpdate(ctx, n); err != nil {
-			return err
-		}
-		trs, err := tx.OrphanAbove(ctx, n, height, now)
-		if err != nil {
-			return err
-		}
-		m := newMoves()
-		m.add(trs)
-		if err := tx.DeleteBlocksAbove(ctx, n, height); err != nil {
-			return err
-		}
-		if err := tx.SetCursor(ctx, n, height, hash, nil, now); err != nil {
-			return err
-		}
-		return s.settle(ctx, tx, m, now)
-	})
-}
-
-// ApplyPending records the mempool's transfers to our addresses (detected,
-// first seen now) and orphans earlier mempool transfers that vanished
-// unmined (replaced or evicted). The scanner calls it only once the blocks
-// up to the node's current tip are scanned, so a transfer missing from the
-// mempool is not in a block we have not read.
-func (s *Service) ApplyPending(ctx context.Context, network payment.Network, pending []chains.Transfer) error {
-	return s.applyPending(ctx, network, pending, true)
-}
-
-// RecordPending records the mempool's transfers as ApplyPending does but
-// takes none of the recorded ones for vanished: the scanner calls it when
-// the node's tip lags its mempool.
-func (s *Service) RecordPending(ctx context.Context, network payment.Network, pending []chains.Transfer) error {
-	return s.applyPending(ctx, network, pending, false)
-}
-
-var _ chains.PendingRecorder = (*Service)(nil)
-
-func (s *Service) applyPending(ctx context.Context, network payment.Network, pending []chains.Transfer, orphan bool) error {
-	n := string(network)
-	return s.store.InTx(ctx, func(tx *store.Tx) error {
-		now := s.now().UTC()
-		m := newMoves()
-		keep := make([]string, 0, len(pending))
-		for _, t := range pending {
-			keep = append(keep, t.TxID)
-			id, err := s.recordPending(ctx, tx, n, t, now)
-			if err != nil {
-				return err
-			}
-			m.intent(id)
-		}
-		if orphan {
-			gone, err := tx.OrphanPending(ctx, n, keep, now)
-			if err != nil {
-				return err
-			}
-			m.add(gone)
-		}
-		return s.settle(ctx, tx, m, now)
-	})
-}
-
-// recordPending records a mempool transfer unless it is already known in a
-// block; an orphaned one that is back in the mempool becomes pending again.
-func (s *Service) recordPending(ctx context.Context, tx *store.Tx, network string, t chains.Transfer, now time.Time) (string, error) {
-	existing, err := tx.TransferByKey(ctx, network, t.TxID, t.Index)
-	if err == nil {
-		if existing.Status != payment.TransferOrphaned {
-			return "", nil
-		}
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return "", err
-	}
-	return s.recordTransfer(ctx, tx, network, t, nil, "", payment.TransferPending, now, now)
+	return out
 }

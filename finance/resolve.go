@@ -1,4 +1,4 @@
-package intents
+package finance
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
 	"github.com/paywatch/paywatch/views"
@@ -48,17 +49,17 @@ func (s *Service) Inbox(ctx context.Context, f store.InboxFilter) (InboxPage, er
 		f.Status = "unresolved"
 	case "unresolved", "resolved", "all":
 	default:
-		return InboxPage{}, invalid("status", InvalidRequest, "status must be unresolved, resolved or all")
+		return InboxPage{}, intents.Invalid("status", intents.InvalidRequest, "status must be unresolved, resolved or all")
 	}
 	if f.Network != "" && !payment.Network(f.Network).Valid() {
-		return InboxPage{}, invalid("network", InvalidRequest, "unknown network %q", f.Network)
+		return InboxPage{}, intents.Invalid("network", intents.InvalidRequest, "unknown network %q", f.Network)
 	}
 	if f.Classification != "" && !payment.Classification(f.Classification).Valid() {
-		return InboxPage{}, invalid("classification", InvalidRequest, "unknown classification %q", f.Classification)
+		return InboxPage{}, intents.Invalid("classification", intents.InvalidRequest, "unknown classification %q", f.Classification)
 	}
 	trs, err := s.store.InboxTransfers(ctx, f)
 	if errors.Is(err, store.ErrNotFound) {
-		return InboxPage{}, invalid("after", InvalidRequest, "after=%q is not a transfer id", f.After)
+		return InboxPage{}, intents.Invalid("after", intents.InvalidRequest, "after=%q is not a transfer id", f.After)
 	}
 	if err != nil {
 		return InboxPage{}, err
@@ -81,14 +82,14 @@ func (s *Service) Inbox(ctx context.Context, f store.InboxFilter) (InboxPage, er
 	return page, nil
 }
 
-// split divides a transfer's amount into the part that settled an intent and
+// Split divides a transfer's amount into the part that settled an intent and
 // the part finance reviews. A settles transfer settles all of it; an
 // overpaid one settles what the intent still needed after its other
 // settling transfers (intentAmount − otherSettled) and its surplus is
 // reviewed; any other class is reviewed whole. Excluded is true for an
 // orphaned transfer that never paid anything (classification other than
 // reverted): the money is not on the chain, so it counts in no sum.
-func split(t store.Transfer, intentAmount, otherSettled *big.Int) (settled, review *big.Int, excluded bool) {
+func Split(t store.Transfer, intentAmount, otherSettled *big.Int) (settled, review *big.Int, excluded bool) {
 	zero := new(big.Int)
 	if t.Status == payment.TransferOrphaned && t.Classification != payment.Reverted {
 		return zero, new(big.Int), true
@@ -127,26 +128,26 @@ func split(t store.Transfer, intentAmount, otherSettled *big.Int) (settled, revi
 //     at req.USDPerUnit, else at the current quote. Refused, like
 //     credit_intent, for a transfer that is orphaned or not confirmed yet.
 //     The credit then follows the transfer on the chain: reversed if it
-//     leaves it, credited again once it is confirmed again (followChain).
+//     leaves it, credited again once it is confirmed again (FollowChain).
 //   - refunded records the refund transaction (refund_txid required,
 //     trimmed, with the shape of a transaction id of the transfer's network).
 //   - ignore records the decision only (dust, spam).
 //
 // The note is required; actor is who decided (the API key name, or
-// "cli:<user>"). The result is the transfer after the decision (Applied).
+// "cli:<user>"). The result is the transfer after the decision (intents.Applied).
 // A transfer is resolved at most once (conflict). A
 // transfer that settled cleanly has nothing to resolve, and a partial
 // payment of an intent still waiting for the rest (awaiting_payment,
 // detected) is not a finance item yet (conflict).
-func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveRequest, actor string, idem *Idem) (Result[views.Transfer], error) {
-	if res, done, err := replay[views.Transfer](ctx, s, idem); done || err != nil {
+func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveRequest, actor string, idem *intents.Idem) (intents.Result[views.Transfer], error) {
+	if res, done, err := intents.Replay[views.Transfer](ctx, s.store, idem); done || err != nil {
 		return res, err
 	}
 	req.Note = strings.TrimSpace(req.Note)
 	if err := checkResolve(req, actor); err != nil {
-		return Result[views.Transfer]{}, err
+		return intents.Result[views.Transfer]{}, err
 	}
-	return idempotent(ctx, s, idem, func(tx *store.Tx, now time.Time) (Outcome, views.Transfer, error) {
+	return intents.Idempotent(ctx, s.store, s.now, idem, func(tx *store.Tx, now time.Time) (intents.Outcome, views.Transfer, error) {
 		tr, err := resolvable(ctx, tx, transferID)
 		if err != nil {
 			return 0, views.Transfer{}, err
@@ -156,7 +157,7 @@ func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveReq
 			return 0, views.Transfer{}, err
 		}
 		view, err := s.afterResolution(ctx, tx, tr, res, ledger, reeval, now)
-		return Applied, view, err
+		return intents.Applied, view, err
 	})
 }
 
@@ -164,23 +165,23 @@ func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveReq
 func checkResolve(req ResolveRequest, actor string) error {
 	switch {
 	case req.Note == "":
-		return invalid("note", InvalidRequest, "note is required: say why (it is kept with the decision)")
+		return intents.Invalid("note", intents.InvalidRequest, "note is required: say why (it is kept with the decision)")
 	case len(req.Note) > 2000:
-		return invalid("note", InvalidRequest, "note must be at most 2000 characters")
+		return intents.Invalid("note", intents.InvalidRequest, "note must be at most 2000 characters")
 	case req.Action == ActionCreditIntent && req.IntentID == "":
-		return invalid("intent_id", InvalidRequest, "credit_intent needs intent_id")
-	case req.Action == ActionCreditAccount && !validName(req.Account):
-		return invalid("account", InvalidRequest, "credit_account needs account (1-200 characters of letters, digits and ._:/#-)")
+		return intents.Invalid("intent_id", intents.InvalidRequest, "credit_intent needs intent_id")
+	case req.Action == ActionCreditAccount && !intents.ValidName(req.Account):
+		return intents.Invalid("account", intents.InvalidRequest, "credit_account needs account (1-200 characters of letters, digits and ._:/#-)")
 	case req.Action == ActionRefunded && (strings.TrimSpace(req.RefundTxID) == "" || len(req.RefundTxID) > 200):
-		return invalid("refund_txid", InvalidRequest, "refunded needs refund_txid (the refund transaction id)")
+		return intents.Invalid("refund_txid", intents.InvalidRequest, "refunded needs refund_txid (the refund transaction id)")
 	case req.Action != ActionCreditIntent && req.Action != ActionCreditAccount && req.Action != ActionRefunded && req.Action != ActionIgnore:
-		return invalid("action", InvalidRequest, "action must be credit_intent, credit_account, refunded or ignore")
+		return intents.Invalid("action", intents.InvalidRequest, "action must be credit_intent, credit_account, refunded or ignore")
 	case actor == "":
-		return fail(InvalidRequest, "the decision needs an actor")
+		return intents.Fail(intents.InvalidRequest, "the decision needs an actor")
 	}
 	if req.USDPerUnit != "" {
 		if r, ok := new(big.Rat).SetString(req.USDPerUnit); !ok || r.Sign() <= 0 || strings.ContainsAny(req.USDPerUnit, "/eE") {
-			return invalid("usd_per_unit", InvalidAmount, "usd_per_unit must be a positive decimal like \"2500.10\"")
+			return intents.Invalid("usd_per_unit", intents.InvalidAmount, "usd_per_unit must be a positive decimal like \"2500.10\"")
 		}
 	}
 	return nil
@@ -191,17 +192,17 @@ func checkResolve(req ResolveRequest, actor string) error {
 func resolvable(ctx context.Context, tx *store.Tx, transferID string) (store.Transfer, error) {
 	tr, err := tx.TransferForUpdate(ctx, transferID)
 	if errors.Is(err, store.ErrNotFound) {
-		return tr, fail(NotFound, "no transfer %q", transferID)
+		return tr, intents.Fail(intents.NotFound, "no transfer %q", transferID)
 	}
 	if err != nil {
 		return tr, err
 	}
 	if tr.Resolution != nil {
-		return tr, fail(Conflict, "transfer %s was already resolved (%s by %s at %s); a resolution is final",
+		return tr, intents.Fail(intents.Conflict, "transfer %s was already resolved (%s by %s at %s); a resolution is final",
 			tr.ID, tr.Resolution.Action, tr.Resolution.Actor, tr.Resolution.CreatedAt.UTC().Format(time.RFC3339))
 	}
 	if tr.Classification == payment.Settles {
-		return tr, fail(Conflict, "transfer %s settles intent %s; there is nothing to resolve", tr.ID, tr.IntentID)
+		return tr, intents.Fail(intents.Conflict, "transfer %s settles intent %s; there is nothing to resolve", tr.ID, tr.IntentID)
 	}
 	if tr.Classification == payment.Partial && tr.IntentID != "" && tr.Status != payment.TransferOrphaned {
 		// A part of a payment still in progress is not a finance item
@@ -212,7 +213,7 @@ func resolvable(ctx context.Context, tx *store.Tx, transferID string) (store.Tra
 			return tr, err
 		}
 		if in.Status.Waiting() {
-			return tr, fail(Conflict, "transfer %s is part of a payment in progress (intent %s is %s); decide once the intent stops waiting for the rest",
+			return tr, intents.Fail(intents.Conflict, "transfer %s is part of a payment in progress (intent %s is %s); decide once the intent stops waiting for the rest",
 				tr.ID, in.ID, in.Status)
 		}
 	}
@@ -226,7 +227,7 @@ func (s *Service) applyResolution(ctx context.Context, tx *store.Tx, tr store.Tr
 	if req.Action == ActionRefunded {
 		id, err := refundTxID(tr.Network, req.RefundTxID)
 		if err != nil {
-			return store.Resolution{}, nil, nil, invalid("refund_txid", InvalidRequest, "refund_txid: %v (transfer %s is on %s)", err, tr.ID, tr.Network)
+			return store.Resolution{}, nil, nil, intents.Invalid("refund_txid", intents.InvalidRequest, "refund_txid: %v (transfer %s is on %s)", err, tr.ID, tr.Network)
 		}
 		req.RefundTxID = id
 	}
@@ -248,7 +249,7 @@ func (s *Service) applyResolution(ctx context.Context, tx *store.Tx, tr store.Tr
 		ledger, res.Account, res.AmountCents = &e, req.Account, &e.AmountCents
 	}
 	if err := tx.InsertResolution(ctx, tr.ID, res); errors.Is(err, store.ErrConflict) {
-		return res, nil, nil, fail(Conflict, "transfer %s was already resolved", tr.ID)
+		return res, nil, nil, intents.Fail(intents.Conflict, "transfer %s was already resolved", tr.ID)
 	} else if err != nil {
 		return res, nil, nil, err
 	}
@@ -261,7 +262,7 @@ func (s *Service) applyResolution(ctx context.Context, tx *store.Tx, tr store.Tr
 func (s *Service) afterResolution(ctx context.Context, tx *store.Tx, tr store.Transfer, res store.Resolution, ledger *store.LedgerEntry, reeval []string, now time.Time) (views.Transfer, error) {
 	sort.Strings(reeval)
 	for _, id := range reeval {
-		if err := s.reevaluate(ctx, tx, id, now); err != nil {
+		if err := s.decider.Redecide(ctx, tx, id, now); err != nil {
 			return views.Transfer{}, err
 		}
 	}
@@ -298,17 +299,17 @@ func (s *Service) afterResolution(ctx context.Context, tx *store.Tx, tr store.Tr
 func (s *Service) creditIntent(ctx context.Context, tx *store.Tx, tr store.Transfer, intentID string, now time.Time) ([]string, int64, error) {
 	in, err := tx.GetIntent(ctx, intentID)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, 0, fail(NotFound, "no intent %q", intentID)
+		return nil, 0, intents.Fail(intents.NotFound, "no intent %q", intentID)
 	}
 	if err != nil {
 		return nil, 0, err
 	}
 	if in.Network != tr.Network || in.Asset != tr.Asset {
-		return nil, 0, fail(Conflict, "transfer %s moved %s on %s but intent %s asks for %s on %s; use credit_account or refunded",
+		return nil, 0, intents.Fail(intents.Conflict, "transfer %s moved %s on %s but intent %s asks for %s on %s; use credit_account or refunded",
 			tr.ID, tr.Asset, tr.Network, in.ID, in.Asset, in.Network)
 	}
 	if tr.Status == payment.TransferOrphaned {
-		return nil, 0, fail(Conflict, "transfer %s is not on the chain any more (orphaned by a reorg); it cannot pay anything", tr.ID)
+		return nil, 0, intents.Fail(intents.Conflict, "transfer %s is not on the chain any more (orphaned by a reorg); it cannot pay anything", tr.ID)
 	}
 	if tr.Status != payment.TransferConfirmed {
 		return nil, 0, notConfirmed(tr, ActionCreditIntent)
@@ -322,7 +323,7 @@ func (s *Service) creditIntent(ctx context.Context, tx *store.Tx, tr store.Trans
 		if by == "" {
 			by = "ledger entry " + p.PaidByEntry
 		}
-		return nil, 0, fail(AlreadyPaid, "%s %s is already paid (by %s); use credit_account or refunded", p.Kind, p.Reference, by)
+		return nil, 0, intents.Fail(intents.AlreadyPaid, "%s %s is already paid (by %s); use credit_account or refunded", p.Kind, p.Reference, by)
 	}
 	if err := tx.SetCredited(ctx, tr.ID, in.ID, now); err != nil {
 		return nil, 0, err
@@ -341,14 +342,14 @@ func notConfirmed(tr store.Transfer, action string) error {
 	if tr.Status == payment.TransferConfirming {
 		where = "waiting for confirmations"
 	}
-	return fail(Conflict, "transfer %s is not confirmed yet (%s, %d required); %s needs a confirmed transfer: decide once it is confirmed",
+	return intents.Fail(intents.Conflict, "transfer %s is not confirmed yet (%s, %d required); %s needs a confirmed transfer: decide once it is confirmed",
 		tr.ID, where, tr.ConfirmationsRequired, action)
 }
 
 // creditAccount checks and applies credit_account.
 func (s *Service) creditAccount(ctx context.Context, tx *store.Tx, tr store.Transfer, req ResolveRequest, now time.Time) (store.LedgerEntry, error) {
 	if tr.Status == payment.TransferOrphaned {
-		return store.LedgerEntry{}, fail(Conflict, "transfer %s is not on the chain any more (orphaned by a reorg); there is nothing to credit", tr.ID)
+		return store.LedgerEntry{}, intents.Fail(intents.Conflict, "transfer %s is not on the chain any more (orphaned by a reorg); there is nothing to credit", tr.ID)
 	}
 	if tr.Status != payment.TransferConfirmed {
 		return store.LedgerEntry{}, notConfirmed(tr, ActionCreditAccount)
@@ -375,7 +376,7 @@ func (s *Service) creditAccount(ctx context.Context, tx *store.Tx, tr store.Tran
 					other.Add(other, o.Amount)
 				}
 			}
-			_, review, _ = split(tr, in.Amount, other)
+			_, review, _ = Split(tr, in.Amount, other)
 		}
 	}
 	if rate == "" {
@@ -383,18 +384,18 @@ func (s *Service) creditAccount(ctx context.Context, tx *store.Tx, tr store.Tran
 	}
 	if rate == "" {
 		m, ok := payment.MethodFor(payment.Network(tr.Network), payment.Asset(tr.Asset))
-		if !ok || s.opt.Quotes == nil {
-			return store.LedgerEntry{}, fail(RateUnavailable, "transfer %s has no locked rate; give usd_per_unit", tr.ID)
+		if !ok || s.quotes == nil {
+			return store.LedgerEntry{}, intents.Fail(intents.RateUnavailable, "transfer %s has no locked rate; give usd_per_unit", tr.ID)
 		}
-		q, err := s.opt.Quotes.Quote(m.Symbol, now)
+		q, err := s.quotes.Quote(m.Symbol, now)
 		if err != nil {
-			return store.LedgerEntry{}, fail(RateUnavailable, "transfer %s has no locked rate and no quote is available (%v); give usd_per_unit", tr.ID, err)
+			return store.LedgerEntry{}, intents.Fail(intents.RateUnavailable, "transfer %s has no locked rate and no quote is available (%v); give usd_per_unit", tr.ID, err)
 		}
 		rate = q.Decimal()
 	}
 	cents := views.USDValue(review, rate, dec)
 	if cents <= 0 {
-		return store.LedgerEntry{}, fail(InvalidAmount, "transfer %s is worth less than one cent at %s USD per unit; use ignore", tr.ID, rate)
+		return store.LedgerEntry{}, intents.Fail(intents.InvalidAmount, "transfer %s is worth less than one cent at %s USD per unit; use ignore", tr.ID, rate)
 	}
 	return tx.AppendLedger(ctx, store.LedgerEntry{Account: req.Account, Type: payment.EntryCredit, AmountCents: int64(cents),
 		Reference: "transfer:" + tr.ID, TransferID: tr.ID}, now)

@@ -1,4 +1,4 @@
-package intents
+package reports
 
 import (
 	"bytes"
@@ -16,6 +16,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/paywatch/paywatch/finance"
+	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
 	"github.com/paywatch/paywatch/views"
@@ -98,7 +100,7 @@ type Reconciliation struct {
 // asOf may not be in the future.
 func (s *Service) Reconcile(ctx context.Context, from, to, asOf time.Time) (Reconciliation, error) {
 	if !to.After(from) {
-		return Reconciliation{}, invalid("to", InvalidRequest, "to must be after from")
+		return Reconciliation{}, intents.Invalid("to", intents.InvalidRequest, "to must be after from")
 	}
 	now := s.now().UTC()
 	if asOf.IsZero() {
@@ -108,7 +110,7 @@ func (s *Service) Reconcile(ctx context.Context, from, to, asOf time.Time) (Reco
 	// it shows, so passing its as_of back reproduces it.
 	asOf = asOf.UTC().Truncate(time.Microsecond)
 	if asOf.After(now) {
-		return Reconciliation{}, invalid("as_of", InvalidRequest, "as_of %s is in the future (now is %s); a report shows what was recorded",
+		return Reconciliation{}, intents.Invalid("as_of", intents.InvalidRequest, "as_of %s is in the future (now is %s); a report shows what was recorded",
 			asOf.Format(time.RFC3339Nano), now.Format(time.RFC3339))
 	}
 	rows, err := s.store.ReconRows(ctx, from, to, asOf)
@@ -129,7 +131,7 @@ func (s *Service) Reconcile(ctx context.Context, from, to, asOf time.Time) (Reco
 			method = string(m.Method)
 		}
 		dec := views.Decimals(t.Network, t.Asset)
-		settled, review, excluded := split(t, r.IntentAmount, r.OtherSettled)
+		settled, review, excluded := finance.Split(t, r.IntentAmount, r.OtherSettled)
 		row := ReconRow{TransferID: t.ID, FirstSeenAt: t.FirstSeenAt.UTC(), Network: t.Network, Method: method, Asset: t.Asset,
 			TxID: t.TxID, Index: t.Index, BlockHeight: t.BlockHeight, Address: t.Address,
 			Amount: payment.FormatUnits(t.Amount, dec), AmountBaseUnits: t.Amount.String(),
@@ -284,7 +286,7 @@ const (
 // time is computed, closed or not.
 func (s *Service) RenderReconciliation(ctx context.Context, from, to, asOf time.Time, format string) (body []byte, closed *ReportClose, err error) {
 	if format != FormatJSON && format != FormatCSV {
-		return nil, nil, invalid("format", InvalidRequest, "format must be csv or json")
+		return nil, nil, intents.Invalid("format", intents.InvalidRequest, "format must be csv or json")
 	}
 	if asOf.IsZero() {
 		c, err := s.store.ReportCloseByPeriod(ctx, from, to)
@@ -326,7 +328,7 @@ func (r Reconciliation) render(format string) ([]byte, error) {
 func (s *Service) ClosePeriod(ctx context.Context, from, to time.Time, actor string) (ReportClose, bool, error) {
 	from, to = from.UTC(), to.UTC()
 	if actor == "" {
-		return ReportClose{}, false, fail(InvalidRequest, "closing a period needs an actor")
+		return ReportClose{}, false, intents.Fail(intents.InvalidRequest, "closing a period needs an actor")
 	}
 	if c, err := s.store.ReportCloseByPeriod(ctx, from, to); err == nil {
 		return reportCloseOf(c), false, nil
@@ -335,10 +337,10 @@ func (s *Service) ClosePeriod(ctx context.Context, from, to time.Time, actor str
 	}
 	now := s.now().UTC().Truncate(time.Microsecond)
 	if !to.After(from) {
-		return ReportClose{}, false, invalid("to", InvalidRequest, "to must be after from")
+		return ReportClose{}, false, intents.Invalid("to", intents.InvalidRequest, "to must be after from")
 	}
 	if to.After(now) {
-		return ReportClose{}, false, fail(InvalidRequest, "the period ends at %s, after now (%s): only a period that has ended can be closed",
+		return ReportClose{}, false, intents.Fail(intents.InvalidRequest, "the period ends at %s, after now (%s): only a period that has ended can be closed",
 			to.Format(time.RFC3339), now.Format(time.RFC3339))
 	}
 	rep, err := s.Reconcile(ctx, from, to, now)

@@ -1,0 +1,63 @@
+package finance
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/rates"
+	"github.com/paywatch/paywatch/store"
+)
+
+// Decider decides intents again once a finance decision changed what their
+// transfers mean; *intents.Service is one.
+type Decider interface {
+	// Redecide decides intent id again in tx, locking its payable then it.
+	Redecide(ctx context.Context, tx *store.Tx, id string, now time.Time) error
+	// RedecidePayable decides every intent of a payable again in tx after
+	// the payable was paid by other means; the caller holds its row lock.
+	RedecidePayable(ctx context.Context, tx *store.Tx, payableID int64, now time.Time) error
+}
+
+var _ Decider = (*intents.Service)(nil)
+
+// Quoter answers the current quote of a symbol.
+type Quoter interface {
+	Quote(symbol string, now time.Time) (rates.Quote, error)
+}
+
+// Options wires a Service.
+type Options struct {
+	Store *store.Store
+	// Decider decides the intents a resolution or a debit touches.
+	Decider Decider
+	// Quotes values a credit_account of a transfer that has no locked rate
+	// and no usd_per_unit; nil refuses it (rate_unavailable).
+	Quotes Quoter
+	// Now is the clock of decisions; nil means time.Now.
+	Now func() time.Time
+	Log *slog.Logger
+}
+
+// Service is finance's desk: the inbox, resolutions, balances, the ledger
+// and debits.
+type Service struct {
+	store   *store.Store
+	decider Decider
+	quotes  Quoter
+	now     func() time.Time
+	log     *slog.Logger
+}
+
+// New returns a Service.
+func New(opt Options) *Service {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Service{store: opt.Store, decider: opt.Decider, quotes: opt.Quotes, now: opt.Now,
+		log: opt.Log.With("component", "finance")}
+}

@@ -1,0 +1,79 @@
+package ingest
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/finance"
+	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/store"
+)
+
+// Decider decides an intent again after what the chain says about its
+// transfers changed; *intents.Service is one.
+type Decider interface {
+	// Redecide decides intent id again in tx, locking its payable then it.
+	Redecide(ctx context.Context, tx *store.Tx, id string, now time.Time) error
+}
+
+// CreditFollower keeps finance's account credits in line with the chain;
+// *finance.Service is one.
+type CreditFollower interface {
+	// FollowChain reverses or restores the credit_account credit of
+	// transfer id in tx as the transfer left or rejoined the chain.
+	FollowChain(ctx context.Context, tx *store.Tx, id string, now time.Time) error
+}
+
+var (
+	_ Decider        = (*intents.Service)(nil)
+	_ CreditFollower = (*finance.Service)(nil)
+)
+
+// Counter counts recorded transfers (metrics); called after commit, once per
+// new transfer.
+type Counter interface {
+	TransferRecorded(network, asset string)
+}
+
+// Options wires a Sink.
+type Options struct {
+	Store  *store.Store
+	Config *config.Config
+	// Decider decides the intents a block, tip, rewind or mempool read
+	// touched, in the same transaction.
+	Decider Decider
+	// Credits follows account credits of moved transfers, in the same
+	// transaction.
+	Credits CreditFollower
+	// Counter, when set, counts new transfers.
+	Counter Counter
+	// Now is the clock of what is recorded; nil means time.Now.
+	Now func() time.Time
+	Log *slog.Logger
+}
+
+// Sink is what the scanners write to: it records what they observe and has
+// the intents and finance follow it, one transaction per step.
+type Sink struct {
+	store   *store.Store
+	cfg     *config.Config
+	decider Decider
+	credits CreditFollower
+	counter Counter
+	now     func() time.Time
+	log     *slog.Logger
+}
+
+// New returns a Sink.
+func New(opt Options) *Sink {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Sink{store: opt.Store, cfg: opt.Config, decider: opt.Decider, credits: opt.Credits, counter: opt.Counter,
+		now: opt.Now, log: opt.Log.With("component", "ingest")}
+}

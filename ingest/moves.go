@@ -1,0 +1,61 @@
+package ingest
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/paywatch/paywatch/finance"
+	"github.com/paywatch/paywatch/store"
+)
+
+// moves collects what one chain-side transaction (blocks applied, tips,
+// a rewind, the mempool) changed: the intents to re-decide, and the
+// transfers with a credit_account decision that left the chain or got their
+// confirmations, whose credits follow them (settle). Every orphaning and
+// every confirmation goes through add.
+type moves struct {
+	intents  map[string]bool
+	credited map[string]bool
+}
+
+func newMoves() *moves {
+	return &moves{intents: map[string]bool{}, credited: map[string]bool{}}
+}
+
+// intent marks an intent to re-decide.
+func (m *moves) intent(id string) {
+	if id != "" {
+		m.intents[id] = true
+	}
+}
+
+// add notes transfers that were orphaned, re-recorded or confirmed.
+func (m *moves) add(trs []store.Transfer) {
+	for _, t := range trs {
+		m.intent(t.IntentID)
+		if t.Resolution != nil && t.Resolution.Action == finance.ActionCreditAccount {
+			m.credited[t.ID] = true
+		}
+	}
+}
+
+// settle re-decides the affected intents, then brings the credit_account
+// credits of the moved transfers in line with the chain, in the caller's
+// transaction (events last).
+func (s *Sink) settle(ctx context.Context, tx *store.Tx, m *moves, now time.Time) error {
+	if err := s.reevaluateAll(ctx, tx, m.intents, now); err != nil {
+		return err
+	}
+	ids := make([]string, 0, len(m.credited))
+	for id := range m.credited {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if err := s.credits.FollowChain(ctx, tx, id, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}

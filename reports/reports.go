@@ -1,0 +1,35 @@
+package reports
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/paywatch/paywatch/store"
+)
+
+// Options wires a Service.
+type Options struct {
+	Store *store.Store
+	// Now is the clock that "as of now" and "has the period ended" read;
+	// nil means time.Now.
+	Now func() time.Time
+	Log *slog.Logger
+}
+
+// Service builds reconciliations and closes reporting periods.
+type Service struct {
+	store *store.Store
+	now   func() time.Time
+	log   *slog.Logger
+}
+
+// New returns a Service.
+func New(opt Options) *Service {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Service{store: opt.Store, now: opt.Now, log: opt.Log.With("component", "reports")}
+}
