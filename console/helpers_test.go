@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paywatch/paywatch/api/openapitest"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/console"
 	"github.com/paywatch/paywatch/finance"
@@ -48,7 +49,14 @@ func newSiteWith(t testing.TB, co console.Options, opts ...intentstest.Option) *
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/console/", c)
-	mux.Handle("/", e.API)
+	var api http.Handler = e.API
+	if _, bench := t.(*testing.B); !bench {
+		// Whatever reaches the API through the site (the browser's
+		// requests outside /console/ included) is checked against the
+		// OpenAPI document, as e.Server's answers are.
+		api = openapitest.Handler(t, api)
+	}
+	mux.Handle("/", api)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return &site{Env: e, Console: c, URL: srv.URL}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/paywatch/paywatch/api/openapitest"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
@@ -39,6 +40,7 @@ func TestBurstLargerThanThePoolWaitsForTheReplenisher(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := e.Keys["storefront"]
+	api := openapitest.Handler(t, e.API) // answers checked against the OpenAPI document
 	var wg sync.WaitGroup
 	codes := make([]int, burst)
 	bodies := make([]string, burst)
@@ -50,7 +52,7 @@ func TestBurstLargerThanThePoolWaitsForTheReplenisher(t *testing.T) {
 			req := httptest.NewRequest("POST", "/v1/intents", bytes.NewBufferString(body))
 			req.Header.Set("Authorization", "Bearer "+key)
 			rec := httptest.NewRecorder()
-			e.API.ServeHTTP(rec, req)
+			api.ServeHTTP(rec, req)
 			codes[i], bodies[i] = rec.Code, rec.Body.String()
 		}()
 	}

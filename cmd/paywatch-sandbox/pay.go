@@ -368,8 +368,14 @@ func paySolana(ctx context.Context, env sandboxEnv, address string, lamports *bi
 	return out.Signature, nil
 }
 
-// sandboxHTTP carries the sandbox's API and control calls.
-var sandboxHTTP = &http.Client{Timeout: 30 * time.Second}
+// apiHTTP carries the sandbox's calls to the paywatch API (apiCall), and
+// controlHTTP its calls to the simulated nodes' control handlers
+// (controlCall): two clients, so that what the API answers can be checked
+// on its own.
+var (
+	apiHTTP     = &http.Client{Timeout: 30 * time.Second}
+	controlHTTP = &http.Client{Timeout: 30 * time.Second}
+)
 
 // controlCall POSTs a JSON body to a fake node's control handler.
 func controlCall(ctx context.Context, url string, body, out any) error {
@@ -382,7 +388,7 @@ func controlCall(ctx context.Context, url string, body, out any) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := sandboxHTTP.Do(req)
+	resp, err := controlHTTP.Do(req)
 	if err != nil {
 		return err
 	}
@@ -424,7 +430,7 @@ func apiCall(ctx context.Context, base, key, method, path string, body, out any)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := sandboxHTTP.Do(req)
+	resp, err := apiHTTP.Do(req)
 	if err != nil {
 		return err
 	}

@@ -15,11 +15,20 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/addresses"
+	"github.com/paywatch/paywatch/api/openapitest"
 	"github.com/paywatch/paywatch/devnet"
 	"github.com/paywatch/paywatch/devnet/devnettest"
 	"github.com/paywatch/paywatch/devnet/ethdev"
 	"github.com/paywatch/paywatch/payment"
 )
+
+// checkAPIAnswers checks every answer the sandbox's API client (apiCall)
+// gets during t against the OpenAPI document, until t ends.
+func checkAPIAnswers(t *testing.T) {
+	prev := apiHTTP.Transport
+	apiHTTP.Transport = openapitest.Transport(t, prev)
+	t.Cleanup(func() { apiHTTP.Transport = prev })
+}
 
 // needSandboxPeers fails (under CI) or skips when a node the sandbox runs
 // is not installed; the test never installs anything itself.
@@ -230,6 +239,7 @@ func createIntent(t *testing.T, ctx context.Context, env sandboxEnv, method paym
 // payments still work.
 func TestSandboxEndToEnd(t *testing.T) {
 	needSandboxPeers(t)
+	checkAPIAnswers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	dir := sandboxDir(t)

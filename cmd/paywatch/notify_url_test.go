@@ -18,6 +18,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/paywatch/paywatch/addresses"
+	"github.com/paywatch/paywatch/api/openapitest"
 	"github.com/paywatch/paywatch/chains/solana/solanafake"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/devnet/devnettest"
@@ -109,6 +110,7 @@ networks:
 	done := make(chan error, 1)
 	go func() { done <- d.run(ctx, func(a string) { addrCh <- a }) }()
 	base := "http://" + <-addrCh
+	client := &http.Client{Transport: openapitest.Transport(t, nil)} // answers checked against the OpenAPI document
 	call := func(method, path string, body any) (int, map[string]any, string) {
 		var rd io.Reader
 		if body != nil {
@@ -117,7 +119,7 @@ networks:
 		}
 		req, _ := http.NewRequest(method, base+path, rd)
 		req.Header.Set("Authorization", "Bearer "+plain)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

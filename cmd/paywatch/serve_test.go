@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/addresses"
+	"github.com/paywatch/paywatch/api/openapitest"
 	"github.com/paywatch/paywatch/chains/solana/solanafake"
 	"github.com/paywatch/paywatch/chains/tron/tronfake"
 	"github.com/paywatch/paywatch/config"
@@ -79,6 +80,8 @@ networks:
 	done := make(chan error, 1)
 	go func() { done <- d.run(ctx, func(a string) { addrCh <- a }) }()
 	base := "http://" + <-addrCh
+	// Every answer the daemon gives is checked against the OpenAPI document.
+	client := &http.Client{Transport: openapitest.Transport(t, nil)}
 
 	call := func(method, path string, body any) (int, map[string]any) {
 		var rd io.Reader
@@ -88,7 +91,7 @@ networks:
 		}
 		req, _ := http.NewRequest(method, base+path, rd)
 		req.Header.Set("Authorization", "Bearer "+plain)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +149,7 @@ networks:
 	if st != 200 || !strings.Contains(fmt.Sprint(status), "leader:test-a") {
 		t.Fatalf("status: %d %v", st, status)
 	}
-	resp, err := http.Get(base + "/metrics")
+	resp, err := client.Get(base + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/addresses"
+	"github.com/paywatch/paywatch/api/openapitest"
 	"github.com/paywatch/paywatch/chains/tron/tronfake"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/devnet/devnettest"
@@ -97,6 +98,7 @@ webhooks:
 	done := make(chan error, 1)
 	go func() { done <- d.run(ctx, func(a string) { addrCh <- a }) }()
 	base := "http://" + <-addrCh
+	client := &http.Client{Transport: openapitest.Transport(t, nil)} // answers checked against the OpenAPI document
 
 	// Creations take pre-derived addresses (waking the replenisher) and
 	// append events (delivered by the webhook sender).
@@ -109,7 +111,7 @@ webhooks:
 		body, _ := json.Marshal(map[string]string{"kind": "order", "reference": fmt.Sprintf("ORD-SD%d", created), "amount_usd": "5.00", "method": "TRX"})
 		req, _ := http.NewRequest("POST", base+"/v1/intents", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+plain)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
