@@ -5,9 +5,10 @@
 //
 // Guarantees:
 //   - It shows what the JSON API shows: every screen reads through the same
-//     intents.Service and store functions as the api handlers, and every
-//     action (resolve, rescan, redeliver) goes through the same service or
-//     store call, so validation and error texts are the API's.
+//     intents, finance and reports services and store functions as the api
+//     handlers, and every action (resolve, rescan, redeliver) goes through
+//     the same service or store call, so validation and error texts are the
+//     API's.
 //   - Pages are server-rendered with html/template from embedded files; the
 //     small script in static/ only enhances them (live counts, keyboard
 //     navigation, local times), and every action works as a plain form.
