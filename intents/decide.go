@@ -11,14 +11,6 @@ import (
 	"github.com/paywatch/paywatch/views"
 )
 
-// Reevaluate re-runs the matcher on one intent (deadline sweep, finance
-// decision) in its own transaction.
-func (s *Service) Reevaluate(ctx context.Context, id string) error {
-	return s.store.InTx(ctx, func(tx *store.Tx) error {
-		return s.Redecide(ctx, tx, id, s.now().UTC())
-	})
-}
-
 // Redecide decides intent id again in tx, as of now: it locks the intent's
 // payable then the intent, asks the matcher about all of the intent's
 // transfers and writes the decision (the transfers' classes, the intent's
@@ -389,9 +381,9 @@ func (s *Service) reverseOnce(ctx context.Context, tx *store.Tx, in store.Intent
 	return &e, err
 }
 
-// Sweep enforces deadlines: every open intent past its deadline is
-// re-evaluated (expired or underpaid), in batches until none is left. It
-// returns how many it looked at.
+// Sweep enforces deadlines: every open intent past its deadline is decided
+// again (expired or underpaid), each in its own transaction, in batches
+// until none is left. It returns how many it looked at.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
 	const batch = 500
 	total := 0
@@ -401,7 +393,8 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 			return total, err
 		}
 		for _, id := range ids {
-			if err := s.Reevaluate(ctx, id); err != nil {
+			err := s.store.InTx(ctx, func(tx *store.Tx) error { return s.Redecide(ctx, tx, id, s.now().UTC()) })
+			if err != nil {
 				return total, fmt.Errorf("sweep intent %s: %w", id, err)
 			}
 		}
