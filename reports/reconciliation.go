@@ -118,57 +118,16 @@ func (s *Service) Reconcile(ctx context.Context, from, to, asOf time.Time) (Reco
 		return Reconciliation{}, err
 	}
 	rep := Reconciliation{From: from.UTC(), To: to.UTC(), AsOf: asOf, Rows: []ReconRow{}, Totals: []MethodTotals{}}
-	type sums struct {
-		n, nx                                 int
-		total, settled, unres, resolved, excl *big.Int
-		dec                                   int
-	}
-	by := map[string]*sums{}
+	by := map[string]*methodSums{}
 	for _, r := range rows {
-		t := r.Transfer
-		method := t.Network + "/" + t.Asset
-		if m, ok := payment.MethodFor(payment.Network(t.Network), payment.Asset(t.Asset)); ok {
-			method = string(m.Method)
-		}
-		dec := views.Decimals(t.Network, t.Asset)
-		settled, review, excluded := finance.Split(t, r.IntentAmount, r.OtherSettled)
-		row := ReconRow{TransferID: t.ID, FirstSeenAt: t.FirstSeenAt.UTC(), Network: t.Network, Method: method, Asset: t.Asset,
-			TxID: t.TxID, Index: t.Index, BlockHeight: t.BlockHeight, Address: t.Address,
-			Amount: payment.FormatUnits(t.Amount, dec), AmountBaseUnits: t.Amount.String(),
-			IntentID: t.IntentID, IntentStatus: r.IntentStatus, PayableKind: r.PayableKind, Payable: r.PayableRef, Account: r.Account,
-			Classification: t.Classification, Status: t.Status, Settled: settled.String(), Review: review.String(), Excluded: excluded}
-		if r.IntentRate != "" && r.Method == method {
-			row.USDAtLockedRate = views.USDValue(t.Amount, r.IntentRate, dec).String()
-		}
-		if t.BlockHeight != nil && t.Status != payment.TransferOrphaned && r.NodeHeight >= *t.BlockHeight {
-			row.Confirmations = r.NodeHeight - *t.BlockHeight + 1
-		}
-		if res := t.Resolution; res != nil {
-			at := res.CreatedAt.UTC()
-			row.Resolution, row.ResolutionNote, row.ResolvedBy, row.ResolvedAt, row.RefundTxID = res.Action, res.Note, res.Actor, &at, res.RefundTxID
-			if res.AmountCents != nil {
-				row.ResolutionUSD = payment.Cents(*res.AmountCents).String()
-			}
-		}
+		row, settled, review := reconRow(r)
 		rep.Rows = append(rep.Rows, row)
-		sm := by[method]
+		sm := by[row.Method]
 		if sm == nil {
-			sm = &sums{total: new(big.Int), settled: new(big.Int), unres: new(big.Int), resolved: new(big.Int), excl: new(big.Int), dec: dec}
-			by[method] = sm
+			sm = newMethodSums(views.Decimals(r.Transfer.Network, r.Transfer.Asset))
+			by[row.Method] = sm
 		}
-		sm.n++
-		if excluded {
-			sm.nx++
-			sm.excl.Add(sm.excl, t.Amount)
-			continue
-		}
-		sm.total.Add(sm.total, t.Amount)
-		sm.settled.Add(sm.settled, settled)
-		if t.Resolution != nil {
-			sm.resolved.Add(sm.resolved, review)
-		} else {
-			sm.unres.Add(sm.unres, review)
-		}
+		sm.add(r.Transfer, settled, review, row.Excluded)
 	}
 	names := make([]string, 0, len(by))
 	for m := range by {
@@ -176,14 +135,79 @@ func (s *Service) Reconcile(ctx context.Context, from, to, asOf time.Time) (Reco
 	}
 	sort.Strings(names)
 	for _, m := range names {
-		sm := by[m]
-		rep.Totals = append(rep.Totals, MethodTotals{Method: m, Decimals: sm.dec, Transfers: sm.n,
-			Total: sm.total.String(), Settled: sm.settled.String(), Unresolved: sm.unres.String(), Resolved: sm.resolved.String(),
-			ExcludedTransfers: sm.nx, Excluded: sm.excl.String(),
-			TotalAmount: payment.FormatUnits(sm.total, sm.dec), SettledAmount: payment.FormatUnits(sm.settled, sm.dec),
-			UnresolvedAmount: payment.FormatUnits(sm.unres, sm.dec), ResolvedAmount: payment.FormatUnits(sm.resolved, sm.dec)})
+		rep.Totals = append(rep.Totals, by[m].totals(m))
 	}
 	return rep, nil
+}
+
+// reconRow is the report's row of one transfer as it stood at the report's
+// as-of time, with the parts of its amount that settled an intent and that
+// finance reviews (Split).
+func reconRow(r store.ReconRow) (row ReconRow, settled, review *big.Int) {
+	t := r.Transfer
+	method := t.Network + "/" + t.Asset
+	if m, ok := payment.MethodFor(payment.Network(t.Network), payment.Asset(t.Asset)); ok {
+		method = string(m.Method)
+	}
+	dec := views.Decimals(t.Network, t.Asset)
+	settled, review, excluded := finance.Split(t, r.IntentAmount, r.OtherSettled)
+	row = ReconRow{TransferID: t.ID, FirstSeenAt: t.FirstSeenAt.UTC(), Network: t.Network, Method: method, Asset: t.Asset,
+		TxID: t.TxID, Index: t.Index, BlockHeight: t.BlockHeight, Address: t.Address,
+		Amount: payment.FormatUnits(t.Amount, dec), AmountBaseUnits: t.Amount.String(),
+		IntentID: t.IntentID, IntentStatus: r.IntentStatus, PayableKind: r.PayableKind, Payable: r.PayableRef, Account: r.Account,
+		Classification: t.Classification, Status: t.Status, Settled: settled.String(), Review: review.String(), Excluded: excluded}
+	if r.IntentRate != "" && r.Method == method {
+		row.USDAtLockedRate = views.USDValue(t.Amount, r.IntentRate, dec).String()
+	}
+	if t.BlockHeight != nil && t.Status != payment.TransferOrphaned && r.NodeHeight >= *t.BlockHeight {
+		row.Confirmations = r.NodeHeight - *t.BlockHeight + 1
+	}
+	if res := t.Resolution; res != nil {
+		at := res.CreatedAt.UTC()
+		row.Resolution, row.ResolutionNote, row.ResolvedBy, row.ResolvedAt, row.RefundTxID = res.Action, res.Note, res.Actor, &at, res.RefundTxID
+		if res.AmountCents != nil {
+			row.ResolutionUSD = payment.Cents(*res.AmountCents).String()
+		}
+	}
+	return row, settled, review
+}
+
+// methodSums adds up one method's transfers in base units (MethodTotals).
+type methodSums struct {
+	n, nx                                 int
+	total, settled, unres, resolved, excl *big.Int
+	dec                                   int
+}
+
+func newMethodSums(dec int) *methodSums {
+	return &methodSums{total: new(big.Int), settled: new(big.Int), unres: new(big.Int), resolved: new(big.Int), excl: new(big.Int), dec: dec}
+}
+
+// add counts transfer t, whose amount splits into settled and review
+// (excluded: counted apart).
+func (sm *methodSums) add(t store.Transfer, settled, review *big.Int, excluded bool) {
+	sm.n++
+	if excluded {
+		sm.nx++
+		sm.excl.Add(sm.excl, t.Amount)
+		return
+	}
+	sm.total.Add(sm.total, t.Amount)
+	sm.settled.Add(sm.settled, settled)
+	if t.Resolution != nil {
+		sm.resolved.Add(sm.resolved, review)
+	} else {
+		sm.unres.Add(sm.unres, review)
+	}
+}
+
+// totals is the sums as the report's totals of method m.
+func (sm *methodSums) totals(m string) MethodTotals {
+	return MethodTotals{Method: m, Decimals: sm.dec, Transfers: sm.n,
+		Total: sm.total.String(), Settled: sm.settled.String(), Unresolved: sm.unres.String(), Resolved: sm.resolved.String(),
+		ExcludedTransfers: sm.nx, Excluded: sm.excl.String(),
+		TotalAmount: payment.FormatUnits(sm.total, sm.dec), SettledAmount: payment.FormatUnits(sm.settled, sm.dec),
+		UnresolvedAmount: payment.FormatUnits(sm.unres, sm.dec), ResolvedAmount: payment.FormatUnits(sm.resolved, sm.dec)}
 }
 
 // ReconCSVHeader is the header row of the reconciliation CSV.
