@@ -228,12 +228,42 @@ func (e aloneError) Error() string {
 }
 
 // createAll creates the intents of batch b on network in tx, as create
-// would one after another, or fails with errAlone when any of them would
-// not simply create an intent.
+// would one after another, or fails with an aloneError naming those that
+// would not simply create an intent.
 func (s *Service) createAll(ctx context.Context, tx *store.Tx, network payment.Network, b []*creation) ([]Result[views.Intent], error) {
 	now := s.now().UTC()
 	src := s.opt.Addresses[network]
-	c := store.Creations{Network: string(network), Source: src.Source, Now: now}
+	c := creationsOf(b, network, src.Source, now)
+	got, err := tx.BeginCreations(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	ins, err := s.intentsOf(b, c.IntentIDs, got, now)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.queueCreated(tx, b, ins, now)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([][]byte, len(ins))
+	replenish := false
+	for i, in := range ins {
+		keys[i] = in.AddressKey
+		replenish = replenish || got.Taken[i].Ahead < int64(src.Gap)
+	}
+	if s.opt.Watcher != nil {
+		tx.AfterCommit(func() { s.opt.Watcher.Watch(network, keys...) })
+	}
+	if replenish {
+		tx.AfterCommit(func() { s.replenishSoon(network) })
+	}
+	return res, nil
+}
+
+// creationsOf is what BeginCreations claims, ensures and takes for b.
+func creationsOf(b []*creation, network payment.Network, source string, now time.Time) store.Creations {
+	c := store.Creations{Network: string(network), Source: source, Now: now}
 	for _, j := range b {
 		if j.idem != nil {
 			c.Claims = append(c.Claims, store.IdempotencyClaim{APIKeyID: j.idem.KeyID, Key: j.idem.Key, Hash: j.idem.Hash})
@@ -242,15 +272,18 @@ func (s *Service) createAll(ctx context.Context, tx *store.Tx, network payment.N
 			AmountCents: int64(j.usd), CreatedAt: now})
 		c.IntentIDs = append(c.IntentIDs, store.NewID("pi"))
 	}
-	got, err := tx.BeginCreations(ctx, c)
-	if err != nil {
-		return nil, err
-	}
+	return c
+}
+
+// intentsOf is the intent of each creation of b, with the id and address
+// BeginCreations gave it, or an aloneError naming the creations that do
+// not go the plain way: a key already used, a payable stored with another
+// amount or account or already paid, an amount below the dust minimum (or
+// no rate), no free address.
+func (s *Service) intentsOf(b []*creation, ids []string, got store.CreationsBegun, now time.Time) ([]store.Intent, error) {
 	alone := aloneError{which: map[int]bool{}}
 	claim := 0
 	ins := make([]store.Intent, len(b))
-	keys := make([][]byte, len(b))
-	replenish := false
 	for i, j := range b {
 		if j.idem != nil {
 			if !got.Claimed[claim] {
@@ -273,13 +306,19 @@ func (s *Service) createAll(ctx context.Context, tx *store.Tx, network payment.N
 			continue
 		}
 		a := got.Taken[i]
-		in.ID, in.Address, in.AddressKey = c.IntentIDs[i], a.Address, a.Key
-		ins[i], keys[i] = in, a.Key
-		replenish = replenish || a.Ahead < int64(src.Gap)
+		in.ID, in.Address, in.AddressKey = ids[i], a.Address, a.Key
+		ins[i] = in
 	}
 	if len(alone.which) > 0 {
 		return nil, alone
 	}
+	return ins, nil
+}
+
+// queueCreated queues the intents of b, the answers stored under their
+// Idempotency-Keys, and their intent.created events, and returns the
+// answers.
+func (s *Service) queueCreated(tx *store.Tx, b []*creation, ins []store.Intent, now time.Time) ([]Result[views.Intent], error) {
 	if err := tx.QueueInsertIntents(ins); err != nil {
 		return nil, err
 	}
@@ -303,12 +342,6 @@ func (s *Service) createAll(ctx context.Context, tx *store.Tx, network payment.N
 	}
 	if err := tx.QueueAppendEvents(payment.EventIntentCreated, evs, now); err != nil {
 		return nil, err
-	}
-	if s.opt.Watcher != nil {
-		tx.AfterCommit(func() { s.opt.Watcher.Watch(network, keys...) })
-	}
-	if replenish {
-		tx.AfterCommit(func() { s.replenishSoon(network) })
 	}
 	return res, nil
 }

@@ -59,40 +59,19 @@ type CreationsBegun struct {
 // refuses any of it rolls the transaction back, which frees the addresses
 // and the claims again.
 func (t *Tx) BeginCreations(ctx context.Context, c Creations) (CreationsBegun, error) {
-	var got CreationsBegun
-	seen := make(map[[2]string]int, len(c.Payables))
-	kinds, refs, accounts := make([]string, len(c.Payables)), make([]string, len(c.Payables)), make([]string, len(c.Payables))
-	cents, created := make([]int64, len(c.Payables)), make([]time.Time, len(c.Payables))
-	for i, p := range c.Payables {
-		k := [2]string{string(p.Kind), p.Reference}
-		if _, dup := seen[k]; dup {
-			return got, fmt.Errorf("begin creations: payable %s %s twice in one batch", p.Kind, p.Reference)
-		}
-		seen[k] = i
-		kinds[i], refs[i], accounts[i], cents[i], created[i] = string(p.Kind), p.Reference, p.Account, p.AmountCents, p.CreatedAt
+	got := CreationsBegun{Claimed: make([]bool, len(c.Claims))}
+	order, err := payableOrder(c.Payables)
+	if err != nil {
+		return got, err
 	}
 	b := &pgx.Batch{}
 	if len(c.Claims) > 0 {
-		ids, keys, hashes := make([]string, len(c.Claims)), make([]string, len(c.Claims)), make([][]byte, len(c.Claims))
-		for i, cl := range c.Claims {
-			ids[i], keys[i], hashes[i] = cl.APIKeyID, cl.Key, cl.Hash
-		}
-		b.Queue(`WITH claimed AS (INSERT INTO idempotency_keys (api_key_id, key, request_hash, status, response, created_at)
-			SELECT k, key, h, 0, ''::bytea, $4 FROM unnest($1::text[], $2::text[], $3::bytea[]) AS u(k, key, h)
-			ON CONFLICT DO NOTHING RETURNING api_key_id, key)
-			SELECT coalesce(array_agg(u.n) FILTER (WHERE c.key IS NOT NULL), '{}')
-			FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(k, key, n)
-			LEFT JOIN claimed c ON c.api_key_id = u.k AND c.key = u.key`, ids, keys, hashes, c.Now)
+		queueClaims(b, c.Claims, c.Now)
 	}
-	b.Queue(`INSERT INTO payables (kind, reference, account, amount_cents, created_at)
-		SELECT kind, reference, NULLIF(account, ''), cents, at
-		FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::timestamptz[]) AS u(kind, reference, account, cents, at)
-		ON CONFLICT (kind, reference) DO UPDATE SET kind = payables.kind
-		RETURNING `+payableColumns, kinds, refs, accounts, cents, created)
+	queueEnsurePayables(b, c.Payables)
 	b.Queue(takeDerivedManySQL, c.Network, c.Source, c.IntentIDs, c.Now)
 	br := t.tx.SendBatch(ctx, b)
 	defer br.Close()
-	got.Claimed = make([]bool, len(c.Claims))
 	if len(c.Claims) > 0 {
 		var claimed []int64
 		if err := br.QueryRow().Scan(&claimed); err != nil {
@@ -102,58 +81,117 @@ func (t *Tx) BeginCreations(ctx context.Context, c Creations) (CreationsBegun, e
 			got.Claimed[n-1] = true
 		}
 	}
+	if got.Payables, err = scanPayablesInOrder(br, order); err != nil {
+		return got, err
+	}
+	if got.Taken, err = scanTakenInOrder(br, c.IntentIDs); err != nil {
+		return got, err
+	}
+	return got, translate(br.Close())
+}
+
+// payableOrder is the position of each payable by (kind, reference), which
+// must be distinct.
+func payableOrder(ps []Payable) (map[[2]string]int, error) {
+	order := make(map[[2]string]int, len(ps))
+	for i, p := range ps {
+		k := [2]string{string(p.Kind), p.Reference}
+		if _, dup := order[k]; dup {
+			return nil, fmt.Errorf("begin creations: payable %s %s twice in one batch", p.Kind, p.Reference)
+		}
+		order[k] = i
+	}
+	return order, nil
+}
+
+// queueClaims claims every key it can; its answer is the positions (from
+// 1) of the claims it made.
+func queueClaims(b *pgx.Batch, cs []IdempotencyClaim, now time.Time) {
+	ids, keys, hashes := make([]string, len(cs)), make([]string, len(cs)), make([][]byte, len(cs))
+	for i, cl := range cs {
+		ids[i], keys[i], hashes[i] = cl.APIKeyID, cl.Key, cl.Hash
+	}
+	b.Queue(`WITH claimed AS (INSERT INTO idempotency_keys (api_key_id, key, request_hash, status, response, created_at)
+			SELECT k, key, h, 0, ''::bytea, $4 FROM unnest($1::text[], $2::text[], $3::bytea[]) AS u(k, key, h)
+			ON CONFLICT DO NOTHING RETURNING api_key_id, key)
+		SELECT coalesce(array_agg(u.n) FILTER (WHERE c.key IS NOT NULL), '{}')
+		FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(k, key, n)
+		LEFT JOIN claimed c ON c.api_key_id = u.k AND c.key = u.key`, ids, keys, hashes, now)
+}
+
+// queueEnsurePayables is ensurePayableSQL for every payable of ps.
+func queueEnsurePayables(b *pgx.Batch, ps []Payable) {
+	n := len(ps)
+	kinds, refs, accounts, cents, created := make([]string, n), make([]string, n), make([]string, n), make([]int64, n), make([]time.Time, n)
+	for i, p := range ps {
+		kinds[i], refs[i], accounts[i], cents[i], created[i] = string(p.Kind), p.Reference, p.Account, p.AmountCents, p.CreatedAt
+	}
+	b.Queue(`INSERT INTO payables (kind, reference, account, amount_cents, created_at)
+		SELECT kind, reference, NULLIF(account, ''), cents, at
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::timestamptz[]) AS u(kind, reference, account, cents, at)
+		ON CONFLICT (kind, reference) DO UPDATE SET kind = payables.kind
+		RETURNING `+payableColumns, kinds, refs, accounts, cents, created)
+}
+
+// scanPayablesInOrder reads the stored payables into the positions of
+// order; each must be there once.
+func scanPayablesInOrder(br pgx.BatchResults, order map[[2]string]int) ([]Payable, error) {
 	rows, err := br.Query()
 	if err != nil {
-		return got, translate(err)
+		return nil, translate(err)
 	}
-	got.Payables = make([]Payable, len(c.Payables))
+	defer rows.Close()
+	out := make([]Payable, len(order))
 	found := 0
 	for rows.Next() {
 		p, err := scanPayable(rows)
 		if err != nil {
-			rows.Close()
-			return got, err
+			return nil, err
 		}
-		i, ok := seen[[2]string{string(p.Kind), p.Reference}]
+		i, ok := order[[2]string{string(p.Kind), p.Reference}]
 		if !ok {
-			rows.Close()
-			return got, fmt.Errorf("begin creations: payable %s %s was not asked for", p.Kind, p.Reference)
+			return nil, fmt.Errorf("begin creations: payable %s %s was not asked for", p.Kind, p.Reference)
 		}
-		got.Payables[i] = p
+		out[i] = p
 		found++
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
-		return got, translate(err)
+		return nil, translate(err)
 	}
-	if found != len(c.Payables) {
-		return got, fmt.Errorf("begin creations: %d of %d payables stored", found, len(c.Payables))
+	if found != len(order) {
+		return nil, fmt.Errorf("begin creations: %d of %d payables stored", found, len(order))
 	}
-	rows, err = br.Query()
+	return out, nil
+}
+
+// scanTakenInOrder reads the taken addresses, which went to the first of
+// ids in order, and returns them in that order.
+func scanTakenInOrder(br pgx.BatchResults, ids []string) ([]Address, error) {
+	rows, err := br.Query()
 	if err != nil {
-		return got, translate(err)
+		return nil, translate(err)
 	}
-	byID := make(map[string]Address, len(c.IntentIDs))
+	defer rows.Close()
+	byID := make(map[string]Address, len(ids))
 	for rows.Next() {
 		var a Address
 		if err := rows.Scan(&a.Network, &a.Key, &a.Address, &a.Source, &a.Index, &a.CreatedAt, &a.IntentID, &a.Ahead); err != nil {
-			rows.Close()
-			return got, translate(err)
+			return nil, translate(err)
 		}
 		byID[a.IntentID] = a
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
-		return got, translate(err)
+		return nil, translate(err)
 	}
-	for _, id := range c.IntentIDs[:len(byID)] {
+	taken := make([]Address, 0, len(byID))
+	for _, id := range ids[:len(byID)] {
 		a, ok := byID[id]
 		if !ok {
-			return got, fmt.Errorf("begin creations: addresses taken out of order")
+			return nil, fmt.Errorf("begin creations: addresses taken out of order")
 		}
-		got.Taken = append(got.Taken, a)
+		taken = append(taken, a)
 	}
-	return got, translate(br.Close())
+	return taken, nil
 }
 
 // takeDerivedManySQL is takeDerivedSQL for the intents $3: the free
