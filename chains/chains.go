@@ -74,6 +74,30 @@ type Watched interface {
 	Contains(key []byte) bool
 }
 
+// BatchWatched is implemented by a Watched that answers many keys at once
+// faster than one by one (WatchSet overlaps their memory loads). A source
+// that decodes a whole block looks its candidate keys up with
+// ContainsEach, which uses it where the set has it.
+type BatchWatched interface {
+	Watched
+	// ContainsBatch sets out[i] to Contains(keys[i]) for every key; out
+	// is at least as long as keys.
+	ContainsBatch(keys [][]byte, out []bool)
+}
+
+// ContainsEach sets out[i] to w.Contains(keys[i]) for every key, in one
+// batch where w is a BatchWatched. out must be at least as long as keys.
+func ContainsEach(w Watched, keys [][]byte, out []bool) {
+	if b, ok := w.(BatchWatched); ok {
+		b.ContainsBatch(keys, out)
+		return
+	}
+	out = out[:len(keys)]
+	for i, k := range keys {
+		out[i] = w.Contains(k)
+	}
+}
+
 // Source is a network client as the scanner needs it.
 type Source interface {
 	// Tip returns the height of the node's best block.

@@ -3,10 +3,12 @@ package chains
 import (
 	"bytes"
 	"encoding/binary"
-	"hash/maphash"
 	"math/bits"
+	"math/rand/v2"
 	"runtime"
 	"sync"
+	"sync/atomic"
+	"unsafe"
 )
 
 // maxSlotWidth is the widest key kept in a fixed-width table. Every key a
@@ -15,56 +17,142 @@ import (
 // contract still holds for any input.
 const maxSlotWidth = 64
 
-// Load factor of a table, as a fraction of 8: a table grows when it would be
-// fuller than 7/8. Lookups that miss (almost every output of a block) scan
-// one-byte fingerprints until an empty slot, so a full table stays cheap;
-// the keys themselves are compared only on a fingerprint match.
+// A table is made of groups: a 16-byte header (15 one-byte tags, then a
+// flags byte) followed by the 15 keys of its slots, padded to 16 bytes. A
+// lookup reads one header and, on a tag match, a key a few lines further
+// on the same page: one page walk, which on a virtual machine costs more
+// than the memory access itself.
+//
+// A table grows when it would be fuller than maxLoadFifths/5 (4/5): at that
+// load about one miss in five finds its home group's overflow flag set and
+// reads the next group too (adjacent, so on the same page almost always).
 const (
-	maxLoadEighths = 7
-	minTableSlots  = 64
+	groupSlots     = 15
+	groupHead      = 16
+	maxLoadFifths  = 4
+	minTableGroups = 4
+	// overflowed, in the header's flags byte, says a key whose probe
+	// passed this group (full at the time) lives in a later group.
+	overflowed = 1 << 56
+	lowBits    = 0x0101010101010101
+	highBits   = 0x8080808080808080
+	// hiTagBits masks the high header word's seven tag bytes (the eighth
+	// is the flags byte).
+	hiTagBits uint64 = 0x00ffffffffffffff
 )
 
 // WatchSet is the in-memory set of every key ever issued on one network. It
 // is read on every output of every block and only ever grows, so it is built
 // for many fixed-width keys: one open-addressing table per key width, each a
-// single allocation of one fingerprint byte plus the key per slot (about 26
+// single allocation of groups of 15 keys under a 16-byte header (about 29
 // bytes per 22-byte script at full load instead of ~180 for a map of
 // strings). The tables live outside the garbage-collected heap where the
 // platform allows it, so a large set does not raise the collector's heap
-// goal. Lookups take a read lock and allocate nothing; Add may be called
-// concurrently from the refresher.
+// goal.
+//
+// Lookups take no lock and allocate nothing: a lookup is a few loads, so
+// consecutive lookups overlap their cache misses instead of queueing behind
+// a lock's atomic read-modify-writes, and ContainsBatch overlaps them on
+// purpose. Add (one writer at a time) publishes a key by storing its tag
+// atomically after the key's bytes and after any overflow flag its probe
+// set; a grown table is swapped in whole, and the table it replaced is
+// unmapped only once no lookup can still hold it (runtime.AddCleanup).
 type WatchSet struct {
-	mu sync.RWMutex
+	mu sync.Mutex // serializes Add and Keys
 	// byWidth[w] holds the keys of w bytes, nil until one is added.
-	byWidth [maxSlotWidth + 1]*table
+	byWidth [maxSlotWidth + 1]atomic.Pointer[table]
 	// odd holds empty keys and keys wider than maxSlotWidth.
-	odd map[string]struct{}
+	oddMu sync.RWMutex
+	odd   map[string]struct{}
+	n     atomic.Int64
 	// reserve is the size hint given to the first table created.
 	reserve int
-	seed    maphash.Seed
+	seed    uint64
 }
 
-var _ Watched = (*WatchSet)(nil)
+var (
+	_ Watched      = (*WatchSet)(nil)
+	_ BatchWatched = (*WatchSet)(nil)
+)
 
 // NewWatchSet returns an empty set sized for n keys (of the first width
 // added; other widths start small and grow).
 func NewWatchSet(n int) *WatchSet {
-	return &WatchSet{reserve: n, seed: maphash.MakeSeed()}
+	return &WatchSet{reserve: n, seed: rand.Uint64()}
 }
 
 // Contains reports whether key is watched.
 func (s *WatchSet) Contains(key []byte) bool {
-	s.mu.RLock()
-	var ok bool
-	if w := len(key); w > 0 && w <= maxSlotWidth {
-		if t := s.byWidth[w]; t != nil {
-			ok = t.contains(key, maphash.Bytes(s.seed, key))
-		}
-	} else if s.odd != nil {
-		_, ok = s.odd[string(key)]
+	w := len(key)
+	if w == 0 || w > maxSlotWidth {
+		return s.containsOdd(key)
 	}
-	s.mu.RUnlock()
+	t := s.byWidth[w].Load()
+	if t == nil {
+		return false
+	}
+	h := hashKey(key, s.seed)
+	g := t.home(h)
+	t.touch(g, h)
+	ok := t.probe(key, h, g, t.head(g))
+	// t's memory is unmapped by a cleanup once t is unreachable: keep it
+	// reachable until the last read of its groups.
+	runtime.KeepAlive(t)
 	return ok
+}
+
+func (s *WatchSet) containsOdd(key []byte) bool {
+	s.oddMu.RLock()
+	_, ok := s.odd[string(key)]
+	s.oddMu.RUnlock()
+	return ok
+}
+
+// batchChunk is how many lookups ContainsBatch starts before finishing
+// any: enough to keep the core's outstanding misses busy, few enough that
+// its state stays in registers and L1.
+const batchChunk = 16
+
+// ContainsBatch sets out[i] to whether keys[i] is watched, for every key;
+// out must be at least as long as keys. It answers as len(keys) calls of
+// Contains would, faster: it first hashes every key and loads every home
+// group's header, so their cache misses overlap, and only then compares.
+func (s *WatchSet) ContainsBatch(keys [][]byte, out []bool) {
+	out = out[:len(keys)]
+	var (
+		tabs  [batchChunk]*table
+		hs    [batchChunk]uint64
+		gs    [batchChunk]uint64
+		heads [batchChunk][2]uint64
+	)
+	for len(keys) > 0 {
+		n := min(len(keys), batchChunk)
+		for i, k := range keys[:n] {
+			w := len(k)
+			tabs[i] = nil
+			if w == 0 || w > maxSlotWidth {
+				continue
+			}
+			t := s.byWidth[w].Load()
+			if t == nil {
+				continue
+			}
+			h := hashKey(k, s.seed)
+			g := t.home(h)
+			tabs[i], hs[i], gs[i], heads[i] = t, h, g, t.head(g)
+		}
+		for i, k := range keys[:n] {
+			if t := tabs[i]; t != nil {
+				out[i] = t.probe(k, hs[i], gs[i], heads[i])
+			} else if w := len(k); w == 0 || w > maxSlotWidth {
+				out[i] = s.containsOdd(k)
+			} else {
+				out[i] = false
+			}
+		}
+		keys, out = keys[n:], out[n:]
+	}
+	runtime.KeepAlive(&tabs)
 }
 
 // Add adds keys to the set; adding a key twice is harmless.
@@ -72,163 +160,274 @@ func (s *WatchSet) Add(keys ...[]byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, k := range keys {
-		w := len(k)
-		if w == 0 || w > maxSlotWidth {
-			if s.odd == nil {
-				s.odd = map[string]struct{}{}
-			}
-			s.odd[string(k)] = struct{}{}
-			continue
-		}
-		t := s.byWidth[w]
-		if t == nil {
-			t = newTable(w, s.reserve)
-			s.reserve = 0
-			s.byWidth[w] = t
-		}
-		h := maphash.Bytes(s.seed, k)
-		if t.contains(k, h) {
-			continue
-		}
-		if t.full() {
-			t = t.grown(s.seed)
-			s.byWidth[w] = t
-		}
-		t.insert(k, h)
+		s.add(k)
 	}
+}
+
+func (s *WatchSet) add(k []byte) {
+	w := len(k)
+	if w == 0 || w > maxSlotWidth {
+		s.oddMu.Lock()
+		defer s.oddMu.Unlock()
+		if s.odd == nil {
+			s.odd = map[string]struct{}{}
+		}
+		if _, ok := s.odd[string(k)]; !ok {
+			s.odd[string(k)] = struct{}{}
+			s.n.Add(1)
+		}
+		return
+	}
+	t := s.byWidth[w].Load()
+	if t == nil {
+		t = newTable(w, s.reserve)
+		s.reserve = 0
+		s.byWidth[w].Store(t)
+	}
+	h := hashKey(k, s.seed)
+	if g := t.home(h); t.probe(k, h, g, t.head(g)) {
+		return
+	}
+	if t.full() {
+		t = t.grown(s.seed)
+		s.byWidth[w].Store(t)
+		if t.n >= 1<<20 {
+			// The old table (hundreds of megabytes outside the heap) is
+			// unmapped by its cleanup after the next collection, which a
+			// small heap would put off for minutes.
+			go runtime.GC()
+		}
+	}
+	t.insert(k, h)
+	s.n.Add(1)
 }
 
 // Len returns the number of watched keys.
-func (s *WatchSet) Len() int {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	n := len(s.odd)
-	for _, t := range s.byWidth {
-		if t != nil {
-			n += t.n
-		}
-	}
-	return n
-}
+func (s *WatchSet) Len() int { return int(s.n.Load()) }
 
-// table is an open-addressing (linear probing) set of keys of one width.
-// ctrl[i] is 0 for an empty slot, else 0x80 | 7 bits of the key's hash; the
-// key of slot i is keys[i*w : (i+1)*w]. Both live in mem, one allocation.
-// Nothing is ever deleted, so no tombstones are needed.
+// table is an open-addressing set of keys of one width, probed linearly by
+// groups (see groupSlots). Tag j of a group is byte j of its header: 0 for
+// an empty slot, else a byte of the key's hash (never 0). The flags byte
+// holds overflowed. Nothing is ever deleted, so no tombstones are needed.
 type table struct {
-	w     int
-	slots uint64
-	n     int
-	ctrl  []byte
-	keys  []byte
-	mem   []byte
-	// free releases mem once the table is unreachable, unless grown freed
-	// it first.
-	free runtime.Cleanup
+	w      uint64 // key width
+	stride uint64 // bytes per group
+	groups uint64
+	n      int // written under the set's writer lock only
+	mem    []byte
+	base   unsafe.Pointer // &mem[0]
 }
 
-// newTable returns a table of width w with room for n keys.
+// newTable returns a table of width w with room for n keys, in one
+// allocation freed when the table is unreachable.
 func newTable(w, n int) *table {
-	slots := uint64(n)*8/maxLoadEighths + 1
-	if slots < minTableSlots {
-		slots = minTableSlots
-	}
-	mem := allocSlots(int(slots) * (1 + w))
-	t := &table{w: w, slots: slots, ctrl: mem[:slots:slots], keys: mem[slots:], mem: mem}
-	t.free = runtime.AddCleanup(t, freeSlots, mem)
+	groups := uint64(n)*5/(groupSlots*maxLoadFifths) + 1
+	groups = max(groups, minTableGroups)
+	stride := (groupHead + groupSlots*uint64(w) + 15) &^ 15
+	mem := allocSlots(int(groups * stride))
+	t := &table{w: uint64(w), stride: stride, groups: groups, mem: mem, base: unsafe.Pointer(unsafe.SliceData(mem))}
+	runtime.AddCleanup(t, freeSlots, mem)
 	return t
 }
 
-func (t *table) key(i uint64) []byte {
-	off := i * uint64(t.w)
-	return t.keys[off : off+uint64(t.w)]
-}
-
-// start maps a hash onto a slot (Lemire's multiply-shift, so the slot count
-// need not be a power of two and a table is sized to what it holds).
-func (t *table) start(h uint64) uint64 {
-	hi, _ := bits.Mul64(h, t.slots)
+// home maps a hash onto its first group (Lemire's multiply-shift, so the
+// group count need not be a power of two and a table is sized to what it
+// holds).
+func (t *table) home(h uint64) uint64 {
+	hi, _ := bits.Mul64(h, t.groups)
 	return hi
 }
 
-func fingerprint(h uint64) byte { return byte(h) | 0x80 }
+// header returns group g's header words; g < t.groups (home and the
+// probes' wrap-around keep it so).
+func (t *table) header(g uint64) *[2]uint64 {
+	return (*[2]uint64)(unsafe.Add(t.base, g*t.stride))
+}
 
-// contains probes eight fingerprints per step where the run does not wrap:
-// ctrl bytes are 0 or have the high bit set, so one word tells both which
-// slots may hold key and whether the run ends in this group. A key is always
-// before the first empty slot of its run, so a group with an empty slot ends
-// the search once its matches were compared.
-func (t *table) contains(key []byte, h uint64) bool {
-	fp := fingerprint(h)
-	pat := uint64(fp) * lowBits
-	for i := t.start(h); ; {
-		if i+8 <= t.slots {
-			g := binary.LittleEndian.Uint64(t.ctrl[i:])
-			x := g ^ pat
-			for m := (x - lowBits) &^ x & highBits; m != 0; m &= m - 1 {
-				if j := i + uint64(bits.TrailingZeros64(m)/8); bytes.Equal(t.key(j), key) {
-					return true
-				}
+// head loads group g's header.
+func (t *table) head(g uint64) [2]uint64 {
+	p := t.header(g)
+	return [2]uint64{atomic.LoadUint64(&p[0]), atomic.LoadUint64(&p[1])}
+}
+
+// key returns the key bytes of slot j of group g.
+func (t *table) key(g, j uint64) []byte {
+	off := g*t.stride + groupHead + j*t.w
+	return t.mem[off : off+t.w : off+t.w]
+}
+
+// preferred is the slot a key of hash h takes when it is free: a lookup
+// starts loading that slot's key together with the header, so a hit
+// usually finds its key on the way instead of waiting for a second miss.
+func preferred(h uint64) uint64 {
+	return (h >> 8 & 0xffffffff) * groupSlots >> 32
+}
+
+// touch starts loading the preferred slot of h in group g. An atomic load,
+// because the compiler keeps it though its value is not used (and it may
+// read a slot being filled; the value means nothing until its tag says so).
+func (t *table) touch(g, h uint64) {
+	off := (g*t.stride + groupHead + preferred(h)*t.w) &^ 3
+	atomic.LoadUint32((*uint32)(unsafe.Pointer(&t.mem[off])))
+}
+
+// tag is the low byte of the hash (multiply-shift took the high bits for
+// the group), with 0 kept for empty slots.
+func tag(h uint64) uint64 {
+	b := h & 0xff
+	return b | (b-1)>>63
+}
+
+// zeroBytes flags (high bit) every zero byte of x up to the first one
+// exactly; beyond it a flag may be false, so callers check each byte.
+func zeroBytes(x uint64) uint64 { return (x - lowBits) &^ x & highBits }
+
+// probe looks key up from its home group g, whose header hd the caller
+// loaded. A key lives in the first group from its home that had a free
+// slot when it was added, and every group its probe passed is flagged
+// overflowed (flag stored before the key's tag), so a lookup stops at the
+// first group without the flag.
+func (t *table) probe(key []byte, h, g uint64, hd [2]uint64) bool {
+	tg := tag(h)
+	pat := tg * lowBits
+	for {
+		for m := zeroBytes(hd[0] ^ pat); m != 0; m &= m - 1 {
+			j := uint64(bits.TrailingZeros64(m) / 8)
+			if hd[0]>>(j*8)&0xff == tg && bytes.Equal(t.key(g, j), key) {
+				return true
 			}
-			if ^g&highBits != 0 {
-				return false
-			}
-			if i += 8; i == t.slots {
-				i = 0
-			}
-			continue
 		}
-		c := t.ctrl[i]
-		if c == 0 {
+		for m := zeroBytes(hd[1]^pat) & (hiTagBits & highBits); m != 0; m &= m - 1 {
+			j := uint64(bits.TrailingZeros64(m) / 8)
+			if hd[1]>>(j*8)&0xff == tg && bytes.Equal(t.key(g, 8+j), key) {
+				return true
+			}
+		}
+		if hd[1]&overflowed == 0 {
 			return false
 		}
-		if c == fp && bytes.Equal(t.key(i), key) {
-			return true
+		if g++; g == t.groups {
+			g = 0
 		}
-		if i++; i == t.slots {
-			i = 0
-		}
+		hd = t.head(g)
 	}
 }
 
-const (
-	lowBits  = 0x0101010101010101
-	highBits = 0x8080808080808080
-)
+// freeSlot returns a free slot of a group with header hd, the key's
+// preferred one if it is free, or false if the group is full.
+func freeSlot(hd [2]uint64, h uint64) (uint64, bool) {
+	p := preferred(h)
+	if hd[p/8]>>(p%8*8)&0xff == 0 {
+		return p, true
+	}
+	if m := zeroBytes(hd[0]); m != 0 {
+		return uint64(bits.TrailingZeros64(m) / 8), true
+	}
+	// The lowest flagged byte is exact; the flags byte is masked off.
+	if m := zeroBytes(hd[1]|^hiTagBits) & hiTagBits; m != 0 {
+		return 8 + uint64(bits.TrailingZeros64(m)/8), true
+	}
+	return 0, false
+}
 
-// insert stores key, known to be absent, in a table that has room.
+// insert stores key, known to be absent, in a table that has room: the
+// overflow flags of the full groups it passes first, then its bytes, then
+// its tag, each header word with an atomic store, so a lookup that sees the
+// tag sees the whole key and the way to it.
 func (t *table) insert(key []byte, h uint64) {
-	i := t.start(h)
-	for t.ctrl[i] != 0 {
-		if i++; i == t.slots {
-			i = 0
+	g := t.home(h)
+	for {
+		p := t.header(g) // only writers store, and they hold the lock
+		hd := [2]uint64{p[0], p[1]}
+		if j, ok := freeSlot(hd, h); ok {
+			copy(t.key(g, j), key)
+			atomic.StoreUint64(&p[j/8], hd[j/8]|tag(h)<<(j%8*8))
+			t.n++
+			return
+		}
+		if hd[1]&overflowed == 0 {
+			atomic.StoreUint64(&p[1], hd[1]|overflowed)
+		}
+		if g++; g == t.groups {
+			g = 0
 		}
 	}
-	t.ctrl[i] = fingerprint(h)
-	copy(t.key(i), key)
-	t.n++
 }
 
 func (t *table) full() bool {
-	return uint64(t.n+1)*8 > t.slots*maxLoadEighths
+	return uint64(t.n+1)*5 > t.groups*groupSlots*maxLoadFifths
 }
 
-// grown returns a larger copy of t and frees t. Small tables double; large
-// ones grow by half, since the old and new table coexist while copying.
-func (t *table) grown(seed maphash.Seed) *table {
+// each calls fn with every key of t (under the writer lock).
+func (t *table) each(fn func(k []byte)) {
+	for g := range t.groups {
+		hd := t.header(g)
+		for j := range uint64(groupSlots) {
+			if hd[j/8]>>(j%8*8)&0xff != 0 {
+				fn(t.key(g, j))
+			}
+		}
+	}
+}
+
+// grown returns a larger copy of t. Small tables double; large ones grow by
+// half, since the old and new table coexist while copying (and until no
+// lookup holds the old one).
+func (t *table) grown(seed uint64) *table {
 	n := t.n * 2
 	if t.n >= 1<<20 {
 		n = t.n + t.n/2
 	}
-	nt := newTable(t.w, n)
-	for i, c := range t.ctrl {
-		if c != 0 {
-			k := t.key(uint64(i))
-			nt.insert(k, maphash.Bytes(seed, k))
-		}
-	}
-	// Callers hold the write lock: no reader can still see t.
-	t.free.Stop()
-	freeSlots(t.mem)
+	nt := newTable(int(t.w), n)
+	t.each(func(k []byte) { nt.insert(k, hashKey(k, seed)) })
 	return nt
+}
+
+// Multipliers of the key hash (wyhash's).
+const (
+	hashM1 = 0xa0761d6478bd642f
+	hashM2 = 0xe7037ed1a0b428db
+	hashM3 = 0x8ebc6af09c88c6e3
+	hashM4 = 0x589965cc75374cc3
+)
+
+// hashKey hashes a key of 1–64 bytes, seeded per set: 64-bit
+// multiply-folds over 8-byte words (overlapping at the ends), plain
+// arithmetic inlined into the lookup. The widths every network uses (16–32
+// bytes) take four loads and two independent multiplications. Every byte
+// counts, so keys that share a script prefix or differ in one byte spread
+// like any others.
+func hashKey(k []byte, seed uint64) uint64 {
+	if n := len(k); n >= 16 && n <= 32 {
+		a, b := binary.LittleEndian.Uint64(k), binary.LittleEndian.Uint64(k[8:])
+		c, d := binary.LittleEndian.Uint64(k[n-16:]), binary.LittleEndian.Uint64(k[n-8:])
+		return mix(a^seed^hashM1, b^hashM2) ^ mix(c^hashM3, d^seed^uint64(n)*hashM4)
+	}
+	return hashOther(k, seed)
+}
+
+// hashOther hashes keys shorter than 16 or longer than 32 bytes.
+func hashOther(k []byte, seed uint64) uint64 {
+	n := len(k)
+	h := seed ^ uint64(n)*hashM3
+	var a, b uint64
+	switch {
+	case n > 16:
+		for i := 0; i+16 < n; i += 16 {
+			h = mix(binary.LittleEndian.Uint64(k[i:])^hashM1, binary.LittleEndian.Uint64(k[i+8:])^h)
+		}
+		a, b = binary.LittleEndian.Uint64(k[n-16:]), binary.LittleEndian.Uint64(k[n-8:])
+	case n >= 8:
+		a, b = binary.LittleEndian.Uint64(k), binary.LittleEndian.Uint64(k[n-8:])
+	case n >= 4:
+		a, b = uint64(binary.LittleEndian.Uint32(k)), uint64(binary.LittleEndian.Uint32(k[n-4:]))
+	case n > 0:
+		a = uint64(k[0])<<16 | uint64(k[n>>1])<<8 | uint64(k[n-1])
+	}
+	return mix(hashM2^uint64(n), mix(a^hashM2, b^h))
+}
+
+func mix(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	return hi ^ lo
 }

@@ -5,20 +5,17 @@ import "bytes"
 // Keys returns a copy of every watched key, in no particular order (for
 // sources that poll per address).
 func (s *WatchSet) Keys() [][]byte {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	out := make([][]byte, 0, len(s.odd))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.oddMu.RLock()
+	out := make([][]byte, 0, s.Len())
 	for k := range s.odd {
 		out = append(out, []byte(k))
 	}
-	for _, t := range s.byWidth {
-		if t == nil {
-			continue
-		}
-		for i, c := range t.ctrl {
-			if c != 0 {
-				out = append(out, bytes.Clone(t.key(uint64(i))))
-			}
+	s.oddMu.RUnlock()
+	for w := range s.byWidth {
+		if t := s.byWidth[w].Load(); t != nil {
+			t.each(func(k []byte) { out = append(out, bytes.Clone(k)) })
 		}
 	}
 	return out
