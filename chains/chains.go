@@ -1,6 +1,7 @@
 package chains
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math/big"
@@ -110,4 +111,37 @@ type Source interface {
 	// the transfers to watched keys. A height above the tip is
 	// ErrBlockNotFound; a slot without a block is ErrSkipped.
 	Block(ctx context.Context, height Height, w Watched) (Block, error)
+}
+
+// Prefetched answers Contains from one batch lookup made up front, for a
+// decoder that, having collected a block's candidate keys in order and
+// looked them up at once (so the set overlaps the lookups), asks about
+// them again one by one in the same order, skipping any: it keeps its
+// one-pass shape. A key asked out of that order, or never collected, is
+// asked of the set itself, so every answer is the set's. Unlike a
+// Watched, it is for one decode on one goroutine.
+type Prefetched struct {
+	w    Watched
+	keys [][]byte
+	ok   []bool
+	next int
+}
+
+// Prefetch looks keys up in w in one batch (ContainsEach).
+func Prefetch(w Watched, keys [][]byte) *Prefetched {
+	p := &Prefetched{w: w, keys: keys, ok: make([]bool, len(keys))}
+	ContainsEach(w, keys, p.ok)
+	return p
+}
+
+// Contains reports whether key is watched: the prefetched answer of the
+// next collected key equal to it, else the set's.
+func (p *Prefetched) Contains(key []byte) bool {
+	for i := p.next; i < len(p.keys); i++ {
+		if bytes.Equal(p.keys[i], key) {
+			p.next = i + 1
+			return p.ok[i]
+		}
+	}
+	return p.w.Contains(key)
 }

@@ -82,6 +82,11 @@ func NewWatchSet(n int) *WatchSet {
 }
 
 // Contains reports whether key is watched.
+//
+// Its common case, a key of 16–32 bytes whose home group holds no tag
+// match and no overflow, is one function of few instructions: the number
+// of instructions per lookup bounds how many lookups the core runs ahead,
+// and so how many of their misses overlap.
 func (s *WatchSet) Contains(key []byte) bool {
 	w := len(key)
 	if w == 0 || w > maxSlotWidth {
@@ -91,12 +96,28 @@ func (s *WatchSet) Contains(key []byte) bool {
 	if t == nil {
 		return false
 	}
-	h := hashKey(key, s.seed)
+	var h uint64
+	if w >= 16 && w <= 32 {
+		// hashMid, written out: the compiler would not inline it.
+		tail := key[w-16:]
+		a, b := binary.LittleEndian.Uint64(key), binary.LittleEndian.Uint64(key[8:])
+		c, d := binary.LittleEndian.Uint64(tail), binary.LittleEndian.Uint64(tail[8:])
+		h = mix(a^s.seed^hashM1, b^hashM2) ^ mix(c^hashM3, d^s.seed^uint64(w)*hashM4)
+	} else {
+		h = hashOther(key, s.seed)
+	}
 	g := t.home(h)
 	t.touch(g, h)
-	ok := t.probe(key, h, g, t.head(g))
+	p := t.header(g)
+	hd := [2]uint64{atomic.LoadUint64(&p[0]), atomic.LoadUint64(&p[1])}
 	// t's memory is unmapped by a cleanup once t is unreachable: keep it
-	// reachable until the last read of its groups.
+	// reachable past the last read of its groups.
+	runtime.KeepAlive(t)
+	pat := tag(h) * lowBits
+	if zeroBytes(hd[0]^pat)|zeroBytes(hd[1]^pat)&hiTagBits == 0 && hd[1]&overflowed == 0 {
+		return false
+	}
+	ok := t.probe(key, h, g, hd)
 	runtime.KeepAlive(t)
 	return ok
 }
@@ -110,36 +131,49 @@ func (s *WatchSet) containsOdd(key []byte) bool {
 
 // batchChunk is how many lookups ContainsBatch starts before finishing
 // any: enough to keep the core's outstanding misses busy, few enough that
-// its state stays in registers and L1.
-const batchChunk = 16
+// its state stays in L1.
+const batchChunk = 32
+
+// noHead stands in for the header of a key no table can hold, so the
+// loading loop of ContainsBatch has no branch.
+var noHead [2]uint64
 
 // ContainsBatch sets out[i] to whether keys[i] is watched, for every key;
 // out must be at least as long as keys. It answers as len(keys) calls of
-// Contains would, faster: it first hashes every key and loads every home
-// group's header, so their cache misses overlap, and only then compares.
+// Contains would, faster: for a chunk of keys it first computes every hash
+// and home group (no memory access but the keys), then loads every home
+// header in a loop of a few instructions per key, so the core keeps many
+// misses in flight (a lookup is a cache and TLB miss, and the window of
+// instructions the core runs ahead is what bounds the overlap), then
+// starts loading each tag match's key the same way, and only then compares.
 func (s *WatchSet) ContainsBatch(keys [][]byte, out []bool) {
 	out = out[:len(keys)]
 	var (
 		tabs  [batchChunk]*table
 		hs    [batchChunk]uint64
 		gs    [batchChunk]uint64
+		ptrs  [batchChunk]*[2]uint64
 		heads [batchChunk][2]uint64
 	)
 	for len(keys) > 0 {
 		n := min(len(keys), batchChunk)
 		for i, k := range keys[:n] {
-			w := len(k)
-			tabs[i] = nil
-			if w == 0 || w > maxSlotWidth {
-				continue
+			tabs[i], ptrs[i] = nil, &noHead
+			if w := len(k); w != 0 && w <= maxSlotWidth {
+				if t := s.byWidth[w].Load(); t != nil {
+					h := hashKey(k, s.seed)
+					g := t.home(h)
+					tabs[i], hs[i], gs[i], ptrs[i] = t, h, g, t.header(g)
+				}
 			}
-			t := s.byWidth[w].Load()
-			if t == nil {
-				continue
+		}
+		for i, p := range ptrs[:n] {
+			heads[i] = [2]uint64{atomic.LoadUint64(&p[0]), atomic.LoadUint64(&p[1])}
+		}
+		for i, t := range tabs[:n] {
+			if t != nil {
+				t.touchMatch(gs[i], hs[i], heads[i])
 			}
-			h := hashKey(k, s.seed)
-			g := t.home(h)
-			tabs[i], hs[i], gs[i], heads[i] = t, h, g, t.head(g)
 		}
 		for i, k := range keys[:n] {
 			if t := tabs[i]; t != nil {
@@ -271,6 +305,19 @@ func (t *table) touch(g, h uint64) {
 	atomic.LoadUint32((*uint32)(unsafe.Pointer(&t.mem[off])))
 }
 
+// touchMatch starts loading the key of the first slot of group g whose tag
+// matches h (its header is hd), or re-reads the header if none does.
+func (t *table) touchMatch(g, h uint64, hd [2]uint64) {
+	pat := tag(h) * lowBits
+	off := g * t.stride
+	if m := zeroBytes(hd[0] ^ pat); m != 0 {
+		off += groupHead + uint64(bits.TrailingZeros64(m)/8)*t.w
+	} else if m := zeroBytes(hd[1]^pat) & (hiTagBits & highBits); m != 0 {
+		off += groupHead + (8+uint64(bits.TrailingZeros64(m)/8))*t.w
+	}
+	atomic.LoadUint32((*uint32)(unsafe.Add(t.base, off&^3)))
+}
+
 // tag is the low byte of the hash (multiply-shift took the high bits for
 // the group), with 0 kept for empty slots.
 func tag(h uint64) uint64 {
@@ -399,11 +446,18 @@ const (
 // like any others.
 func hashKey(k []byte, seed uint64) uint64 {
 	if n := len(k); n >= 16 && n <= 32 {
-		a, b := binary.LittleEndian.Uint64(k), binary.LittleEndian.Uint64(k[8:])
-		c, d := binary.LittleEndian.Uint64(k[n-16:]), binary.LittleEndian.Uint64(k[n-8:])
-		return mix(a^seed^hashM1, b^hashM2) ^ mix(c^hashM3, d^seed^uint64(n)*hashM4)
+		return hashMid(k, seed)
 	}
 	return hashOther(k, seed)
+}
+
+// hashMid is hashKey of a key of 16–32 bytes (small enough to be inlined).
+func hashMid(k []byte, seed uint64) uint64 {
+	n := len(k)
+	tail := k[n-16:]
+	a, b := binary.LittleEndian.Uint64(k), binary.LittleEndian.Uint64(k[8:])
+	c, d := binary.LittleEndian.Uint64(tail), binary.LittleEndian.Uint64(tail[8:])
+	return mix(a^seed^hashM1, b^hashM2) ^ mix(c^hashM3, d^seed^uint64(n)*hashM4)
 }
 
 // hashOther hashes keys shorter than 16 or longer than 32 bytes.

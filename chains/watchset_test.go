@@ -169,6 +169,51 @@ func TestContainsEach(t *testing.T) {
 	}
 }
 
+// TestPrefetchedAnswersAsTheSet: asked in collection order with skips,
+// out of order, twice, or about a key never collected, Prefetched answers
+// what the set answers.
+func TestPrefetchedAnswersAsTheSet(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	set := chains.NewWatchSet(10)
+	var keys [][]byte
+	for i := range 100 {
+		k := randKey(r)
+		keys = append(keys, k)
+		if i%4 == 0 {
+			set.Add(k)
+		}
+	}
+	p := chains.Prefetch(set, keys)
+	var asked [][]byte
+	for i, k := range keys {
+		switch i % 5 {
+		case 0, 1, 3:
+			asked = append(asked, k)
+		case 2: // skipped
+		case 4:
+			asked = append(asked, keys[i/2], randKey(r), k, k)
+		}
+	}
+	hits := 0
+	for _, k := range asked {
+		got, want := p.Contains(k), set.Contains(k)
+		if got != want {
+			t.Fatalf("Prefetched.Contains(%x) = %v, the set says %v", k, got, want)
+		}
+		hits += b2i(got)
+	}
+	if hits == 0 {
+		t.Fatal("no hit asked: the test checks nothing")
+	}
+	// A key added after the batch is still found through the set when it
+	// was never collected.
+	late := randKey(r)
+	set.Add(late)
+	if !p.Contains(late) {
+		t.Fatal("a key never collected is not asked of the set")
+	}
+}
+
 // TestWatchSetKeysAreCopies: a caller changing what Keys returned, or the
 // slice it passed to Add, changes nothing in the set.
 func TestWatchSetKeysAreCopies(t *testing.T) {

@@ -31,10 +31,22 @@ func (c btcCodec) block(raw []byte, w chains.Watched) (decodedBlock, error) {
 		time:    mb.Header.Timestamp.UTC(),
 		txCount: len(mb.Transactions),
 	}
+	// Every output script is looked up in one batch, so the watched set's
+	// memory loads overlap.
+	var scripts [][]byte
+	for _, tx := range mb.Transactions {
+		for _, out := range tx.TxOut {
+			scripts = append(scripts, out.PkScript)
+		}
+	}
+	watched := make([]bool, len(scripts))
+	chains.ContainsEach(w, scripts, watched)
 	for _, tx := range mb.Transactions {
 		var txid string // computed for matching transactions only
 		for i, out := range tx.TxOut {
-			if !w.Contains(out.PkScript) {
+			ok := watched[0]
+			watched = watched[1:]
+			if !ok {
 				continue
 			}
 			if txid == "" {

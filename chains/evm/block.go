@@ -215,11 +215,23 @@ func successes(receipts []rpcReceipt, blk *rpcBlock, height chains.Height) ([]bo
 // watched address and succeeded: by ok, or when ok is nil (no block
 // receipts) by the receipts of just those transactions.
 func (c *Client) nativeTransfers(ctx context.Context, blk *rpcBlock, ok []bool, w chains.Watched, height chains.Height) ([]found, error) {
+	// The recipients of value are looked up in one batch, so the watched
+	// set's memory loads overlap.
+	var cand []int
+	var keys [][]byte
+	for i := range blk.Transactions {
+		if tx := &blk.Transactions[i]; tx.To != nil && tx.Value.ToInt().Sign() > 0 {
+			cand = append(cand, i)
+			keys = append(keys, tx.To[:])
+		}
+	}
+	watched := make([]bool, len(keys))
+	chains.ContainsEach(w, keys, watched)
 	var res []found
 	var needStatus []int
-	for i := range blk.Transactions {
+	for j, i := range cand {
 		tx := &blk.Transactions[i]
-		if tx.To == nil || tx.Value.ToInt().Sign() <= 0 || !w.Contains(tx.To[:]) {
+		if !watched[j] {
 			continue
 		}
 		if ok == nil {
@@ -254,7 +266,16 @@ func (c *Client) tokenTransfers(logs []rpcLog, blk *rpcBlock, ok []bool, w chain
 	for i, tx := range blk.Transactions {
 		pos[*tx.Hash] = i
 	}
-	var res []found
+	// Every log is checked first and the recipients of those that count
+	// are looked up in one batch, so the watched set's memory loads
+	// overlap; nothing before the lookup depended on its answer.
+	type candidate struct {
+		l     *rpcLog
+		pos   int
+		asset payment.Asset
+	}
+	var cand []candidate
+	var keys [][]byte
 	seen := make(map[uint64]struct{}, len(logs))
 	for i := range logs {
 		l := &logs[i]
@@ -279,13 +300,20 @@ func (c *Client) tokenTransfers(logs []rpcLog, blk *rpcBlock, ok []bool, w chain
 		if ok != nil && !ok[p] {
 			continue // a reverted transaction has no logs; never count one
 		}
-		to := l.Topics[2][12:]
-		if !w.Contains(to) {
+		cand = append(cand, candidate{l, p, asset})
+		keys = append(keys, l.Topics[2][12:])
+	}
+	watched := make([]bool, len(keys))
+	chains.ContainsEach(w, keys, watched)
+	var res []found
+	for j, cd := range cand {
+		if !watched[j] {
 			continue
 		}
+		l, to := cd.l, keys[j]
 		amount := new(big.Int).SetBytes(l.Data)
-		res = append(res, found{pos: p, order: 1<<40 + int64(*l.LogIndex),
-			tr: c.transfer(l.TransactionHash, int64(*l.LogIndex), asset, common.BytesToAddress(to), amount)})
+		res = append(res, found{pos: cd.pos, order: 1<<40 + int64(*l.LogIndex),
+			tr: c.transfer(l.TransactionHash, int64(*l.LogIndex), cd.asset, common.BytesToAddress(to), amount)})
 	}
 	return res, nil
 }

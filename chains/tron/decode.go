@@ -180,6 +180,7 @@ func (c *Client) match(height uint64, b *blockJSON, infos []txInfoJSON, w chains
 			byID[infos[i].ID] = &infos[i]
 		}
 	}
+	w = prefetch(b, byID, w)
 	seen := 0
 	var acct [20]byte
 	for i := range b.Transactions {
@@ -230,6 +231,45 @@ func (c *Client) match(height uint64, b *blockJSON, infos []txInfoJSON, w chains
 		return chains.Block{}, fmt.Errorf("%w: block %d: %d transaction infos do not belong to block %s", ErrTransient, height, len(infos)-seen, b.BlockID)
 	}
 	return out, nil
+}
+
+// prefetch looks up in one batch every account the matching may ask about,
+// in the order it asks, per transaction: the recipients of its transfer
+// contracts, the last topic of its 3-topic logs, the recipients of its
+// internal transactions (more than it asks: conditions and errors are left
+// to the matching). The watched set overlaps the lookups' memory loads;
+// the matching keeps its one-pass shape and gets the same answers.
+func prefetch(b *blockJSON, byID map[string]*txInfoJSON, w chains.Watched) chains.Watched {
+	var flat []byte
+	var acct [20]byte
+	var topic [32]byte
+	for i := range b.Transactions {
+		tx := &b.Transactions[i]
+		for _, ct := range tx.RawData.Contract {
+			if ct.Type == typeTransfer && decodeAccount(&acct, ct.Parameter.Value.ToAddress) {
+				flat = append(flat, acct[:]...)
+			}
+		}
+		info := byID[tx.TxID]
+		if info == nil {
+			continue
+		}
+		for j := range info.Log {
+			if lg := &info.Log[j]; len(lg.Topics) == 3 && decodeHex(topic[:], lg.Topics[2]) {
+				flat = append(flat, topic[12:]...)
+			}
+		}
+		for k := range info.Internal {
+			if decodeAccount(&acct, info.Internal[k].TransferTo) {
+				flat = append(flat, acct[:]...)
+			}
+		}
+	}
+	keys := make([][]byte, len(flat)/len(acct))
+	for i := range keys {
+		keys[i] = flat[i*len(acct) : (i+1)*len(acct) : (i+1)*len(acct)]
+	}
+	return chains.Prefetch(w, keys)
 }
 
 // matchLogs appends the USDT Transfer logs of one successful transaction
