@@ -39,7 +39,7 @@ func main() {
 func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("paywatch-load", flag.ContinueOnError)
 	n := fs.Int("n", 1_000_000, "watched addresses to insert")
-	bin := fs.String("bin", "bin/paywatch", "the paywatch binary to start")
+	bin := fs.String("bin", "bin/paywatch", "the paywatch binary to start (several, comma-separated: each in turn on the same rows)")
 	dbURL := fs.String("database", "", "PostgreSQL URL of an empty database (default: a throwaway cluster)")
 	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long")
 	setOnly := fs.Bool("set-only", false, "measure only the watched set, in this process, without a database")
@@ -79,7 +79,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "inserted %d addresses in %s\n", *n, time.Since(began).Round(time.Millisecond))
-	return measure(ctx, out, *bin, *dbURL, *n)
+	for _, b := range strings.Split(*bin, ",") {
+		fmt.Fprintf(out, "%s: ", b)
+		if err := measure(ctx, out, b, *dbURL, *n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // insert adds n P2WPKH scripts to addresses, generated inside PostgreSQL, a
