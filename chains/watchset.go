@@ -83,10 +83,13 @@ func NewWatchSet(n int) *WatchSet {
 
 // Contains reports whether key is watched.
 //
-// Its common case, a key of 16–32 bytes whose home group holds no tag
-// match and no overflow, is one function of few instructions: the number
-// of instructions per lookup bounds how many lookups the core runs ahead,
-// and so how many of their misses overlap.
+// Its common cases for a key of 16–32 bytes (every network's) are written
+// out in one function of few instructions: a home group with no tag match
+// and no overflow, and a first tag match that holds the key (compared a
+// word at a time). The number of instructions per lookup bounds how many
+// lookups the core runs ahead, and so how many of their misses overlap.
+// It loads nothing it may not need: loading a hit's likely key together
+// with the header made every miss pay a second memory access.
 func (s *WatchSet) Contains(key []byte) bool {
 	w := len(key)
 	if w == 0 || w > maxSlotWidth {
@@ -107,15 +110,35 @@ func (s *WatchSet) Contains(key []byte) bool {
 		h = hashOther(key, s.seed)
 	}
 	g := t.home(h)
-	t.touch(g, h)
 	p := t.header(g)
 	hd := [2]uint64{atomic.LoadUint64(&p[0]), atomic.LoadUint64(&p[1])}
 	// t's memory is unmapped by a cleanup once t is unreachable: keep it
 	// reachable past the last read of its groups.
 	runtime.KeepAlive(t)
-	pat := tag(h) * lowBits
-	if zeroBytes(hd[0]^pat)|zeroBytes(hd[1]^pat)&hiTagBits == 0 && hd[1]&overflowed == 0 {
+	tg := tag(h)
+	pat := tg * lowBits
+	mlo, mhi := zeroBytes(hd[0]^pat), zeroBytes(hd[1]^pat)&hiTagBits
+	if mlo|mhi == 0 && hd[1]&overflowed == 0 {
 		return false
+	}
+	if mlo|mhi != 0 && w >= 16 && w <= 32 {
+		j := uint64(bits.TrailingZeros64(mlo) / 8)
+		if mlo == 0 {
+			j = 8 + uint64(bits.TrailingZeros64(mhi)/8)
+		}
+		if hd[j/8]>>(j%8*8)&0xff == tg {
+			off := g*t.stride + groupHead + j*t.w
+			k := t.mem[off : off+t.w]
+			kt, tail := k[w-16:], key[w-16:]
+			eq := binary.LittleEndian.Uint64(k) ^ binary.LittleEndian.Uint64(key) |
+				binary.LittleEndian.Uint64(k[8:]) ^ binary.LittleEndian.Uint64(key[8:]) |
+				binary.LittleEndian.Uint64(kt) ^ binary.LittleEndian.Uint64(tail) |
+				binary.LittleEndian.Uint64(kt[8:]) ^ binary.LittleEndian.Uint64(tail[8:])
+			if eq == 0 {
+				runtime.KeepAlive(t)
+				return true
+			}
+		}
 	}
 	ok := t.probe(key, h, g, hd)
 	runtime.KeepAlive(t)
@@ -161,7 +184,16 @@ func (s *WatchSet) ContainsBatch(keys [][]byte, out []bool) {
 			tabs[i], ptrs[i] = nil, &noHead
 			if w := len(k); w != 0 && w <= maxSlotWidth {
 				if t := s.byWidth[w].Load(); t != nil {
-					h := hashKey(k, s.seed)
+					var h uint64
+					if w >= 16 && w <= 32 {
+						// hashMid, written out: the compiler would not inline it.
+						tail := k[w-16:]
+						a, b := binary.LittleEndian.Uint64(k), binary.LittleEndian.Uint64(k[8:])
+						c, d := binary.LittleEndian.Uint64(tail), binary.LittleEndian.Uint64(tail[8:])
+						h = mix(a^s.seed^hashM1, b^hashM2) ^ mix(c^hashM3, d^s.seed^uint64(w)*hashM4)
+					} else {
+						h = hashOther(k, s.seed)
+					}
 					g := t.home(h)
 					tabs[i], hs[i], gs[i], ptrs[i] = t, h, g, t.header(g)
 				}
@@ -177,7 +209,10 @@ func (s *WatchSet) ContainsBatch(keys [][]byte, out []bool) {
 		}
 		for i, k := range keys[:n] {
 			if t := tabs[i]; t != nil {
-				out[i] = t.probe(k, hs[i], gs[i], heads[i])
+				// A clean miss, written out (most keys of a block).
+				hd, pat := heads[i], tag(hs[i])*lowBits
+				out[i] = (zeroBytes(hd[0]^pat)|zeroBytes(hd[1]^pat)&hiTagBits != 0 || hd[1]&overflowed != 0) &&
+					t.probe(k, hs[i], gs[i], hd)
 			} else if w := len(k); w == 0 || w > maxSlotWidth {
 				out[i] = s.containsOdd(k)
 			} else {
@@ -290,23 +325,11 @@ func (t *table) key(g, j uint64) []byte {
 	return t.mem[off : off+t.w : off+t.w]
 }
 
-// preferred is the slot a key of hash h takes when it is free: a lookup
-// starts loading that slot's key together with the header, so a hit
-// usually finds its key on the way instead of waiting for a second miss.
-func preferred(h uint64) uint64 {
-	return (h >> 8 & 0xffffffff) * groupSlots >> 32
-}
-
-// touch starts loading the preferred slot of h in group g. An atomic load,
-// because the compiler keeps it though its value is not used (and it may
-// read a slot being filled; the value means nothing until its tag says so).
-func (t *table) touch(g, h uint64) {
-	off := (g*t.stride + groupHead + preferred(h)*t.w) &^ 3
-	atomic.LoadUint32((*uint32)(unsafe.Pointer(&t.mem[off])))
-}
-
 // touchMatch starts loading the key of the first slot of group g whose tag
-// matches h (its header is hd), or re-reads the header if none does.
+// matches h (its header is hd), or re-reads the header if none does. An
+// atomic load, because the compiler keeps it though its value is not used
+// (and it may read a slot being filled; the value means nothing until its
+// tag says so).
 func (t *table) touchMatch(g, h uint64, hd [2]uint64) {
 	pat := tag(h) * lowBits
 	off := g * t.stride
@@ -360,13 +383,9 @@ func (t *table) probe(key []byte, h, g uint64, hd [2]uint64) bool {
 	}
 }
 
-// freeSlot returns a free slot of a group with header hd, the key's
-// preferred one if it is free, or false if the group is full.
-func freeSlot(hd [2]uint64, h uint64) (uint64, bool) {
-	p := preferred(h)
-	if hd[p/8]>>(p%8*8)&0xff == 0 {
-		return p, true
-	}
+// freeSlot returns the first free slot of a group with header hd, or false
+// if the group is full.
+func freeSlot(hd [2]uint64) (uint64, bool) {
 	if m := zeroBytes(hd[0]); m != 0 {
 		return uint64(bits.TrailingZeros64(m) / 8), true
 	}
@@ -386,7 +405,7 @@ func (t *table) insert(key []byte, h uint64) {
 	for {
 		p := t.header(g) // only writers store, and they hold the lock
 		hd := [2]uint64{p[0], p[1]}
-		if j, ok := freeSlot(hd, h); ok {
+		if j, ok := freeSlot(hd); ok {
 			copy(t.key(g, j), key)
 			atomic.StoreUint64(&p[j/8], hd[j/8]|tag(h)<<(j%8*8))
 			t.n++
