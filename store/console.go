@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/paywatch/paywatch/payment"
 )
 
 // ConsoleSession is a signed-in browser session of the console and the API
@@ -127,19 +129,29 @@ type SearchHit struct {
 	Detail string
 }
 
+// networks is every network, as text: an address is unique per network,
+// and the (network, address) index finds one given its network.
+func networks() []string {
+	out := make([]string, len(payment.Networks))
+	for i, n := range payment.Networks {
+		out[i] = string(n)
+	}
+	return out
+}
+
 // Search finds what q names exactly: an intent id or address, a transfer id
 // or txid, a payable reference, or an account (at most 50 hits).
 func (s *Store) Search(ctx context.Context, q string) ([]SearchHit, error) {
 	rows, err := s.pool.Query(ctx, `
 		(SELECT 'intent', id, 'intent id' FROM intents WHERE id = $1)
-		UNION ALL (SELECT 'intent', id, 'address ' || address FROM intents WHERE address = $1 ORDER BY created_at DESC LIMIT 20)
+		UNION ALL (SELECT 'intent', id, 'address ' || address FROM intents WHERE network = ANY($2) AND address = $1 ORDER BY created_at DESC LIMIT 20)
 		UNION ALL (SELECT 'transfer', id, 'transfer id' FROM transfers WHERE id = $1)
 		UNION ALL (SELECT 'transfer', id, 'txid on ' || network FROM transfers WHERE txid = $1 ORDER BY created_at DESC LIMIT 20)
 		UNION ALL (SELECT 'payable', kind || '/' || reference, kind || ' reference' FROM payables WHERE reference = $1)
 		UNION ALL (SELECT 'account', account, 'account' FROM accounts WHERE account = $1)
 		UNION ALL (SELECT DISTINCT 'account', account, 'account of a payable' FROM payables WHERE account = $1
 			AND NOT EXISTS (SELECT 1 FROM accounts WHERE account = $1))
-		LIMIT 50`, q)
+		LIMIT 50`, q, networks())
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,6 +116,42 @@ func TestBeginCreationsAndTheirWrites(t *testing.T) {
 			t.Fatalf("intent %s as stored: %+v, %v", id, in, err)
 		}
 	}
+	// The console finds an intent by its address (through the (network,
+	// address) index: no index of its own, see migration 0017).
+	hits, err := s.Search(ctx, rows[1].Address)
+	if err != nil || len(hits) != 1 || hits[0].Kind != "intent" || hits[0].ID != "pi_c1" {
+		t.Fatalf("search by address %s: %+v, %v", rows[1].Address, hits, err)
+	}
+	conn, err := s.Pool().Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	var plan string
+	if err := conn.QueryRow(ctx, `SELECT set_config('enable_seqscan', 'off', false)`).Scan(&plan); err != nil {
+		t.Fatal(err)
+	}
+	rowsPlan, err := conn.Query(ctx, `EXPLAIN SELECT id FROM intents WHERE network = ANY($2) AND address = $1`,
+		rows[1].Address, []string{"bitcoin", "litecoin", "ethereum", "tron", "solana"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan = ""
+	for rowsPlan.Next() {
+		var line string
+		if err := rowsPlan.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan += line + "\n"
+	}
+	rowsPlan.Close()
+	if _, err := conn.Exec(ctx, `RESET enable_seqscan`); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan, "intents_network_address_key") {
+		t.Fatalf("the search by address does not use the (network, address) index:\n%s", plan)
+	}
+
 	prev, err := s.IdempotentResponse(ctx, key.ID, "new")
 	if err != nil || prev.Status != 1 || string(prev.Body) != `{"id":"pi_c0"}` {
 		t.Fatalf("saved response: %+v, %v", prev, err)
