@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paywatch/paywatch/api/openapitest"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/intents/intentstest"
@@ -60,6 +61,7 @@ func TestConcurrentCreationsAnswerAsIfAlone(t *testing.T) {
 		}
 	}))
 	auth := "Bearer " + e.Keys["storefront"]
+	api := openapitest.Handler(t, e.API) // answers checked against the OpenAPI document
 
 	const n = 120
 	methods := []string{"BTC", "BTC", "ETH", "USDT-ERC20"}
@@ -95,7 +97,7 @@ func TestConcurrentCreationsAnswerAsIfAlone(t *testing.T) {
 			}
 			rec := httptest.NewRecorder()
 			start.Wait()
-			e.API.ServeHTTP(rec, req)
+			api.ServeHTTP(rec, req)
 			c.code, c.body = rec.Code, rec.Body.Bytes()
 		}()
 	}
