@@ -57,7 +57,7 @@ func creditedDuplicate(t *testing.T, e *intentstest.Env, ref, account, label str
 	if status, body := resolveTransfer(e, dup.ID, map[string]string{"action": "credit_account", "account": account, "note": "paid twice, keep it as balance"}); status != 200 {
 		t.Fatalf("credit_account: %d %s", status, body)
 	}
-	if b := balanceOf(t, e, account); b.AvailableUSD != "100.00" {
+	if b := e.Balance(account); b.AvailableUSD != "100.00" {
 		t.Fatalf("credited balance %+v", b)
 	}
 	return v, dup
@@ -76,10 +76,10 @@ func TestAccountCreditOfATransferThatLeavesTheChainIsReversedAndComesBack(t *tes
 	if got := e.Intent(v.ID); got.Status != "paid" || got.Transfers[1].Status != "orphaned" {
 		t.Fatalf("after the reorg: %s %+v", got.Status, got.Transfers)
 	}
-	if b := balanceOf(t, e, "cust-f8"); b.AvailableUSD != "0.00" || b.UnrecoveredUSD != "" {
+	if b := e.Balance("cust-f8"); b.AvailableUSD != "0.00" || b.UnrecoveredUSD != "" {
 		t.Fatalf("after the reorg %+v, want 0.00", b)
 	}
-	if types := checkLedger(t, e, "cust-f8"); strings.Join(types, ",") != "credit,reversal" {
+	if types := e.CheckLedger("cust-f8"); strings.Join(types, ",") != "credit,reversal" {
 		t.Fatalf("ledger %v", types)
 	}
 	ev := transferEvents(t, e, dup.ID)
@@ -101,7 +101,7 @@ func TestAccountCreditOfATransferThatLeavesTheChainIsReversedAndComesBack(t *tes
 		t.Fatalf("rescan: %d %s", status, body)
 	}
 	e.Sync(btc)
-	if types := checkLedger(t, e, "cust-f8"); strings.Join(types, ",") != "credit,reversal" {
+	if types := e.CheckLedger("cust-f8"); strings.Join(types, ",") != "credit,reversal" {
 		t.Fatalf("ledger after a rescan %v", types)
 	}
 
@@ -109,7 +109,7 @@ func TestAccountCreditOfATransferThatLeavesTheChainIsReversedAndComesBack(t *tes
 	// again, once.
 	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "f8-dup")
 	e.Sync(btc)
-	if b := balanceOf(t, e, "cust-f8"); b.AvailableUSD != "0.00" {
+	if b := e.Balance("cust-f8"); b.AvailableUSD != "0.00" {
 		t.Fatalf("re-mined, 1 of 2 confirmations %+v: credited before it is confirmed", b)
 	}
 	f.Mine(1)
@@ -118,10 +118,10 @@ func TestAccountCreditOfATransferThatLeavesTheChainIsReversedAndComesBack(t *tes
 	if got := transferView(t, e, dup.ID); got.Status != "confirmed" || got.Resolution == nil || got.Resolution.Action != "credit_account" {
 		t.Fatalf("re-mined transfer %+v", got)
 	}
-	if b := balanceOf(t, e, "cust-f8"); b.AvailableUSD != "100.00" {
+	if b := e.Balance("cust-f8"); b.AvailableUSD != "100.00" {
 		t.Fatalf("re-confirmed %+v, want 100.00", b)
 	}
-	if types := checkLedger(t, e, "cust-f8"); strings.Join(types, ",") != "credit,reversal,credit" {
+	if types := e.CheckLedger("cust-f8"); strings.Join(types, ",") != "credit,reversal,credit" {
 		t.Fatalf("ledger %v", types)
 	}
 	if ev := transferEvents(t, e, dup.ID); strings.Count(strings.Join(ev, ","), "ledger.credited") != 2 {
@@ -139,10 +139,10 @@ func TestSpentAccountCreditOfATransferThatLeavesTheChainIsUnrecoveredThenRecover
 	}
 	f.Reorg(2, 1, true) // the duplicate goes back to the mempool
 	e.Sync(btc)
-	if b := balanceOf(t, e, "cust-f8s"); b.AvailableUSD != "0.00" || b.UnrecoveredUSD != "100.00" {
+	if b := e.Balance("cust-f8s"); b.AvailableUSD != "0.00" || b.UnrecoveredUSD != "100.00" {
 		t.Fatalf("after the reversal %+v, want 0.00 and 100.00 unrecovered", b)
 	}
-	if types := checkLedger(t, e, "cust-f8s"); strings.Join(types, ",") != "credit,debit,reversal" {
+	if types := e.CheckLedger("cust-f8s"); strings.Join(types, ",") != "credit,debit,reversal" {
 		t.Fatalf("ledger %v", types)
 	}
 	if r := ledgerPage(t, e, "cust-f8s").Entries[2]; r.Type != "reversal" || r.UnrecoveredUSD != "100.00" {
@@ -151,11 +151,11 @@ func TestSpentAccountCreditOfATransferThatLeavesTheChainIsUnrecoveredThenRecover
 	f.Mine(2) // mined again, confirmed
 	e.Sync(btc)
 	e.Sync(btc)
-	b := balanceOf(t, e, "cust-f8s")
+	b := e.Balance("cust-f8s")
 	if b.AvailableUSD != "0.00" || b.UnrecoveredUSD != "" {
 		t.Fatalf("after the re-credit %+v, want 0.00 and nothing unrecovered", b)
 	}
-	if types := checkLedger(t, e, "cust-f8s"); strings.Join(types, ",") != "credit,debit,reversal,credit,recovery" {
+	if types := e.CheckLedger("cust-f8s"); strings.Join(types, ",") != "credit,debit,reversal,credit,recovery" {
 		t.Fatalf("ledger %v", types)
 	}
 	ev := transferEvents(t, e, dup.ID)

@@ -78,64 +78,6 @@ func errCode(body []byte) (string, string) {
 	return b.Error.Code, b.Error.Message
 }
 
-func balanceOf(t *testing.T, e *intentstest.Env, account string) finance.BalanceView {
-	t.Helper()
-	status, body := e.Do("GET", "/v1/accounts/"+account+"/balance", "storefront", nil)
-	if status != 200 {
-		t.Fatalf("balance: %d %s", status, body)
-	}
-	var b finance.BalanceView
-	if err := json.Unmarshal(body, &b); err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// checkLedger asserts that the account's balance is the sum of its entries
-// and that every entry's balance_after chains from the one before, never
-// below zero. A reversal takes what it recovered; a recovery takes its
-// amount.
-func checkLedger(t *testing.T, e *intentstest.Env, account string) []string {
-	t.Helper()
-	rows, err := e.Store.Pool().Query(context.Background(), `SELECT type, amount_cents, unrecovered_cents, balance_after_cents
-		FROM ledger_entries WHERE account = $1 ORDER BY seq`, account)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var running int64
-	var types []string
-	for rows.Next() {
-		var typ string
-		var amt, unrec, after int64
-		if err := rows.Scan(&typ, &amt, &unrec, &after); err != nil {
-			t.Fatal(err)
-		}
-		switch typ {
-		case "credit":
-			running += amt
-		case "debit", "recovery":
-			running -= amt
-		case "reversal":
-			running -= amt - unrec
-		default:
-			t.Fatalf("entry type %q", typ)
-		}
-		if running < 0 || running != after {
-			t.Fatalf("account %s: running balance %d, entry %s says %d", account, running, typ, after)
-		}
-		types = append(types, typ)
-	}
-	var bal int64
-	if err := e.Store.Pool().QueryRow(context.Background(), `SELECT balance_cents FROM accounts WHERE account = $1`, account).Scan(&bal); err != nil {
-		t.Fatal(err)
-	}
-	if bal != running {
-		t.Fatalf("account %s: balance %d, entries sum to %d", account, bal, running)
-	}
-	return types
-}
-
 // Issue 9 item 1, as told: finance credits a late transfer with 1 of 2
 // confirmations. credit_intent needs a confirmed transfer: refused, nothing
 // changed, and the scanner goes on when it confirms.
@@ -319,10 +261,10 @@ func TestLaterPaymentStampedBeforeThePayerIsADuplicate(t *testing.T) {
 			t.Fatalf("transfer %s: %s, want %s", tr.TxID, tr.Classification, want)
 		}
 	}
-	if types := checkLedger(t, e, "cust-s"); len(types) != 1 || types[0] != "credit" {
+	if types := e.CheckLedger("cust-s"); len(types) != 1 || types[0] != "credit" {
 		t.Fatalf("ledger %v, want one credit", types)
 	}
-	if b := balanceOf(t, e, "cust-s"); b.AvailableUSD != "100.00" {
+	if b := e.Balance("cust-s"); b.AvailableUSD != "100.00" {
 		t.Fatalf("balance %+v", b)
 	}
 }
@@ -337,7 +279,7 @@ func TestRecreditAfterAnUnrecoveredReversalSettlesItFirst(t *testing.T) {
 	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "r-pay")
 	f.Mine(1)
 	e.Sync(btc)
-	if b := balanceOf(t, e, "cust-r"); b.AvailableUSD != "100.00" {
+	if b := e.Balance("cust-r"); b.AvailableUSD != "100.00" {
 		t.Fatalf("credited balance %+v", b)
 	}
 	if status, body := e.Do("POST", "/v1/accounts/cust-r/debits", "storefront", map[string]string{"reference": "RENT-R", "amount_usd": "100.00"}); status != 201 {
@@ -345,7 +287,7 @@ func TestRecreditAfterAnUnrecoveredReversalSettlesItFirst(t *testing.T) {
 	}
 	f.Reorg(2, 1, true) // the payment goes back to the mempool
 	e.Sync(btc)
-	if b := balanceOf(t, e, "cust-r"); b.AvailableUSD != "0.00" || b.UnrecoveredUSD != "100.00" {
+	if b := e.Balance("cust-r"); b.AvailableUSD != "0.00" || b.UnrecoveredUSD != "100.00" {
 		t.Fatalf("after the reversal %+v", b)
 	}
 	f.Mine(2) // mined again, confirmed
@@ -353,11 +295,11 @@ func TestRecreditAfterAnUnrecoveredReversalSettlesItFirst(t *testing.T) {
 	if got := e.Intent(v.ID); got.Status != "paid" {
 		t.Fatalf("re-mined: %s", got.Status)
 	}
-	b := balanceOf(t, e, "cust-r")
+	b := e.Balance("cust-r")
 	if b.AvailableUSD != "0.00" || b.UnrecoveredUSD != "" {
 		t.Fatalf("after the re-credit %+v, want 0.00 and nothing unrecovered", b)
 	}
-	types := checkLedger(t, e, "cust-r")
+	types := e.CheckLedger("cust-r")
 	if strings.Join(types, ",") != "credit,debit,reversal,credit,recovery" {
 		t.Fatalf("ledger %v", types)
 	}
@@ -533,7 +475,7 @@ func TestDebitRefusedWhileACryptoPaymentIsInProgress(t *testing.T) {
 	if after := e.Counts(); !sameCounts(before, after) {
 		t.Fatalf("a refused debit changed %v -> %v", before, after)
 	}
-	if b := balanceOf(t, e, "cust-p"); b.AvailableUSD != "500.00" {
+	if b := e.Balance("cust-p"); b.AvailableUSD != "500.00" {
 		t.Fatalf("balance %+v", b)
 	}
 	e.Chains[btc].Mine(1)
@@ -644,7 +586,7 @@ func TestReplayedBlockKeepsAConfirmedTransferConfirmed(t *testing.T) {
 	if ev := eventTypes(t, e, v.ID); contains(ev, "intent.reverted") {
 		t.Fatalf("events %v", ev)
 	}
-	if types := checkLedger(t, e, "cust-rs"); len(types) != 1 {
+	if types := e.CheckLedger("cust-rs"); len(types) != 1 {
 		t.Fatalf("ledger %v, want one credit", types)
 	}
 }
