@@ -319,9 +319,7 @@ func (s *Service) intentsOf(b []*creation, ids []string, got store.CreationsBegu
 // Idempotency-Keys, and their intent.created events, and returns the
 // answers.
 func (s *Service) queueCreated(tx *store.Tx, b []*creation, ins []store.Intent, now time.Time) ([]Result[views.Intent], error) {
-	if err := tx.QueueInsertIntents(ins); err != nil {
-		return nil, err
-	}
+	tx.QueueInsertIntents(ins)
 	res := make([]Result[views.Intent], len(b))
 	evs := make([]store.NewEvent, len(b))
 	var saved []store.SavedResponse

@@ -173,14 +173,14 @@ func (s *Store) CountAddresses(ctx context.Context, network string) (int64, erro
 func (t *Tx) EnsurePayableTakeDerived(ctx context.Context, p Payable, network, source, intentID string, now time.Time) (Payable, *Address, error) {
 	b := &pgx.Batch{}
 	b.Queue(ensurePayableSQL, p.Kind, p.Reference, p.Account, p.AmountCents, p.CreatedAt)
-	b.Queue(takeDerivedSQL, network, source, intentID, now)
+	b.Queue(takeDerivedManySQL, network, source, []string{intentID}, now)
 	br := t.tx.SendBatch(ctx, b)
 	defer br.Close()
 	stored, err := scanPayable(br.QueryRow())
 	if err != nil {
 		return Payable{}, nil, err
 	}
-	a, err := scanTakenDerived(br.QueryRow(), intentID)
+	a, err := scanTakenDerived(br.QueryRow())
 	if errors.Is(err, ErrNotFound) {
 		return stored, nil, translate(br.Close())
 	}
@@ -194,21 +194,13 @@ func (t *Tx) EnsurePayableTakeDerived(ctx context.Context, p Payable, network, s
 // source) to an intent. Concurrent creations skip each other's locked rows
 // instead of queueing. ErrNotFound means none is free.
 func (t *Tx) TakeDerivedAddress(ctx context.Context, network, source, intentID string, now time.Time) (Address, error) {
-	return scanTakenDerived(t.tx.QueryRow(ctx, takeDerivedSQL, network, source, intentID, now), intentID)
+	return scanTakenDerived(t.tx.QueryRow(ctx, takeDerivedManySQL, network, source, []string{intentID}, now))
 }
 
-const takeDerivedSQL = `UPDATE addresses SET intent_id = $3, assigned_at = $4
-		WHERE (network, key) = (SELECT network, key FROM addresses
-			WHERE network = $1 AND source = $2 AND intent_id IS NULL AND derivation_index IS NOT NULL
-			ORDER BY derivation_index LIMIT 1 FOR UPDATE SKIP LOCKED)
-		RETURNING network, key, address, source, derivation_index, created_at,
-			coalesce((SELECT next_index FROM derivation_counters WHERE network = $1 AND source = $2), derivation_index + 1)
-				- derivation_index - 1`
-
-func scanTakenDerived(row pgx.Row, intentID string) (Address, error) {
+// scanTakenDerived reads one address row of takeDerivedManySQL.
+func scanTakenDerived(row pgx.Row) (Address, error) {
 	var a Address
-	err := row.Scan(&a.Network, &a.Key, &a.Address, &a.Source, &a.Index, &a.CreatedAt, &a.Ahead)
-	a.IntentID = intentID
+	err := row.Scan(&a.Network, &a.Key, &a.Address, &a.Source, &a.Index, &a.CreatedAt, &a.IntentID, &a.Ahead)
 	return a, translate(err)
 }
 

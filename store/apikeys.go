@@ -117,7 +117,7 @@ func (t *Tx) ClaimIdempotencyKey(ctx context.Context, apiKeyID, key string, reqH
 
 // SaveIdempotentResponse stores the response of a claimed key.
 func (t *Tx) SaveIdempotentResponse(ctx context.Context, apiKeyID, key string, status int, body []byte) error {
-	_, err := t.tx.Exec(ctx, saveIdempotentSQL, apiKeyID, key, status, body)
+	_, err := t.tx.Exec(ctx, saveIdempotentSQL, saveIdempotentArgs([]SavedResponse{{apiKeyID, key, status, body}})...)
 	return translate(err)
 }
 
@@ -125,7 +125,7 @@ func (t *Tx) SaveIdempotentResponse(ctx context.Context, apiKeyID, key string, s
 // trip with the transaction's next statement or its commit, whichever comes
 // first; that call reports its failure.
 func (t *Tx) QueueSaveIdempotentResponse(apiKeyID, key string, status int, body []byte) {
-	t.tx.queue(saveIdempotentSQL, apiKeyID, key, status, body)
+	t.QueueSaveIdempotentResponses([]SavedResponse{{apiKeyID, key, status, body}})
 }
 
 // IdempotentResponse returns the stored response of (apiKeyID, key), read
@@ -137,5 +137,3 @@ func (s *Store) IdempotentResponse(ctx context.Context, apiKeyID, key string) (I
 		apiKeyID, key).Scan(&r.RequestHash, &r.Status, &r.Body)
 	return r, translate(err)
 }
-
-const saveIdempotentSQL = `UPDATE idempotency_keys SET status = $3, response = $4 WHERE api_key_id = $1 AND key = $2`

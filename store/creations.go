@@ -174,9 +174,9 @@ func scanTakenInOrder(br pgx.BatchResults, ids []string) ([]Address, error) {
 	defer rows.Close()
 	byID := make(map[string]Address, len(ids))
 	for rows.Next() {
-		var a Address
-		if err := rows.Scan(&a.Network, &a.Key, &a.Address, &a.Source, &a.Index, &a.CreatedAt, &a.IntentID, &a.Ahead); err != nil {
-			return nil, translate(err)
+		a, err := scanTakenDerived(rows)
+		if err != nil {
+			return nil, err
 		}
 		byID[a.IntentID] = a
 	}
@@ -194,9 +194,11 @@ func scanTakenInOrder(br pgx.BatchResults, ids []string) ([]Address, error) {
 	return taken, nil
 }
 
-// takeDerivedManySQL is takeDerivedSQL for the intents $3: the free
-// addresses, lowest index first, go to the ids in order (an id beyond the
-// free ones gets none). Ahead is counted for each as takeDerivedSQL does.
+// takeDerivedManySQL hands the lowest free pre-derived addresses of
+// (network $1, source $2) to the intents $3, lowest index first, one each
+// in order (an id beyond the free ones gets none). Concurrent takers skip
+// each other's locked rows instead of queueing. Ahead is the number of
+// indexes derived above each address.
 const takeDerivedManySQL = `WITH free AS (
 		SELECT key, row_number() OVER (ORDER BY derivation_index) AS n FROM (
 			SELECT key, derivation_index FROM addresses
@@ -211,25 +213,13 @@ const takeDerivedManySQL = `WITH free AS (
 
 // QueueInsertIntents is QueueInsertIntent for several intents, in one
 // statement.
-func (t *Tx) QueueInsertIntents(ins []Intent) error {
-	n := len(ins)
-	ids, methods, networks, assets := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	amounts, tols, dusts, addrs, rates := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	sources, statuses, renewed := make([]string, n), make([]string, n), make([]string, n)
-	payables, confs := make([]int64, n), make([]int64, n)
-	keys := make([][]byte, n)
-	rateAt, expires, created := make([]time.Time, n), make([]time.Time, n), make([]time.Time, n)
-	for i, in := range ins {
-		src, err := json.Marshal(in.RateSources)
-		if err != nil {
-			return fmt.Errorf("intent %s: rate sources: %w", in.ID, err)
-		}
-		ids[i], payables[i], methods[i], networks[i], assets[i] = in.ID, in.PayableID, in.Method, in.Network, in.Asset
-		amounts[i], tols[i], dusts[i], addrs[i], keys[i] = num(in.Amount), num(in.Tolerance), num(in.DustMin), in.Address, in.AddressKey
-		rates[i], sources[i], rateAt[i], expires[i] = in.Rate, string(src), in.RateAt, in.ExpiresAt
-		statuses[i], confs[i], renewed[i], created[i] = string(in.Status), int64(in.ConfirmationsRequired), in.RenewedFrom, in.CreatedAt
-	}
-	t.tx.queue(`INSERT INTO intents (id, payable_id, method, network, asset, amount, tolerance, dust_min,
+func (t *Tx) QueueInsertIntents(ins []Intent) {
+	t.tx.queue(insertIntentsSQL, insertIntentsArgs(ins)...)
+}
+
+// insertIntentsSQL inserts the intents of insertIntentsArgs, one row per
+// element of its arrays.
+const insertIntentsSQL = `INSERT INTO intents (id, payable_id, method, network, asset, amount, tolerance, dust_min,
 		address, address_key, rate, rate_sources, rate_at, expires_at, status, confirmations_required,
 		renewed_from, created_at, updated_at)
 		SELECT id, payable_id, method, network, asset, amount::numeric, tolerance::numeric, dust_min::numeric,
@@ -239,10 +229,28 @@ func (t *Tx) QueueInsertIntents(ins []Intent) error {
 			$9::text[], $10::bytea[], $11::text[], $12::text[], $13::timestamptz[], $14::timestamptz[], $15::text[], $16::bigint[],
 			$17::text[], $18::timestamptz[])
 			AS u(id, payable_id, method, network, asset, amount, tolerance, dust_min, address, address_key, rate, sources,
-				rate_at, expires_at, status, confirmations, renewed_from, created_at)`,
-		ids, payables, methods, networks, assets, amounts, tols, dusts, addrs, keys, rates, sources, rateAt, expires,
-		statuses, confs, renewed, created)
-	return nil
+				rate_at, expires_at, status, confirmations, renewed_from, created_at)`
+
+// insertIntentsArgs are the column arrays of insertIntentsSQL. An intent's
+// rate sources travel as a JSON array: a text[] cannot hold one array per
+// row.
+func insertIntentsArgs(ins []Intent) []any {
+	n := len(ins)
+	ids, methods, networks, assets := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	amounts, tols, dusts, addrs, rates := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	sources, statuses, renewed := make([]string, n), make([]string, n), make([]string, n)
+	payables, confs := make([]int64, n), make([]int64, n)
+	keys := make([][]byte, n)
+	rateAt, expires, created := make([]time.Time, n), make([]time.Time, n), make([]time.Time, n)
+	for i, in := range ins {
+		src, _ := json.Marshal(in.RateSources) // a []string always encodes
+		ids[i], payables[i], methods[i], networks[i], assets[i] = in.ID, in.PayableID, in.Method, in.Network, in.Asset
+		amounts[i], tols[i], dusts[i], addrs[i], keys[i] = num(in.Amount), num(in.Tolerance), num(in.DustMin), in.Address, in.AddressKey
+		rates[i], sources[i], rateAt[i], expires[i] = in.Rate, string(src), in.RateAt, in.ExpiresAt
+		statuses[i], confs[i], renewed[i], created[i] = string(in.Status), int64(in.ConfirmationsRequired), in.RenewedFrom, in.CreatedAt
+	}
+	return []any{ids, payables, methods, networks, assets, amounts, tols, dusts, addrs, keys, rates, sources, rateAt, expires,
+		statuses, confs, renewed, created}
 }
 
 // NewEvent is one event of QueueAppendEvents.
@@ -278,12 +286,20 @@ type SavedResponse struct {
 // QueueSaveIdempotentResponses is QueueSaveIdempotentResponse for several
 // claimed keys, in one statement.
 func (t *Tx) QueueSaveIdempotentResponses(rs []SavedResponse) {
+	t.tx.queue(saveIdempotentSQL, saveIdempotentArgs(rs)...)
+}
+
+// saveIdempotentSQL stores the responses of saveIdempotentArgs under their
+// claimed keys.
+const saveIdempotentSQL = `UPDATE idempotency_keys i SET status = u.status, response = u.body
+	FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bytea[]) AS u(k, key, status, body)
+	WHERE i.api_key_id = u.k AND i.key = u.key`
+
+func saveIdempotentArgs(rs []SavedResponse) []any {
 	n := len(rs)
 	ids, keys, statuses, bodies := make([]string, n), make([]string, n), make([]int64, n), make([][]byte, n)
 	for i, r := range rs {
 		ids[i], keys[i], statuses[i], bodies[i] = r.APIKeyID, r.Key, int64(r.Status), r.Body
 	}
-	t.tx.queue(`UPDATE idempotency_keys i SET status = u.status, response = u.body
-		FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bytea[]) AS u(k, key, status, body)
-		WHERE i.api_key_id = u.k AND i.key = u.key`, ids, keys, statuses, bodies)
+	return []any{ids, keys, statuses, bodies}
 }

@@ -163,7 +163,7 @@ func scanIntents(rows pgx.Rows) ([]Intent, error) {
 // InsertIntent stores a new intent. Address uniqueness per network is a
 // constraint: a second intent on the same address is ErrConflict.
 func (t *Tx) InsertIntent(ctx context.Context, in Intent) error {
-	_, err := t.tx.Exec(ctx, insertIntentSQL, insertIntentArgs(in)...)
+	_, err := t.tx.Exec(ctx, insertIntentsSQL, insertIntentsArgs([]Intent{in})...)
 	return translate(err)
 }
 
@@ -171,19 +171,7 @@ func (t *Tx) InsertIntent(ctx context.Context, in Intent) error {
 // transaction's next statement or its commit, whichever comes first; that
 // call reports its failure (ErrConflict for a taken address).
 func (t *Tx) QueueInsertIntent(in Intent) {
-	t.tx.queue(insertIntentSQL, insertIntentArgs(in)...)
-}
-
-const insertIntentSQL = `INSERT INTO intents (id, payable_id, method, network, asset, amount, tolerance, dust_min,
-		address, address_key, rate, rate_sources, rate_at, expires_at, status, confirmations_required,
-		renewed_from, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6::numeric, $7::numeric, $8::numeric, $9, $10, $11::numeric, $12, $13, $14, $15, $16,
-		NULLIF($17, ''), $18, $18)`
-
-func insertIntentArgs(in Intent) []any {
-	return []any{in.ID, in.PayableID, in.Method, in.Network, in.Asset, num(in.Amount), num(in.Tolerance), num(in.DustMin),
-		in.Address, in.AddressKey, in.Rate, in.RateSources, in.RateAt, in.ExpiresAt, in.Status, in.ConfirmationsRequired,
-		in.RenewedFrom, in.CreatedAt}
+	t.QueueInsertIntents([]Intent{in})
 }
 
 // GetIntent returns an intent by id.
