@@ -186,3 +186,8 @@ func TestNotifyZMQRefusesMalformedMessages(t *testing.T) {
 		})
 	}
 }
+
+// notifierFunc adapts a function to chains.Notifier.
+type notifierFunc func(ctx context.Context, wake func()) error
+
+func (f notifierFunc) Notify(ctx context.Context, wake func()) error { return f(ctx, wake) }

@@ -1,21 +1,15 @@
 package bitcoin_test
 
 import (
-	"context"
 	"fmt"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/ingest"
 	"github.com/paywatch/paywatch/payment"
 )
-
-// notifierFunc adapts a function to chains.Notifier.
-type notifierFunc func(ctx context.Context, wake func()) error
-
-func (f notifierFunc) Notify(ctx context.Context, wake func()) error { return f(ctx, wake) }
 
 // TestBtcdWebsocketWakeFindsPaymentsAcrossLostConnections runs the scanner
 // with a poll interval of an hour beside chains.KeepNotified on btcd's
@@ -30,38 +24,10 @@ func TestBtcdWebsocketWakeFindsPaymentsAcrossLostConnections(t *testing.T) {
 	s := newScan(t, payment.Bitcoin, "BTC", 3, node, src)
 	s.sync()
 
-	ctx, cancel := context.WithCancel(context.Background())
 	nc := s.e.Config.Networks[string(s.n)]
-	steps := make(chan error, 1000)
-	sc := chains.NewScanner(chains.ScannerConfig{Network: s.n, PollInterval: time.Hour, MaxBackoff: 200 * time.Millisecond,
-		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, Observe: func(err error) { steps <- err }},
-		s.src, s.e.Sink.ScannerSinks(), &ingest.Keys{Store: s.e.Store}, s.e.Watch[s.n], nil)
-	// notes counts the node's notifications only, not KeepNotified's wake
-	// after a loss.
-	notes := make(chan struct{}, 1000)
-	var subscriptions atomic.Int64
-	attempts := make(chan struct{}, 1000) // one per Notify call
-	n := notifierFunc(func(ctx context.Context, wake func()) error {
-		subscriptions.Add(1)
-		attempts <- struct{}{}
-		return src.Notify(ctx, func() { notes <- struct{}{}; wake() })
-	})
-	done := make(chan error, 2)
-	go func() { done <- sc.Run(ctx) }()
-	go func() {
-		done <- chains.KeepNotified(ctx, n, sc.Wake, chains.NotifyConfig{MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}, nil)
-	}()
-	defer func() {
-		cancel()
-		for i := 0; i < 2; i++ {
-			if err := <-done; err != nil {
-				t.Error(err)
-			}
-		}
-	}()
-	if err := <-steps; err != nil { // the first step; then it waits an hour
-		t.Fatal(err)
-	}
+	w := chainstest.RunWoken(t, chains.ScannerConfig{Network: s.n, Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth},
+		s.src, src, s.e.Sink.ScannerSinks(), &ingest.Keys{Store: s.e.Store}, s.e.Watch[s.n])
+	steps, notes, attempts := w.Steps, w.Notes, w.Attempts
 
 	// subscribed mines until a notification arrives (the subscription is
 	// up; notes left from an earlier one are dropped first) and waits for
@@ -100,13 +66,13 @@ func TestBtcdWebsocketWakeFindsPaymentsAcrossLostConnections(t *testing.T) {
 	subscribed()
 	paidAndSeen("30.00")
 
-	before := subscriptions.Load()
+	before := w.Subscriptions()
 	proxy.Cut()
-	for subscriptions.Load() < before+2 { // at least one failed attempt while cut
+	for w.Subscriptions() < before+2 { // at least one failed attempt while cut
 		select {
 		case <-attempts:
 		case <-time.After(30 * time.Second):
-			t.Fatalf("no resubscription attempt after the cut (%d subscriptions)", subscriptions.Load())
+			t.Fatalf("no resubscription attempt after the cut (%d subscriptions)", w.Subscriptions())
 		}
 	}
 	proxy.Restore(t)

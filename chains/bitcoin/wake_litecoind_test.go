@@ -2,11 +2,11 @@ package bitcoin_test
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/ingest"
 	"github.com/paywatch/paywatch/payment"
 )
@@ -25,36 +25,10 @@ func TestLitecoindWakeFindsPaymentsAcrossRestart(t *testing.T) {
 	s := newScan(t, payment.Litecoin, "LTC", 3, node, src)
 	s.sync()
 
-	ctx, cancel := context.WithCancel(context.Background())
 	nc := s.e.Config.Networks[string(s.n)]
-	steps := make(chan error, 1000)
-	sc := chains.NewScanner(chains.ScannerConfig{Network: s.n, PollInterval: time.Hour, MaxBackoff: 200 * time.Millisecond,
-		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, Observe: func(err error) { steps <- err }},
-		s.src, s.e.Sink.ScannerSinks(), &ingest.Keys{Store: s.e.Store}, s.e.Watch[s.n], nil)
-	notes := make(chan struct{}, 1000) // the node's notifications, not KeepNotified's wake after a loss
-	var subscriptions atomic.Int64
-	attempts := make(chan struct{}, 1000)
-	n := notifierFunc(func(ctx context.Context, wake func()) error {
-		subscriptions.Add(1)
-		attempts <- struct{}{}
-		return src.Notify(ctx, func() { notes <- struct{}{}; wake() })
-	})
-	done := make(chan error, 2)
-	go func() { done <- sc.Run(ctx) }()
-	go func() {
-		done <- chains.KeepNotified(ctx, n, sc.Wake, chains.NotifyConfig{MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}, nil)
-	}()
-	defer func() {
-		cancel()
-		for i := 0; i < 2; i++ {
-			if err := <-done; err != nil {
-				t.Error(err)
-			}
-		}
-	}()
-	if err := <-steps; err != nil { // the first step; then it waits an hour
-		t.Fatal(err)
-	}
+	w := chainstest.RunWoken(t, chains.ScannerConfig{Network: s.n, Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth},
+		s.src, src, s.e.Sink.ScannerSinks(), &ingest.Keys{Store: s.e.Store}, s.e.Watch[s.n])
+	steps, notes, attempts := w.Steps, w.Notes, w.Attempts
 
 	subscribed := func() {
 		t.Helper()
@@ -100,13 +74,13 @@ func TestLitecoindWakeFindsPaymentsAcrossRestart(t *testing.T) {
 	subscribed()
 	paidSeenAndMined("30.00")
 
-	before := subscriptions.Load()
+	before := w.Subscriptions()
 	node.Stop()
-	for subscriptions.Load() < before+2 { // at least one failed attempt while the node is down
+	for w.Subscriptions() < before+2 { // at least one failed attempt while the node is down
 		select {
 		case <-attempts:
 		case <-time.After(60 * time.Second):
-			t.Fatalf("no resubscription attempt while litecoind was down (%d subscriptions)", subscriptions.Load())
+			t.Fatalf("no resubscription attempt while litecoind was down (%d subscriptions)", w.Subscriptions())
 		}
 	}
 	node.Start(t)

@@ -3,11 +3,11 @@ package evm_test
 import (
 	"context"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/devnet/ethdev"
 	"github.com/paywatch/paywatch/ingest"
@@ -29,36 +29,10 @@ func TestAnvilWakeFindsPaymentsAcrossRestart(t *testing.T) {
 	})
 	s.sync()
 
-	ctx, cancel := context.WithCancel(context.Background())
 	nc := s.Config.Networks[string(payment.Ethereum)]
-	steps := make(chan error, 1000)
-	sc := chains.NewScanner(chains.ScannerConfig{Network: payment.Ethereum, PollInterval: time.Hour, MaxBackoff: 200 * time.Millisecond,
-		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, Observe: func(err error) { steps <- err }},
-		s.src, s.Sink.ScannerSinks(), &ingest.Keys{Store: s.Store}, s.Watch[payment.Ethereum], nil)
-	notes := make(chan struct{}, 1000) // the node's notifications, not KeepNotified's wake after a loss
-	var subscriptions atomic.Int64
-	attempts := make(chan struct{}, 1000)
-	nt := notifierFunc(func(ctx context.Context, wake func()) error {
-		subscriptions.Add(1)
-		attempts <- struct{}{}
-		return s.src.Notify(ctx, func() { notes <- struct{}{}; wake() })
-	})
-	done := make(chan error, 2)
-	go func() { done <- sc.Run(ctx) }()
-	go func() {
-		done <- chains.KeepNotified(ctx, nt, sc.Wake, chains.NotifyConfig{MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}, nil)
-	}()
-	defer func() {
-		cancel()
-		for i := 0; i < 2; i++ {
-			if err := <-done; err != nil {
-				t.Error(err)
-			}
-		}
-	}()
-	if err := <-steps; err != nil {
-		t.Fatal(err)
-	}
+	w := chainstest.RunWoken(t, chains.ScannerConfig{Network: payment.Ethereum, Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth},
+		s.src, s.src, s.Sink.ScannerSinks(), &ingest.Keys{Store: s.Store}, s.Watch[payment.Ethereum])
+	steps, notes, attempts := w.Steps, w.Notes, w.Attempts
 	// until waits, step by step of the scanner, until ok.
 	until := func(what string, ok func() bool) {
 		t.Helper()
@@ -131,15 +105,15 @@ func TestAnvilWakeFindsPaymentsAcrossRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := subscriptions.Load()
+	before := w.Subscriptions()
 	dir, port := s.n.Dir, s.n.Port
 	s.n.Stop() // SIGTERM: anvil writes its state
 	timeout := time.After(30 * time.Second)
-	for subscriptions.Load() < before+2 { // lost, and at least one refused retry
+	for w.Subscriptions() < before+2 { // lost, and at least one refused retry
 		select {
 		case <-attempts:
 		case <-timeout:
-			t.Fatalf("no resubscription attempt while anvil was down (%d subscriptions)", subscriptions.Load())
+			t.Fatalf("no resubscription attempt while anvil was down (%d subscriptions)", w.Subscriptions())
 		}
 	}
 	a, err := ethdev.StartAnvil(context.Background(), bin, dir, port, "--state", state)
@@ -159,8 +133,3 @@ func TestAnvilWakeFindsPaymentsAcrossRestart(t *testing.T) {
 	subscribed()
 	paidAndSeen("31.00")
 }
-
-// notifierFunc adapts a function to chains.Notifier.
-type notifierFunc func(ctx context.Context, wake func()) error
-
-func (f notifierFunc) Notify(ctx context.Context, wake func()) error { return f(ctx, wake) }

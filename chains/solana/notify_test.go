@@ -5,20 +5,15 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/chains/solana"
 	"github.com/paywatch/paywatch/ingest"
 	"github.com/paywatch/paywatch/payment"
 )
-
-// notifierFunc adapts a function to chains.Notifier.
-type notifierFunc func(ctx context.Context, wake func()) error
-
-func (f notifierFunc) Notify(ctx context.Context, wake func()) error { return f(ctx, wake) }
 
 // TestNotifyWakesOnSlotsAndResubscribes runs the scanner with a poll
 // interval of an hour beside chains.KeepNotified on the fake's slotSubscribe:
@@ -28,36 +23,10 @@ func (f notifierFunc) Notify(ctx context.Context, wake func()) error { return f(
 func TestNotifyWakesOnSlotsAndResubscribes(t *testing.T) {
 	s := newSolScan(t, solana.ModeBlock)
 	s.sync()
-	ctx, cancel := context.WithCancel(context.Background())
 	nc := s.Config.Networks[string(payment.Solana)]
-	steps := make(chan error, 1000)
-	sc := chains.NewScanner(chains.ScannerConfig{Network: payment.Solana, PollInterval: time.Hour, MaxBackoff: 200 * time.Millisecond,
-		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, Observe: func(err error) { steps <- err }},
-		s.src, s.Sink.ScannerSinks(), &ingest.Keys{Store: s.Store}, s.Watch[payment.Solana], nil)
-	notes := make(chan struct{}, 1000) // the node's notifications, not KeepNotified's wake after a loss
-	var subscriptions atomic.Int64
-	attempts := make(chan struct{}, 1000) // one per Notify call
-	n := notifierFunc(func(ctx context.Context, wake func()) error {
-		subscriptions.Add(1)
-		attempts <- struct{}{}
-		return s.src.Notify(ctx, func() { notes <- struct{}{}; wake() })
-	})
-	done := make(chan error, 2)
-	go func() { done <- sc.Run(ctx) }()
-	go func() {
-		done <- chains.KeepNotified(ctx, n, sc.Wake, chains.NotifyConfig{MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}, nil)
-	}()
-	defer func() {
-		cancel()
-		for i := 0; i < 2; i++ {
-			if err := <-done; err != nil {
-				t.Error(err)
-			}
-		}
-	}()
-	if err := <-steps; err != nil { // the first step; then it waits an hour
-		t.Fatal(err)
-	}
+	w := chainstest.RunWoken(t, chains.ScannerConfig{Network: payment.Solana, Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth},
+		s.src, s.src, s.Sink.ScannerSinks(), &ingest.Keys{Store: s.Store}, s.Watch[payment.Solana])
+	steps, notes, attempts := w.Steps, w.Notes, w.Attempts
 	waitScanned := func(what string, ok func() bool) {
 		t.Helper()
 		timeout := time.After(time.Minute)
@@ -102,13 +71,13 @@ func TestNotifyWakesOnSlotsAndResubscribes(t *testing.T) {
 
 	subscribed()
 	paidAndSeen("SOL-WAKE-1", "10.00")
-	before := subscriptions.Load()
+	before := w.Subscriptions()
 	s.node.DropSubscriptions()
-	for subscriptions.Load() <= before { // the old Notify has returned
+	for w.Subscriptions() <= before { // the old Notify has returned
 		select {
 		case <-attempts:
 		case <-time.After(30 * time.Second):
-			t.Fatalf("not resubscribed after the drop (%d subscriptions)", subscriptions.Load())
+			t.Fatalf("not resubscribed after the drop (%d subscriptions)", w.Subscriptions())
 		}
 	}
 	subscribed()
