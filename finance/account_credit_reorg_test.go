@@ -19,25 +19,6 @@ import (
 // (ledger.reversed, unrecovered when spent); the transfer mined again and
 // confirmed is credited again, once, settling the unrecovered rest first.
 
-// transferEvents returns the types of a transfer's events, in order.
-func transferEvents(t *testing.T, e *intentstest.Env, transferID string) []string {
-	t.Helper()
-	rows, err := e.Store.Pool().Query(context.Background(), `SELECT type FROM events WHERE transfer_id = $1 ORDER BY seq`, transferID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
 // creditedDuplicate pays order ref twice, confirms the second payment (a
 // duplicate) and has finance credit it to account. It returns the intent
 // and the duplicate's view.
@@ -82,7 +63,7 @@ func TestAccountCreditOfATransferThatLeavesTheChainIsReversedAndComesBack(t *tes
 	if types := e.CheckLedger("cust-f8"); strings.Join(types, ",") != "credit,reversal" {
 		t.Fatalf("ledger %v", types)
 	}
-	ev := transferEvents(t, e, dup.ID)
+	ev := e.TransferEvents(dup.ID)
 	if !contains(ev, "ledger.reversed") {
 		t.Fatalf("events of %s: %v, no ledger.reversed", dup.ID, ev)
 	}
@@ -124,7 +105,7 @@ func TestAccountCreditOfATransferThatLeavesTheChainIsReversedAndComesBack(t *tes
 	if types := e.CheckLedger("cust-f8"); strings.Join(types, ",") != "credit,reversal,credit" {
 		t.Fatalf("ledger %v", types)
 	}
-	if ev := transferEvents(t, e, dup.ID); strings.Count(strings.Join(ev, ","), "ledger.credited") != 2 {
+	if ev := e.TransferEvents(dup.ID); strings.Count(strings.Join(ev, ","), "ledger.credited") != 2 {
 		t.Fatalf("events of %s: %v, want two ledger.credited", dup.ID, ev)
 	}
 	checkRecon(t, e, dup.ID, false)
@@ -158,7 +139,7 @@ func TestSpentAccountCreditOfATransferThatLeavesTheChainIsUnrecoveredThenRecover
 	if types := e.CheckLedger("cust-f8s"); strings.Join(types, ",") != "credit,debit,reversal,credit,recovery" {
 		t.Fatalf("ledger %v", types)
 	}
-	ev := transferEvents(t, e, dup.ID)
+	ev := e.TransferEvents(dup.ID)
 	if !contains(ev, "ledger.reversed") || !contains(ev, "ledger.recovered") {
 		t.Fatalf("events of %s: %v", dup.ID, ev)
 	}

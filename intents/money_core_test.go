@@ -39,24 +39,6 @@ func broadcast(t *testing.T, e *intentstest.Env, f *chainstest.Fake, v views.Int
 	return tr
 }
 
-func eventTypes(t *testing.T, e *intentstest.Env, intentID string) []string {
-	t.Helper()
-	rows, err := e.Store.Pool().Query(context.Background(), `SELECT type FROM events WHERE intent_id = $1 ORDER BY seq`, intentID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
 func contains(xs []string, x string) bool {
 	for _, y := range xs {
 		if y == x {
@@ -303,7 +285,7 @@ func TestRecreditAfterAnUnrecoveredReversalSettlesItFirst(t *testing.T) {
 	if strings.Join(types, ",") != "credit,debit,reversal,credit,recovery" {
 		t.Fatalf("ledger %v", types)
 	}
-	ev := eventTypes(t, e, v.ID)
+	ev := e.IntentEvents(v.ID)
 	if !contains(ev, "ledger.recovered") {
 		t.Fatalf("events %v: no ledger.recovered", ev)
 	}
@@ -414,9 +396,9 @@ func TestPaymentMinedBetweenTipAndMempoolReadStaysOnTime(t *testing.T) {
 	if got.Status != "paid" || got.Transfers[0].Classification != "settles" || got.Late {
 		t.Fatalf("confirmed: %s late=%v %+v", got.Status, got.Late, got.Transfers)
 	}
-	for _, typ := range eventTypes(t, e, v.ID) {
+	for _, typ := range e.IntentEvents(v.ID) {
 		if typ == "intent.expired" || typ == "intent.awaiting_payment" {
-			t.Fatalf("events %v: the payment never vanished", eventTypes(t, e, v.ID))
+			t.Fatalf("events %v: the payment never vanished", e.IntentEvents(v.ID))
 		}
 	}
 }
@@ -483,7 +465,7 @@ func TestDebitRefusedWhileACryptoPaymentIsInProgress(t *testing.T) {
 	if got := e.Intent(v.ID); got.Status != "paid" {
 		t.Fatalf("order intent: %s", got.Status)
 	}
-	if ev := eventTypes(t, e, v.ID); contains(ev, "intent.awaiting_payment") {
+	if ev := e.IntentEvents(v.ID); contains(ev, "intent.awaiting_payment") {
 		t.Fatalf("events %v", ev)
 	}
 }
@@ -510,7 +492,7 @@ func TestDetectedIntentOfAPayablePaidElsewhereDoesNotAnnounceAVanishedPayment(t 
 	if got.Status != "detected" || got.Transfers[0].Classification != "duplicate" {
 		t.Fatalf("BTC intent: %s %+v", got.Status, got.Transfers)
 	}
-	if ev := eventTypes(t, e, x.ID); contains(ev, "intent.awaiting_payment") || !contains(ev, "transfer.unmatched") {
+	if ev := e.IntentEvents(x.ID); contains(ev, "intent.awaiting_payment") || !contains(ev, "transfer.unmatched") {
 		t.Fatalf("events %v", ev)
 	}
 	// At the deadline it expires like any intent of a paid payable.
@@ -549,7 +531,7 @@ func TestPaymentMinedAboveALaggingTipIsNotVanished(t *testing.T) {
 	if got := e.Intent(v.ID); got.Status != "paid" {
 		t.Fatalf("confirmed: %s %+v", got.Status, got.Transfers)
 	}
-	if ev := eventTypes(t, e, v.ID); contains(ev, "intent.awaiting_payment") {
+	if ev := e.IntentEvents(v.ID); contains(ev, "intent.awaiting_payment") {
 		t.Fatalf("events %v: the payment never vanished", ev)
 	}
 }
@@ -583,7 +565,7 @@ func TestReplayedBlockKeepsAConfirmedTransferConfirmed(t *testing.T) {
 	if got.Status != "paid" {
 		t.Fatalf("after the rescan: %s", got.Status)
 	}
-	if ev := eventTypes(t, e, v.ID); contains(ev, "intent.reverted") {
+	if ev := e.IntentEvents(v.ID); contains(ev, "intent.reverted") {
 		t.Fatalf("events %v", ev)
 	}
 	if types := e.CheckLedger("cust-rs"); len(types) != 1 {
@@ -615,7 +597,7 @@ func TestPartialPaymentInProgressIsNotResolvable(t *testing.T) {
 		t.Fatalf("a refused resolution changed %v -> %v", before, after)
 	}
 	e.Sync(btc)
-	if ev := eventTypes(t, e, v.ID); contains(ev, "intent.awaiting_payment") {
+	if ev := e.IntentEvents(v.ID); contains(ev, "intent.awaiting_payment") {
 		t.Fatalf("events %v", ev)
 	}
 	// Once the intent stops waiting (underpaid at the deadline), it is.
@@ -663,7 +645,7 @@ func TestPartialOfAnotherIntentBecomesADuplicateWhenThePayableIsPaid(t *testing.
 	if got.Transfers[0].Classification != "duplicate" {
 		t.Fatalf("BTC intent after the payable was paid: %s %+v, want its transfer a duplicate", got.Status, got.Transfers)
 	}
-	if ev := eventTypes(t, e, x.ID); !contains(ev, "transfer.unmatched") || contains(ev, "intent.awaiting_payment") {
+	if ev := e.IntentEvents(x.ID); !contains(ev, "transfer.unmatched") || contains(ev, "intent.awaiting_payment") {
 		t.Fatalf("BTC intent events %v: want the duplicate announced to finance", ev)
 	}
 	// Scanning Bitcoin again changes nothing: the answer no longer depends

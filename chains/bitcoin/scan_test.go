@@ -112,20 +112,7 @@ func (s *scan) count(query string, args ...any) int64 {
 // events returns the types of an intent's events in order.
 func (s *scan) events(intentID string) []string {
 	s.t.Helper()
-	rows, err := s.e.Store.Pool().Query(context.Background(), `SELECT type FROM events WHERE intent_id = $1 ORDER BY seq`, intentID)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var typ string
-		if err := rows.Scan(&typ); err != nil {
-			s.t.Fatal(err)
-		}
-		out = append(out, typ)
-	}
-	return out
+	return s.e.IntentEvents(intentID)
 }
 
 func countOf(list []string, v string) int {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/paywatch/paywatch/finance"
 )
 
@@ -63,6 +65,31 @@ func (e *Env) CheckLedger(account string) []string {
 	}
 	if bal != running {
 		t.Fatalf("account %s: balance %d, entries sum to %d", account, bal, running)
+	}
+	return types
+}
+
+// IntentEvents are the types of an intent's events, in order.
+func (e *Env) IntentEvents(intentID string) []string {
+	e.T.Helper()
+	return e.eventTypes(`SELECT type FROM events WHERE intent_id = $1 ORDER BY seq`, intentID)
+}
+
+// TransferEvents are the types of a transfer's events, in order.
+func (e *Env) TransferEvents(transferID string) []string {
+	e.T.Helper()
+	return e.eventTypes(`SELECT type FROM events WHERE transfer_id = $1 ORDER BY seq`, transferID)
+}
+
+func (e *Env) eventTypes(query, id string) []string {
+	e.T.Helper()
+	rows, err := e.Store.Pool().Query(context.Background(), query, id)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	types, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		e.T.Fatal(err)
 	}
 	return types
 }
