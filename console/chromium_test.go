@@ -358,6 +358,12 @@ func TestChromiumFinanceResolvesWithEachAction(t *testing.T) {
 	if loc := eval[string](t, ctx, `location.pathname`); loc != "/console/transfers/"+late.ID {
 		t.Fatalf("txid search opened %s", loc)
 	}
+	// An intent's address opens the intent (found on each network through
+	// the (network, address) index, migration 0017).
+	open(t, ctx, s.URL+"/console/search?q="+under.Address)
+	if loc := eval[string](t, ctx, `location.pathname`); under.IntentID == nil || loc != "/console/intents/"+*under.IntentID {
+		t.Fatalf("address search opened %s", loc)
+	}
 	open(t, ctx, s.URL+"/console/search?q=cust-17")
 	shoot(t, ctx, dir, "search")
 
