@@ -49,10 +49,9 @@ type creation struct {
 	// lead hands the request a batch to run (one that holds it).
 	lead chan []*creation
 	// done is closed when the request's batch ended: with res, or with
-	// alone set when the request must run on its own.
-	done  chan struct{}
-	res   Result[views.Intent]
-	alone bool
+	// res unset (no Outcome) when the request must run on its own.
+	done chan struct{}
+	res  Result[views.Intent]
 }
 
 // creationQueue is one network's waiting creations and running batches.
@@ -81,7 +80,7 @@ func (s *Service) createBatched(ctx context.Context, req CreateRequest, idem *Id
 		case b := <-c.lead:
 			s.runBatch(ctx, info.Network, b)
 		case <-c.done:
-			if c.alone {
+			if c.res.Outcome == 0 { // the batch did not create it
 				return whenReplenished(ctx, s, func() (Result[views.Intent], error) { return s.create(ctx, req, idem, usd, info) })
 			}
 			return c.res, nil
@@ -175,9 +174,6 @@ func (s *Service) runBatch(ctx context.Context, network payment.Network, b []*cr
 // or it panicked) runs alone. Then the next batch, if creations wait, goes
 // to the first of them.
 func (s *Service) endBatch(network payment.Network, b []*creation) {
-	for _, c := range b {
-		c.alone = c.res.Outcome == 0
-	}
 	s.mu.Lock()
 	q := s.creations[network]
 	var next []*creation
