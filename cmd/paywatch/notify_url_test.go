@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,7 +16,6 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/paywatch/paywatch/addresses"
-	"github.com/paywatch/paywatch/api/openapitest"
 	"github.com/paywatch/paywatch/chains/solana/solanafake"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/devnet/devnettest"
@@ -110,25 +107,7 @@ networks:
 	done := make(chan error, 1)
 	go func() { done <- d.run(ctx, func(a string) { addrCh <- a }) }()
 	base := "http://" + <-addrCh
-	client := &http.Client{Transport: openapitest.Transport(t, nil)} // answers checked against the OpenAPI document
-	call := func(method, path string, body any) (int, map[string]any, string) {
-		var rd io.Reader
-		if body != nil {
-			b, _ := json.Marshal(body)
-			rd = bytes.NewReader(b)
-		}
-		req, _ := http.NewRequest(method, base+path, rd)
-		req.Header.Set("Authorization", "Bearer "+plain)
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		raw, _ := io.ReadAll(resp.Body)
-		var out map[string]any
-		_ = json.Unmarshal(raw, &out)
-		return resp.StatusCode, out, string(raw)
-	}
+	call := apiCaller(t, base, plain)
 	// waitFor polls a condition of the daemon's API or of the fake node.
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()

@@ -80,29 +80,14 @@ networks:
 	done := make(chan error, 1)
 	go func() { done <- d.run(ctx, func(a string) { addrCh <- a }) }()
 	base := "http://" + <-addrCh
-	// Every answer the daemon gives is checked against the OpenAPI document.
-	client := &http.Client{Transport: openapitest.Transport(t, nil)}
-
+	api := apiCaller(t, base, plain)
+	client := &http.Client{Transport: openapitest.Transport(t, nil)} // for the non-API pages
 	call := func(method, path string, body any) (int, map[string]any) {
-		var rd io.Reader
-		if body != nil {
-			b, _ := json.Marshal(body)
-			rd = bytes.NewReader(b)
-		}
-		req, _ := http.NewRequest(method, base+path, rd)
-		req.Header.Set("Authorization", "Bearer "+plain)
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var out map[string]any
-		raw, _ := io.ReadAll(resp.Body)
-		_ = json.Unmarshal(raw, &out)
+		status, out, raw := api(method, path, body)
 		if out == nil {
-			out = map[string]any{"raw": string(raw)}
+			out = map[string]any{"raw": raw}
 		}
-		return resp.StatusCode, out
+		return status, out
 	}
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
@@ -167,5 +152,31 @@ networks:
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("serve did not stop on cancel")
+	}
+}
+
+// apiCaller calls the daemon's API at base with the API key plain and
+// answers the status, the JSON body as a map (nil when not an object) and
+// the raw body. Every answer is checked against the OpenAPI document.
+func apiCaller(t *testing.T, base, plain string) func(method, path string, body any) (int, map[string]any, string) {
+	client := &http.Client{Transport: openapitest.Transport(t, nil)}
+	return func(method, path string, body any) (int, map[string]any, string) {
+		t.Helper()
+		var rd io.Reader
+		if body != nil {
+			b, _ := json.Marshal(body)
+			rd = bytes.NewReader(b)
+		}
+		req, _ := http.NewRequest(method, base+path, rd)
+		req.Header.Set("Authorization", "Bearer "+plain)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		var out map[string]any
+		_ = json.Unmarshal(raw, &out)
+		return resp.StatusCode, out, string(raw)
 	}
 }
