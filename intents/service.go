@@ -763,6 +763,11 @@ func (s *Service) renew(ctx context.Context, id string, idem *Idem) (Result[view
 		if err := tx.Supersede(ctx, old.ID, view.ID, now); err != nil {
 			return 0, views.Intent{}, err
 		}
+		// Superseded, its transfers are late (matcher rule 7): decided again
+		// now, what is stored is what any later decision or rescan says.
+		if err := s.reevaluateLocked(ctx, tx, p, old.ID, now); err != nil {
+			return 0, views.Intent{}, err
+		}
 		return Created, view, nil
 	})
 }
