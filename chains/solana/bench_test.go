@@ -3,6 +3,7 @@ package solana
 import (
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	mrand "math/rand/v2"
 	"testing"
 
@@ -175,5 +176,41 @@ func TestGeneratedBlockMatches(t *testing.T) {
 	// generator zeroes credits of failed txs after registering them).
 	if len(blk.Transfers) == 0 || len(blk.Transfers) > credited/25 || ws.Len() != credited/25 {
 		t.Fatalf("%d transfers, %d watched, %d credited", len(blk.Transfers), ws.Len(), credited)
+	}
+}
+
+// batchOnly is a watched set that answers batches only, and counts them.
+type batchOnly struct {
+	*chains.WatchSet
+	batches, keys int
+}
+
+func (b *batchOnly) Contains([]byte) bool { panic("a block's keys must be looked up in a batch") }
+
+func (b *batchOnly) ContainsBatch(keys [][]byte, out []bool) {
+	b.batches++
+	b.keys += len(keys)
+	b.WatchSet.ContainsBatch(keys, out)
+}
+
+// A block's credited accounts are looked up in one batch (the watched set
+// overlaps their memory loads), with the answer one-by-one lookups give.
+func TestBlockKeysAreLookedUpInOneBatch(t *testing.T) {
+	ws := chains.NewWatchSet(100)
+	body, credited := genBlockCount(t, 1500, ws)
+	one, err := decodeBlock(1, body, struct{ chains.Watched }{ws}) // one by one
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &batchOnly{WatchSet: ws}
+	blk, err := decodeBlock(1, body, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.batches != 1 || b.keys < credited/2 {
+		t.Fatalf("%d batches of %d keys in all for %d credited accounts, want one batch of them", b.batches, b.keys, credited)
+	}
+	if got, want := summary(blk.Transfers), summary(one.Transfers); len(got) == 0 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("batched: %v\nwant %v", got, want)
 	}
 }

@@ -38,11 +38,10 @@ type txScratch struct {
 	hasSlot   bool
 	blockTime int64
 	hasTime   bool
-	kbuf      [32]byte // key under test; a local would escape through Watched
 }
 
 func (t *txScratch) reset() {
-	*t = txScratch{kbuf: t.kbuf, keys: t.keys[:0], loadedW: t.loadedW[:0], loadedR: t.loadedR[:0], pre: t.pre[:0], post: t.post[:0]}
+	*t = txScratch{keys: t.keys[:0], loadedW: t.loadedW[:0], loadedR: t.loadedR[:0], pre: t.pre[:0], post: t.post[:0]}
 }
 
 // keyText reads one account key string and checks its shape (1 to 44
@@ -226,16 +225,27 @@ func (s *scanner) readTxBody(t *txScratch) error {
 	})
 }
 
-// credits appends to out a transfer for every watched account of t whose
-// balance rose, in account-index order. A failed transaction (meta.err not
-// null) credits nothing: only its fee moved.
+// credit is an account of a transaction whose balance rose: a transfer
+// if its key is watched. Its texts are sub-slices of the response body.
+type credit struct {
+	key    [32]byte
+	text   []byte // the key as the node wrote it (canonical base58)
+	sig    []byte
+	tx     int // the transaction's position in the response
+	index  int64
+	amount uint64
+}
+
+// credits appends to out every account of t whose balance rose, in
+// account-index order; watched picks the transfers among them. A failed
+// transaction (meta.err not null) credits nothing: only its fee moved.
 //
 // Account order is agave's AccountKeys: static message keys, then
 // loadedAddresses.writable, then loadedAddresses.readonly. In accounts mode
 // the annotated list already holds all of them (source "lookupTable") and
 // meta has no loadedAddresses; in json mode the loaded keys come from meta.
 // The combined list must be exactly as long as the balance arrays.
-func credits(t *txScratch, w chains.Watched, out []chains.Transfer) ([]chains.Transfer, error) {
+func credits(t *txScratch, tx int, out []credit) ([]credit, error) {
 	switch {
 	case !t.meta:
 		return out, errors.New("transaction without status meta")
@@ -275,24 +285,43 @@ func credits(t *txScratch, w chains.Watched, out []chains.Transfer) ([]chains.Tr
 		default:
 			text = readonly[i-len(static)-len(writable)]
 		}
-		var ok bool
-		if t.kbuf, ok = decodeKey58(text); !ok {
+		key, ok := decodeKey58(text)
+		if !ok {
 			return out, fmt.Errorf("transaction %s account %d: %q is not a base58 public key", t.sig, i, text)
 		}
-		key := t.kbuf[:]
-		if !w.Contains(key) {
+		out = append(out, credit{key: key, text: text, sig: t.sig, tx: tx, index: int64(i), amount: t.post[i] - t.pre[i]})
+	}
+	return out, nil
+}
+
+// watched appends to out the transfer of every credit of cs whose key w
+// watches, in the order of cs. The keys are looked up in one batch
+// (chains.ContainsEach). A watched credit's signature must be base58.
+func watched(cs []credit, w chains.Watched, out []chains.Transfer) ([]chains.Transfer, error) {
+	if len(cs) == 0 {
+		return out, nil
+	}
+	keys := make([][]byte, len(cs))
+	for i := range cs {
+		keys[i] = cs[i].key[:]
+	}
+	hit := make([]bool, len(cs))
+	chains.ContainsEach(w, keys, hit)
+	for i := range cs {
+		if !hit[i] {
 			continue
 		}
-		if !isBase58(t.sig) {
-			return out, fmt.Errorf("signature %q is not base58", t.sig)
+		c := &cs[i]
+		if !isBase58(c.sig) {
+			return out, fmt.Errorf("transaction %d: signature %q is not base58", c.tx, c.sig)
 		}
 		out = append(out, chains.Transfer{
-			TxID:    string(t.sig),
-			Index:   int64(i),
+			TxID:    string(c.sig),
+			Index:   c.index,
 			Asset:   payment.Native,
-			Key:     append([]byte(nil), key...),
-			Address: string(text), // canonical: decodeKey58 accepts canonical text only
-			Amount:  new(big.Int).SetUint64(t.post[i] - t.pre[i]),
+			Key:     keys[i],
+			Address: string(c.text), // canonical: decodeKey58 accepts canonical text only
+			Amount:  new(big.Int).SetUint64(c.amount),
 		})
 	}
 	return out, nil
@@ -381,6 +410,7 @@ func decodeBlock(slot uint64, body []byte, w chains.Watched) (chains.Block, erro
 	var hash, prev []byte
 	var hasParent bool
 	var tx txScratch
+	var cs []credit
 	found, err := readResponse("getBlock", body, func(s *scanner) error {
 		return s.object(func(key []byte) error {
 			var err error
@@ -405,7 +435,7 @@ func decodeBlock(slot uint64, body []byte, w chains.Watched) (chains.Block, erro
 						return fmt.Errorf("transaction %d: %w", n, err)
 					}
 					var err error
-					if b.Transfers, err = credits(&tx, w, b.Transfers); err != nil {
+					if cs, err = credits(&tx, n, cs); err != nil {
 						return fmt.Errorf("transaction %d: %w", n, err)
 					}
 					n++
@@ -432,6 +462,9 @@ func decodeBlock(slot uint64, body []byte, w chains.Watched) (chains.Block, erro
 	if len(prev) == 0 || bytes.IndexByte(prev, '\\') >= 0 {
 		return chains.Block{}, invalid(fmt.Errorf("previousBlockhash %q", prev))
 	}
+	if b.Transfers, err = watched(cs, w, nil); err != nil {
+		return chains.Block{}, invalid(err)
+	}
 	b.Hash, b.Parent = string(hash), string(prev)
 	return b, nil
 }
@@ -448,9 +481,14 @@ func decodeTransaction(sig string, body []byte, w chains.Watched) (out []SlotTra
 		if err := s.readTx(&tx); err != nil {
 			return err
 		}
-		var err error
-		transfers, err = credits(&tx, w, nil)
-		return err
+		cs, err := credits(&tx, 0, nil)
+		if err != nil {
+			return err
+		}
+		if transfers, err = watched(cs, w, nil); err != nil {
+			return err
+		}
+		return nil
 	}, invalid)
 	if err != nil || !found {
 		return nil, 0, found, err
