@@ -223,6 +223,10 @@ func writeResult[V any](w http.ResponseWriter, res intents.Result[V]) {
 		writeRaw(w, status, res.Stored)
 		return
 	}
+	if res.Body != nil {
+		writeRaw(w, status, res.Body)
+		return
+	}
 	writeJSON(w, status, res.View)
 }
 

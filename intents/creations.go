@@ -320,14 +320,16 @@ func (s *Service) queueCreated(tx *store.Tx, b []*creation, ins []store.Intent, 
 	evs := make([]store.NewEvent, len(b))
 	var saved []store.SavedResponse
 	for i, in := range ins {
+		// Encoded once: the event, the stored answer and the answer are
+		// the same bytes.
 		view := views.IntentOf(in, nil, 0, s.PaymentURI(in))
-		res[i] = Result[views.Intent]{Outcome: Created, View: view}
-		evs[i] = store.NewEvent{IntentID: in.ID, Account: in.Account, Data: view}
+		body, err := json.Marshal(view)
+		if err != nil {
+			return nil, err
+		}
+		res[i] = Result[views.Intent]{Outcome: Created, View: view, Body: body}
+		evs[i] = store.NewEvent{IntentID: in.ID, Account: in.Account, Data: view, JSON: body}
 		if j := b[i]; j.idem != nil {
-			body, err := json.Marshal(view)
-			if err != nil {
-				return nil, err
-			}
 			saved = append(saved, store.SavedResponse{APIKeyID: j.idem.KeyID, Key: j.idem.Key, Status: int(Created), Body: body})
 		}
 	}

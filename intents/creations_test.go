@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http/httptest"
 	"os"
+	"reflect"
 	"strconv"
 	"sync"
 	"testing"
@@ -110,6 +111,7 @@ func TestConcurrentCreationsAnswerAsIfAlone(t *testing.T) {
 	}
 	type stored struct {
 		id, address, method, amountUSD string
+		body                           []byte
 	}
 	var payables = map[string]int64{} // reference -> cents
 	rows, err := e.Store.Pool().Query(t.Context(), `SELECT reference, amount_cents FROM payables`)
@@ -166,7 +168,7 @@ func TestConcurrentCreationsAnswerAsIfAlone(t *testing.T) {
 			if _, dup := created[v.ID]; dup {
 				fail("intent %s answered twice without a shared key", v.ID)
 			}
-			created[v.ID] = stored{v.ID, v.Address, v.Method, v.AmountUSD}
+			created[v.ID] = stored{v.ID, v.Address, v.Method, v.AmountUSD, c.body}
 		case 409:
 			switch v.Error.Code {
 			case "conflict":
@@ -216,6 +218,15 @@ func TestConcurrentCreationsAnswerAsIfAlone(t *testing.T) {
 		}
 		if address != s.address || method != s.method || assigned != id {
 			fail("intent %s answered %s %s, stored %s %s, address assigned to %q", id, s.method, s.address, method, address, assigned)
+		}
+		// The intent.created event says what the answer said.
+		var data []byte
+		if err := e.Store.Pool().QueryRow(t.Context(), `SELECT data::text FROM events WHERE type = 'intent.created' AND intent_id = $1`, id).Scan(&data); err != nil {
+			fail("intent %s: its event: %v", id, err)
+		}
+		var answered, event any
+		if json.Unmarshal(s.body, &answered) != nil || json.Unmarshal(data, &event) != nil || !reflect.DeepEqual(answered, event) {
+			fail("intent %s answered\n%s\nits intent.created event says\n%s", id, s.body, data)
 		}
 	}
 	if got := count(t, e, `SELECT count(*) FROM payables p WHERE NOT EXISTS (SELECT 1 FROM intents i WHERE i.payable_id = p.id)`); got != 0 {

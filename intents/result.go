@@ -32,6 +32,9 @@ type Result[V any] struct {
 	// the view as first answered, exactly as it was stored (JSON); an
 	// answer built from it must be these bytes. Nil otherwise.
 	Stored []byte
+	// Body, when set, is View as JSON (json.Marshal of it), encoded once
+	// for what the command stored: an answer may write these bytes.
+	Body []byte
 }
 
 // Replayed reports whether r is the stored answer of an earlier request

@@ -257,6 +257,9 @@ func insertIntentsArgs(ins []Intent) []any {
 type NewEvent struct {
 	IntentID, TransferID, Account string
 	Data                          any
+	// JSON, when set, is Data already encoded (json.Marshal of it), and
+	// is stored as it is.
+	JSON []byte
 }
 
 // QueueAppendEvents is QueueAppendEvent for several events of one type, in
@@ -265,9 +268,12 @@ func (t *Tx) QueueAppendEvents(typ payment.EventType, evs []NewEvent, now time.T
 	n := len(evs)
 	ids, intents, transfers, accounts, bodies := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	for i, e := range evs {
-		body, err := json.Marshal(e.Data)
-		if err != nil {
-			return fmt.Errorf("event %s: %w", typ, err)
+		body := e.JSON
+		if body == nil {
+			var err error
+			if body, err = json.Marshal(e.Data); err != nil {
+				return fmt.Errorf("event %s: %w", typ, err)
+			}
 		}
 		ids[i], intents[i], transfers[i], accounts[i], bodies[i] = NewID("ev"), e.IntentID, e.TransferID, e.Account, string(body)
 	}
