@@ -26,7 +26,7 @@ func payLookahead(t *testing.T, e *intentstest.Env, n payment.Network, amount *b
 	var addr string
 	var key []byte
 	err := e.Store.Pool().QueryRow(context.Background(), `SELECT address, key FROM addresses
-		WHERE network = $1 AND intent_id IS NULL ORDER BY derivation_index DESC LIMIT 1`, string(n)).Scan(&addr, &key)
+		WHERE network = $1 AND key IN (SELECT key FROM free_addresses WHERE network = $1) ORDER BY derivation_index DESC LIMIT 1`, string(n)).Scan(&addr, &key)
 	if err != nil {
 		t.Fatalf("look-ahead address: %v", err)
 	}

@@ -49,7 +49,7 @@ func BenchmarkPages10k(b *testing.B) {
 	var addr string
 	var key []byte
 	if err := s.Store.Pool().QueryRow(ctx, `SELECT address, key FROM addresses
-		WHERE network = 'bitcoin' AND intent_id IS NULL ORDER BY derivation_index DESC LIMIT 1`).Scan(&addr, &key); err != nil {
+		WHERE network = 'bitcoin' AND key IN (SELECT key FROM free_addresses WHERE network = 'bitcoin') ORDER BY derivation_index DESC LIMIT 1`).Scan(&addr, &key); err != nil {
 		b.Fatal(err)
 	}
 	for i := 0; i < n; i++ {

@@ -13,7 +13,8 @@ import (
 func indexOf(t *testing.T, e *intentstest.Env, address string) int64 {
 	t.Helper()
 	var idx int64
-	if err := e.Store.Pool().QueryRow(t.Context(), `SELECT derivation_index FROM addresses WHERE address = $1 AND intent_id IS NOT NULL`,
+	if err := e.Store.Pool().QueryRow(t.Context(), `SELECT a.derivation_index FROM addresses a JOIN intents i ON i.network = a.network AND i.address_key = a.key
+		WHERE a.address = $1 AND NOT EXISTS (SELECT 1 FROM free_addresses f WHERE f.network = a.network AND f.key = a.key)`,
 		address).Scan(&idx); err != nil {
 		t.Fatalf("address %s: %v", address, err)
 	}
@@ -67,7 +68,7 @@ func TestCreationDerivesWhenNoneIsFree(t *testing.T) {
 			t.Fatalf("creation %d got index %d", i, idx)
 		}
 	}
-	if n := count(t, e, `SELECT count(*) FROM addresses WHERE network = 'tron' AND intent_id IS NULL`); n != 0 {
+	if n := count(t, e, `SELECT count(*) FROM free_addresses WHERE network = 'tron'`); n != 0 {
 		t.Fatalf("%d free tron addresses with gap 0", n)
 	}
 }

@@ -246,7 +246,7 @@ func (s *Service) createAll(ctx context.Context, tx *store.Tx, network payment.N
 	replenish := false
 	for i, in := range ins {
 		keys[i] = in.AddressKey
-		replenish = replenish || got.Taken[i].Ahead < int64(src.Gap)
+		replenish = replenish || got.Taken[i].Ahead < src.low()
 	}
 	if s.opt.Watcher != nil {
 		tx.AfterCommit(func() { s.opt.Watcher.Watch(network, keys...) })

@@ -210,8 +210,10 @@ func TestConcurrentCreationsAnswerAsIfAlone(t *testing.T) {
 	}
 	for id, s := range created {
 		var address, method, assigned string
-		err := e.Store.Pool().QueryRow(t.Context(), `SELECT i.address, i.method, coalesce(a.intent_id, '')
-			FROM intents i LEFT JOIN addresses a ON a.network = i.network AND a.key = i.address_key WHERE i.id = $1`, id).
+		err := e.Store.Pool().QueryRow(t.Context(), `SELECT i.address, i.method,
+				CASE WHEN a.key IS NOT NULL AND f.key IS NULL THEN i.id ELSE '' END
+			FROM intents i LEFT JOIN addresses a ON a.network = i.network AND a.key = i.address_key
+			LEFT JOIN free_addresses f ON f.network = a.network AND f.key = a.key WHERE i.id = $1`, id).
 			Scan(&address, &method, &assigned)
 		if err != nil {
 			fail("intent %s answered 201: %v", id, err)

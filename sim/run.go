@@ -563,8 +563,8 @@ func (r *run) pay(n payment.Network, a Action) {
 		// An address of ours that no intent has (unknown_address).
 		var k []byte
 		var ad string
-		err := r.w.e.Store.Pool().QueryRow(r.ctx, `SELECT key, address FROM addresses WHERE network = $1 AND intent_id IS NULL
-			ORDER BY derivation_index NULLS LAST, key LIMIT 1 OFFSET $2`, string(n), a.C%5).Scan(&k, &ad)
+		err := r.w.e.Store.Pool().QueryRow(r.ctx, `SELECT a.key, a.address FROM free_addresses f JOIN addresses a USING (network, key)
+			WHERE f.network = $1 ORDER BY f.lane = '', f.ord LIMIT 1 OFFSET $2`, string(n), a.C%5).Scan(&k, &ad)
 		if err != nil {
 			return
 		}

@@ -221,7 +221,10 @@ func (w *world) reset() error {
 			}
 		}
 		rows.Close()
-		b.WriteString("UPDATE addresses SET intent_id = NULL, assigned_at = NULL WHERE intent_id IS NOT NULL; COMMIT;")
+		// Every address is free again: back in the queue.
+		b.WriteString(`INSERT INTO free_addresses (network, lane, ord, key)
+			SELECT network, CASE WHEN derivation_index IS NULL THEN '' ELSE source END, coalesce(derivation_index, seq), key
+			FROM addresses; COMMIT;`)
 		w.resetSQL = b.String()
 	}
 	if _, err := pool.Exec(ctx, w.resetSQL); err != nil {

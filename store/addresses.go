@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -81,11 +82,15 @@ func (t *Tx) AddAddresses(ctx context.Context, as []Address) (int, error) {
 	return int(tag.RowsAffected()), nil
 }
 
-// AssignAddress hands a watched address to an intent. It fails with
-// ErrConflict when the address is unknown or already handed out.
-func (t *Tx) AssignAddress(ctx context.Context, network string, key []byte, intentID string, now time.Time) error {
-	tag, err := t.tx.Exec(ctx, `UPDATE addresses SET intent_id = $3, assigned_at = $4
-		WHERE network = $1 AND key = $2 AND intent_id IS NULL`, network, key, intentID, now)
+// AssignAddress hands a free derived address to an intent (which the
+// caller inserts with it in the same transaction). It fails with
+// ErrConflict when the address is not free.
+func (t *Tx) AssignAddress(ctx context.Context, a Address) error {
+	if a.Index < 0 {
+		return fmt.Errorf("assign address %s: not a derived address", a.Address)
+	}
+	tag, err := t.tx.Exec(ctx, `DELETE FROM free_addresses WHERE network = $1 AND lane = $2 AND ord = $3 AND key = $4`,
+		a.Network, a.Source, a.Index, a.Key)
 	if err != nil {
 		return translate(err)
 	}
@@ -97,22 +102,34 @@ func (t *Tx) AssignAddress(ctx context.Context, network string, key []byte, inte
 
 // TakePoolAddress hands the oldest free pool address of network to an
 // intent. ErrNotFound means the pool is empty.
-func (t *Tx) TakePoolAddress(ctx context.Context, network, intentID string, now time.Time) (Address, error) {
+func (t *Tx) TakePoolAddress(ctx context.Context, network, intentID string) (Address, error) {
 	var a Address
-	err := t.tx.QueryRow(ctx, `UPDATE addresses SET intent_id = $2, assigned_at = $3
-		WHERE (network, key) = (SELECT network, key FROM addresses
-			WHERE network = $1 AND derivation_index IS NULL AND intent_id IS NULL
-			ORDER BY created_at, key LIMIT 1 FOR UPDATE SKIP LOCKED)
-		RETURNING network, key, address, source, created_at`, network, intentID, now).
+	err := t.tx.QueryRow(ctx, `WITH free AS (
+			DELETE FROM free_addresses WHERE (network, lane, ord) = (
+				SELECT network, lane, ord FROM free_addresses WHERE network = $1 AND lane = ''
+				ORDER BY ord LIMIT 1 FOR UPDATE SKIP LOCKED)
+			RETURNING key)
+		SELECT a.network, a.key, a.address, a.source, a.created_at FROM free JOIN addresses a ON a.network = $1 AND a.key = free.key`,
+		network).
 		Scan(&a.Network, &a.Key, &a.Address, &a.Source, &a.CreatedAt)
 	a.Index, a.IntentID = -1, intentID
 	return a, translate(err)
 }
 
+// VacuumFreeAddresses vacuums the queue of free addresses, so that a claim,
+// which reads it from its lowest entry, does not step over the entries of
+// every address claimed since autovacuum last came by. The queue holds
+// about twice the gap per network: this is quick. A vacuum already running
+// is left to finish.
+func (s *Store) VacuumFreeAddresses(ctx context.Context) error {
+	_, err := s.pool.Exec(ctx, `VACUUM (SKIP_LOCKED) free_addresses`)
+	return translate(err)
+}
+
 // PoolRemaining counts free pool addresses of network.
 func (s *Store) PoolRemaining(ctx context.Context, network string) (int64, error) {
 	var n int64
-	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM addresses WHERE network = $1 AND derivation_index IS NULL AND intent_id IS NULL`, network).Scan(&n)
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM free_addresses WHERE network = $1 AND lane = ''`, network).Scan(&n)
 	return n, translate(err)
 }
 
@@ -121,9 +138,10 @@ func (s *Store) PoolRemaining(ctx context.Context, network string) (int64, error
 func (t *Tx) AddressByKey(ctx context.Context, network string, key []byte) (Address, error) {
 	var a Address
 	var idx *int64
-	err := t.tx.QueryRow(ctx, `SELECT a.network, a.key, a.address, a.source, a.derivation_index, coalesce(a.intent_id, ''),
+	err := t.tx.QueryRow(ctx, `SELECT a.network, a.key, a.address, a.source, a.derivation_index, coalesce(i.id, ''),
 		a.created_at, coalesce(i.confirmations_required, 0)
-		FROM addresses a LEFT JOIN intents i ON i.id = a.intent_id WHERE a.network = $1 AND a.key = $2`, network, key).
+		FROM addresses a LEFT JOIN intents i ON i.network = a.network AND i.address_key = a.key
+		WHERE a.network = $1 AND a.key = $2`, network, key).
 		Scan(&a.Network, &a.Key, &a.Address, &a.Source, &idx, &a.IntentID, &a.CreatedAt, &a.IntentConfirmations)
 	a.Index = -1
 	if idx != nil {
@@ -170,10 +188,10 @@ func (s *Store) CountAddresses(ctx context.Context, network string) (int64, erro
 // round trip: it returns the stored payable and the address handed to
 // intentID, nil when none is free. The caller checks the payable; when it
 // refuses it, rolling back frees the address again.
-func (t *Tx) EnsurePayableTakeDerived(ctx context.Context, p Payable, network, source, intentID string, now time.Time) (Payable, *Address, error) {
+func (t *Tx) EnsurePayableTakeDerived(ctx context.Context, p Payable, network, source, intentID string) (Payable, *Address, error) {
 	b := &pgx.Batch{}
 	b.Queue(ensurePayableSQL, p.Kind, p.Reference, p.Account, p.AmountCents, p.CreatedAt)
-	b.Queue(takeDerivedManySQL, network, source, []string{intentID}, now)
+	b.Queue(takeDerivedManySQL, network, source, []string{intentID})
 	br := t.tx.SendBatch(ctx, b)
 	defer br.Close()
 	stored, err := scanPayable(br.QueryRow())
@@ -193,8 +211,8 @@ func (t *Tx) EnsurePayableTakeDerived(ctx context.Context, p Payable, network, s
 // TakeDerivedAddress hands the lowest free pre-derived address of (network,
 // source) to an intent. Concurrent creations skip each other's locked rows
 // instead of queueing. ErrNotFound means none is free.
-func (t *Tx) TakeDerivedAddress(ctx context.Context, network, source, intentID string, now time.Time) (Address, error) {
-	return scanTakenDerived(t.tx.QueryRow(ctx, takeDerivedManySQL, network, source, []string{intentID}, now))
+func (t *Tx) TakeDerivedAddress(ctx context.Context, network, source, intentID string) (Address, error) {
+	return scanTakenDerived(t.tx.QueryRow(ctx, takeDerivedManySQL, network, source, []string{intentID}))
 }
 
 // scanTakenDerived reads one address row of takeDerivedManySQL.
@@ -207,8 +225,7 @@ func scanTakenDerived(row pgx.Row) (Address, error) {
 // FreeDerived counts the free pre-derived addresses of (network, source).
 func (s *Store) FreeDerived(ctx context.Context, network, source string) (int64, error) {
 	var n int64
-	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM addresses WHERE network = $1 AND source = $2
-		AND intent_id IS NULL AND derivation_index IS NOT NULL`, network, source).Scan(&n)
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM free_addresses WHERE network = $1 AND lane = $2`, network, source).Scan(&n)
 	return n, translate(err)
 }
 

@@ -69,7 +69,7 @@ func (t *Tx) BeginCreations(ctx context.Context, c Creations) (CreationsBegun, e
 		queueClaims(b, c.Claims, c.Now)
 	}
 	queueEnsurePayables(b, c.Payables)
-	b.Queue(takeDerivedManySQL, c.Network, c.Source, c.IntentIDs, c.Now)
+	b.Queue(takeDerivedManySQL, c.Network, c.Source, c.IntentIDs)
 	br := t.tx.SendBatch(ctx, b)
 	defer br.Close()
 	if len(c.Claims) > 0 {
@@ -196,20 +196,21 @@ func scanTakenInOrder(br pgx.BatchResults, ids []string) ([]Address, error) {
 
 // takeDerivedManySQL hands the lowest free pre-derived addresses of
 // (network $1, source $2) to the intents $3, lowest index first, one each
-// in order (an id beyond the free ones gets none). Concurrent takers skip
-// each other's locked rows instead of queueing. Ahead is the number of
-// indexes derived above each address.
+// in order (an id beyond the free ones gets none): it deletes them from
+// free_addresses, and the intents inserted with them record the hand-out.
+// Concurrent takers skip each other's locked rows instead of queueing.
+// Ahead is the number of indexes derived above each address.
 const takeDerivedManySQL = `WITH free AS (
-		SELECT key, row_number() OVER (ORDER BY derivation_index) AS n FROM (
-			SELECT key, derivation_index FROM addresses
-			WHERE network = $1 AND source = $2 AND intent_id IS NULL AND derivation_index IS NOT NULL
-			ORDER BY derivation_index LIMIT cardinality($3::text[]) FOR UPDATE SKIP LOCKED) f)
-	UPDATE addresses a SET intent_id = ids.id, assigned_at = $4
-	FROM free JOIN unnest($3::text[]) WITH ORDINALITY AS ids(id, n) USING (n)
-	WHERE a.network = $1 AND a.key = free.key
-	RETURNING a.network, a.key, a.address, a.source, a.derivation_index, a.created_at, a.intent_id,
+		DELETE FROM free_addresses WHERE (network, lane, ord) IN (
+			SELECT network, lane, ord FROM free_addresses WHERE network = $1 AND lane = $2
+			ORDER BY ord LIMIT cardinality($3::text[]) FOR UPDATE SKIP LOCKED)
+		RETURNING key, ord),
+	taken AS (SELECT key, row_number() OVER (ORDER BY ord) AS n FROM free)
+	SELECT a.network, a.key, a.address, a.source, a.derivation_index, a.created_at, ids.id,
 		coalesce((SELECT next_index FROM derivation_counters WHERE network = $1 AND source = $2), a.derivation_index + 1)
-			- a.derivation_index - 1`
+			- a.derivation_index - 1
+	FROM taken JOIN unnest($3::text[]) WITH ORDINALITY AS ids(id, n) USING (n)
+	JOIN addresses a ON a.network = $1 AND a.key = taken.key`
 
 // QueueInsertIntents is QueueInsertIntent for several intents, in one
 // statement.

@@ -126,7 +126,7 @@ func TestEnsurePayableTakeDerived(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, a, err := tx.EnsurePayableTakeDerived(ctx, want, network, source, "pi_t0", now)
+		p, a, err := tx.EnsurePayableTakeDerived(ctx, want, network, source, "pi_t0")
 		if err != nil || a == nil || a.Index != 0 || a.IntentID != "pi_t0" || p.Reference != ref {
 			t.Fatalf("take: %+v %+v %v", p, a, err)
 		}
@@ -139,7 +139,7 @@ func TestEnsurePayableTakeDerived(t *testing.T) {
 	for i := range 3 {
 		err := s.InTx(ctx, func(tx *store.Tx) error {
 			id := store.NewID("pi")
-			_, a, err := tx.EnsurePayableTakeDerived(ctx, want, network, source, id, now)
+			_, a, err := tx.EnsurePayableTakeDerived(ctx, want, network, source, id)
 			if err != nil {
 				return err
 			}
@@ -235,7 +235,7 @@ func TestTakeDerivedReportsIndexesAhead(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, want := range []int64{4, 3, 2} {
-		a, err := tx.TakeDerivedAddress(ctx, network, source, store.NewID("pi"), now)
+		a, err := tx.TakeDerivedAddress(ctx, network, source, store.NewID("pi"))
 		if err != nil || a.Index != int64(i) || a.Ahead != want {
 			t.Fatalf("take %d: index %d ahead %d (%v), want index %d ahead %d", i, a.Index, a.Ahead, err, i, want)
 		}

@@ -46,7 +46,7 @@ func BenchmarkCatchUp(b *testing.B) {
 		}
 		var free []string
 		rows, err := e.Store.Pool().Query(context.Background(), `SELECT address FROM addresses
-			WHERE network = 'bitcoin' AND intent_id IS NULL ORDER BY derivation_index DESC LIMIT $1`, unknown)
+			WHERE network = 'bitcoin' AND key IN (SELECT key FROM free_addresses WHERE network = 'bitcoin') ORDER BY derivation_index DESC LIMIT $1`, unknown)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -661,7 +661,7 @@ func late(s *scan) {
 func lookAheadAddress(s *scan) {
 	var addr string
 	err := s.e.Store.Pool().QueryRow(context.Background(), `SELECT address FROM addresses
-		WHERE network = $1 AND intent_id IS NULL ORDER BY derivation_index DESC LIMIT 1`, string(s.n)).Scan(&addr)
+		WHERE network = $1 AND key IN (SELECT key FROM free_addresses WHERE network = $1) ORDER BY derivation_index DESC LIMIT 1`, string(s.n)).Scan(&addr)
 	if err != nil {
 		s.t.Fatalf("no look-ahead address: %v", err)
 	}

@@ -108,6 +108,11 @@ func insert(ctx context.Context, st *store.Store, n int) error {
 		done += chunk
 		fmt.Fprintf(os.Stderr, "inserted %d rows at %s\n", done, time.Now().Format(time.TimeOnly))
 	}
+	// They stand for addresses handed out long ago: none is free (the
+	// database was empty, so the queue holds only these).
+	if _, err := st.Pool().Exec(ctx, "TRUNCATE free_addresses"); err != nil {
+		return fmt.Errorf("hand the addresses out: %w", err)
+	}
 	_, err := st.Pool().Exec(ctx, "VACUUM ANALYZE addresses")
 	return err
 }

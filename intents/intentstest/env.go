@@ -445,7 +445,8 @@ func (e *Env) Counts() map[string]int64 {
 		out[table] = n
 	}
 	var assigned int64
-	if err := e.Store.Pool().QueryRow(context.Background(), "SELECT count(*) FROM addresses WHERE intent_id IS NOT NULL").Scan(&assigned); err != nil {
+	if err := e.Store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM addresses a
+		WHERE NOT EXISTS (SELECT 1 FROM free_addresses f WHERE f.network = a.network AND f.key = a.key)`).Scan(&assigned); err != nil {
 		e.T.Fatal(err)
 	}
 	out["assigned_addresses"] = assigned
