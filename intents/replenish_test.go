@@ -73,4 +73,9 @@ func TestBurstLargerThanThePoolWaitsForTheReplenisher(t *testing.T) {
 		WHERE NOT EXISTS (SELECT 1 FROM free_addresses f WHERE f.network = a.network AND f.key = a.key)`); n != burst {
 		t.Fatalf("%d of %d intents have a watched address that is no longer free", n, burst)
 	}
+	// The rounds vacuumed the queue of free addresses: its claimed entries
+	// do not pile up in front of the next claims until autovacuum comes.
+	if n := count(t, e, `SELECT coalesce(sum(vacuum_count), 0) FROM pg_stat_user_tables WHERE relname = 'free_addresses'`); n == 0 {
+		t.Fatalf("%d claims, and the free-address queue was never vacuumed", burst)
+	}
 }
