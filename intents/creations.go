@@ -243,16 +243,19 @@ func (s *Service) createAll(ctx context.Context, tx *store.Tx, network payment.N
 		return nil, err
 	}
 	keys := make([][]byte, len(ins))
-	replenish := false
+	var low *store.Address // the taken address with the fewest derived ahead, if too few
 	for i, in := range ins {
 		keys[i] = in.AddressKey
-		replenish = replenish || got.Taken[i].Ahead < src.low()
+		if a := &got.Taken[i]; a.Ahead < src.low() && (low == nil || a.Index+a.Ahead > low.Index+low.Ahead) {
+			low = a
+		}
 	}
 	if s.opt.Watcher != nil {
 		tx.AfterCommit(func() { s.opt.Watcher.Watch(network, keys...) })
 	}
-	if replenish {
-		tx.AfterCommit(func() { s.replenishSoon(network) })
+	if low != nil {
+		a := *low
+		tx.AfterCommit(func() { s.reportLow(network, a) })
 	}
 	return res, nil
 }

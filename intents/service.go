@@ -102,6 +102,12 @@ type Service struct {
 	// unvacuumed counts the addresses each network's rounds derived since
 	// the last vacuum of the free-address queue (as many were claimed).
 	unvacuumed map[payment.Network]int64
+	// lowSeen is, per network, the highest derivation counter that a
+	// creation saw when it reported its address low (reportLow), since the
+	// network's last round began; toppedTo is the counter after this
+	// service's last round. A report that saw less than toppedTo was made
+	// before that round's top-up, which already answered it.
+	lowSeen, toppedTo map[payment.Network]int64
 }
 
 // New returns a Service.
@@ -115,7 +121,8 @@ func New(opt Options) *Service {
 	s := &Service{store: opt.Store, cfg: opt.Config, opt: opt, now: opt.Now, log: opt.Log.With("component", "intents"), topup: map[payment.Cents]bool{},
 		wake: map[payment.Network]chan struct{}{},
 		next: map[payment.Network]*replenishRound{}, waiting: map[payment.Network]int{},
-		creations: map[payment.Network]*creationQueue{}, unvacuumed: map[payment.Network]int64{}}
+		creations: map[payment.Network]*creationQueue{}, unvacuumed: map[payment.Network]int64{},
+		lowSeen: map[payment.Network]int64{}, toppedTo: map[payment.Network]int64{}}
 	for n, a := range opt.Addresses {
 		if a.Deriver != nil && a.Gap > 0 {
 			s.wake[n] = make(chan struct{}, 1)
@@ -379,7 +386,7 @@ func (s *Service) allocate(ctx context.Context, tx *store.Tx, in *store.Intent, 
 	}
 	if err == nil {
 		if a.Ahead < src.low() {
-			tx.AfterCommit(func() { s.replenishSoon(network) })
+			tx.AfterCommit(func() { s.reportLow(network, a) })
 		}
 		in.Address, in.AddressKey = a.Address, a.Key
 		return [][]byte{a.Key}, nil
@@ -495,6 +502,18 @@ func (s *Service) replenishSoon(network payment.Network) *replenishRound {
 	return r
 }
 
+// reportLow asks for a round after a creation took address a, of which
+// too few are derived ahead (a.Ahead below the source's low mark).
+func (s *Service) reportLow(network payment.Network, a store.Address) {
+	counter := a.Index + 1 + a.Ahead // the derivation counter the taker saw
+	s.mu.Lock()
+	if seen, ok := s.lowSeen[network]; !ok || counter > seen {
+		s.lowSeen[network] = counter
+	}
+	s.mu.Unlock()
+	s.replenishSoon(network)
+}
+
 // replenishRound is one run of the replenisher: done is closed when it
 // ends, and err is then its outcome.
 type replenishRound struct {
@@ -539,7 +558,18 @@ func (s *Service) runRound(ctx context.Context, network payment.Network) error {
 	r := s.next[network]
 	delete(s.next, network)
 	waiting := int64(s.waiting[network])
+	seen, reported := s.lowSeen[network]
+	delete(s.lowSeen, network)
+	answered := reported && waiting == 0 && seen < s.toppedTo[network]
 	s.mu.Unlock()
+	if answered {
+		// Every report since the last round saw the counter before that
+		// round's top-up: nothing was taken since that it did not count.
+		if r != nil {
+			close(r.done)
+		}
+		return nil
+	}
 	rctx, cancel := context.WithTimeout(ctx, replenishTimeout)
 	err := s.replenish(rctx, network, waiting)
 	cancel()
@@ -590,6 +620,11 @@ func (s *Service) replenish(ctx context.Context, network payment.Network, waitin
 	})
 	if err != nil {
 		return err
+	}
+	if len(rows) > 0 {
+		s.mu.Lock()
+		s.toppedTo[network] = max(s.toppedTo[network], rows[len(rows)-1].Index+1)
+		s.mu.Unlock()
 	}
 	if s.opt.Watcher != nil {
 		keys := make([][]byte, len(rows))
