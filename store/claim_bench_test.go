@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paywatch/paywatch/devnet/devnettest"
 	"github.com/paywatch/paywatch/store"
 )
 
@@ -26,14 +25,7 @@ func BenchmarkTakeDerived(b *testing.B) {
 	}{{0, false}, {200_000, false}, {200_000, true}} {
 		b.Run(fmt.Sprintf("claimed=%d/vacuumed=%t", c.claimed, c.vacuum), func(b *testing.B) {
 			ctx := context.Background()
-			s, err := store.Open(ctx, devnettest.Database(b))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
-			if _, err := s.Migrate(ctx); err != nil {
-				b.Fatal(err)
-			}
+			s := fresh(b)
 			// Only the benchmark's own vacuum runs.
 			if _, err := s.Pool().Exec(ctx, `ALTER TABLE free_addresses SET (autovacuum_enabled = false)`); err != nil {
 				b.Fatal(err)

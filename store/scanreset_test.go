@@ -6,7 +6,6 @@ import (
 	"math/big"
 	"testing"
 
-	"github.com/paywatch/paywatch/devnet/devnettest"
 	"github.com/paywatch/paywatch/store"
 )
 
@@ -16,16 +15,9 @@ import (
 // state. (Its own database: the effect is observed after commit.)
 func TestForgetScanStateKeepsTransfersAndOtherNetworks(t *testing.T) {
 	ctx := context.Background()
-	s, err := store.Open(ctx, devnettest.Database(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	s := fresh(t)
 	h := int64(120)
-	err = s.InTx(ctx, func(tx *store.Tx) error {
+	err := s.InTx(ctx, func(tx *store.Tx) error {
 		for _, n := range []string{"bitcoin", "litecoin"} {
 			if err := tx.InitCursor(ctx, n, 100, "c100", now); err != nil {
 				return err

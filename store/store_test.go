@@ -22,6 +22,22 @@ var (
 	shared *store.Store
 )
 
+// fresh returns a store on a database of its own, migrated, closed when
+// the test ends: for a test whose effects are observed after commit.
+func fresh(tb testing.TB) *store.Store {
+	tb.Helper()
+	ctx := context.Background()
+	s, err := store.Open(ctx, devnettest.Database(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(s.Close)
+	if _, err := s.Migrate(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
 // open returns one migrated database for the package; each test works in
 // its own rolled-back transaction.
 func open(t *testing.T) *store.Store {
