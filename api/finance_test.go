@@ -152,7 +152,7 @@ func TestResolveActionsAndRefusals(t *testing.T) {
 	if got := e.Intent(late.ID); got.Status != "paid" {
 		t.Fatalf("credited intent: %s", got.Status)
 	}
-	if b := balance(t, e, "cust-l"); b.AvailableUSD != "100.00" {
+	if b := e.Balance("cust-l"); b.AvailableUSD != "100.00" {
 		t.Fatalf("credited top-up balance %+v", b)
 	}
 	status, body = resolve(e, lateTr.ID, "finance", map[string]string{"action": "ignore", "note": "again"})
@@ -170,10 +170,10 @@ func TestResolveActionsAndRefusals(t *testing.T) {
 	if res := decodeInto[views.Transfer](t, body); status != 200 || res.Resolution == nil || res.Resolution.AmountUSD != "5.00" {
 		t.Fatalf("credit_account unknown: %d %s", status, body)
 	}
-	if b := balance(t, e, "cust-o"); b.AvailableUSD != "2.50" {
+	if b := e.Balance("cust-o"); b.AvailableUSD != "2.50" {
 		t.Fatalf("surplus credit: %+v", b)
 	}
-	if b := balance(t, e, "cust-u"); b.AvailableUSD != "5.00" {
+	if b := e.Balance("cust-u"); b.AvailableUSD != "5.00" {
 		t.Fatalf("unknown-address credit: %+v", b)
 	}
 	// refunded and ignore.
