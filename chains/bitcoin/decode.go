@@ -56,6 +56,42 @@ var maxSatoshi = map[payment.Network]int64{
 // errTrailing reports bytes left after a complete block or transaction.
 var errTrailing = errors.New("trailing bytes after the serialized data")
 
+// output is output index of a block's transaction tx.
+type output struct {
+	tx, index int
+	script    []byte
+	value     int64
+}
+
+// transfers returns the transfers of a block's outputs to watched scripts,
+// in block order. Every script is looked up in one batch, so the watched
+// set's memory loads overlap; txid gives the id of transaction tx, asked
+// for matching transactions only.
+func transfers(c codec, w chains.Watched, outs []output, txid func(tx int) string) ([]chains.Transfer, error) {
+	scripts := make([][]byte, len(outs))
+	for i := range outs {
+		scripts[i] = outs[i].script
+	}
+	watched := make([]bool, len(outs))
+	chains.ContainsEach(w, scripts, watched)
+	var ts []chains.Transfer
+	id, idOf := "", -1
+	for i, o := range outs {
+		if !watched[i] {
+			continue
+		}
+		if idOf != o.tx {
+			id, idOf = txid(o.tx), o.tx
+		}
+		t, err := transfer(c, id, o.index, o.script, o.value)
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, t)
+	}
+	return ts, nil
+}
+
 // transfer builds the Transfer of output vout of txid. key is copied, so the
 // decoder's buffers are not kept alive.
 func transfer(c codec, txid string, vout int, script []byte, value int64) (chains.Transfer, error) {

@@ -34,33 +34,16 @@ func (c ltcCodec) block(raw []byte, w chains.Watched) (decodedBlock, error) {
 		time:    mb.Header.Timestamp.UTC(),
 		txCount: len(mb.Transactions),
 	}
-	// Every output script is looked up in one batch, so the watched set's
-	// memory loads overlap.
-	var scripts [][]byte
-	for _, tx := range mb.Transactions {
-		for _, out := range tx.TxOut {
-			scripts = append(scripts, out.PkScript)
+	var outs []output
+	for t, tx := range mb.Transactions {
+		for i, out := range tx.TxOut {
+			outs = append(outs, output{tx: t, index: i, script: out.PkScript, value: out.Value})
 		}
 	}
-	watched := make([]bool, len(scripts))
-	chains.ContainsEach(w, scripts, watched)
-	for _, tx := range mb.Transactions {
-		var txid string // computed for matching transactions only
-		for i, out := range tx.TxOut {
-			ok := watched[0]
-			watched = watched[1:]
-			if !ok {
-				continue
-			}
-			if txid == "" {
-				txid = tx.TxHash().String()
-			}
-			t, err := transfer(c, txid, i, out.PkScript, out.Value)
-			if err != nil {
-				return decodedBlock{}, err
-			}
-			d.transfers = append(d.transfers, t)
-		}
+	var err error
+	d.transfers, err = transfers(c, w, outs, func(t int) string { return mb.Transactions[t].TxHash().String() })
+	if err != nil {
+		return decodedBlock{}, err
 	}
 	return d, nil
 }
