@@ -54,9 +54,10 @@ type AddressSource struct {
 // roundSize is about how many addresses a round of the replenisher
 // derives while creations keep coming: it tops the free addresses up to
 // twice the gap once that many were taken, instead of once the gap was.
-// A round of a thousand was tens of milliseconds of derivation and insert
-// at once, which every creation running beside it waited for (most of the
-// p99 latency of creations at 16 callers).
+// A round of a whole gap (500 addresses in the benchmark) was tens of
+// milliseconds of derivation and insert at once, which every creation
+// running beside it waited for (most of the p99 latency of creations at
+// 16 callers).
 const roundSize = 64
 
 // low is the number of free addresses (or of indexes derived above the one
@@ -99,15 +100,14 @@ type Service struct {
 	waiting map[payment.Network]int
 	// creations are each network's batches of creations (createBatched).
 	creations map[payment.Network]*creationQueue
-	// unvacuumed counts the addresses each network's rounds derived since
-	// the last vacuum of the free-address queue (as many were claimed).
-	unvacuumed map[payment.Network]int64
 	// lowSeen is, per network, the highest derivation counter that a
 	// creation saw when it reported its address low (reportLow), since the
 	// network's last round began; toppedTo is the counter after this
 	// service's last round. A report that saw less than toppedTo was made
-	// before that round's top-up, which already answered it.
-	lowSeen, toppedTo map[payment.Network]int64
+	// before that round's top-up, which already answered it. vacuumedTo is
+	// toppedTo when this service last vacuumed the free-address queue: the
+	// rounds since derived as many addresses as were claimed.
+	lowSeen, toppedTo, vacuumedTo map[payment.Network]int64
 }
 
 // New returns a Service.
@@ -121,8 +121,8 @@ func New(opt Options) *Service {
 	s := &Service{store: opt.Store, cfg: opt.Config, opt: opt, now: opt.Now, log: opt.Log.With("component", "intents"), topup: map[payment.Cents]bool{},
 		wake: map[payment.Network]chan struct{}{},
 		next: map[payment.Network]*replenishRound{}, waiting: map[payment.Network]int{},
-		creations: map[payment.Network]*creationQueue{}, unvacuumed: map[payment.Network]int64{},
-		lowSeen: map[payment.Network]int64{}, toppedTo: map[payment.Network]int64{}}
+		creations: map[payment.Network]*creationQueue{},
+		lowSeen: map[payment.Network]int64{}, toppedTo: map[payment.Network]int64{}, vacuumedTo: map[payment.Network]int64{}}
 	for n, a := range opt.Addresses {
 		if a.Deriver != nil && a.Gap > 0 {
 			s.wake[n] = make(chan struct{}, 1)
@@ -571,11 +571,14 @@ func (s *Service) runRound(ctx context.Context, network payment.Network) error {
 		return nil
 	}
 	rctx, cancel := context.WithTimeout(ctx, replenishTimeout)
+	defer cancel()
 	err := s.replenish(rctx, network, waiting)
-	cancel()
 	if r != nil {
 		r.err = err
 		close(r.done)
+	}
+	if err == nil {
+		s.vacuumIfDue(rctx, network) // after the waiting requests go on
 	}
 	return err
 }
@@ -633,22 +636,26 @@ func (s *Service) replenish(ctx context.Context, network payment.Network, waitin
 		}
 		s.opt.Watcher.Watch(network, keys...)
 	}
-	// The addresses claimed since the last vacuum left their entries at
-	// the front of the queue the next claims read: vacuum it once a gap's
-	// worth were claimed.
+	return nil
+}
+
+// vacuumIfDue vacuums the free-address queue once the rounds since its
+// last vacuum derived a gap's worth of addresses, as many as were claimed:
+// each claim left its entry at the front of the queue the next claims read.
+func (s *Service) vacuumIfDue(ctx context.Context, network payment.Network) {
+	gap := int64(s.opt.Addresses[network].Gap)
 	s.mu.Lock()
-	s.unvacuumed[network] += int64(len(rows))
-	vacuum := s.unvacuumed[network] >= int64(src.Gap)
-	if vacuum {
-		s.unvacuumed[network] = 0
+	due := s.toppedTo[network]-s.vacuumedTo[network] >= gap
+	if due {
+		s.vacuumedTo[network] = s.toppedTo[network]
 	}
 	s.mu.Unlock()
-	if vacuum {
-		if err := s.store.VacuumFreeAddresses(ctx); err != nil {
-			s.log.Warn("vacuuming the free-address queue failed", "err", err)
-		}
+	if !due {
+		return
 	}
-	return nil
+	if err := s.store.VacuumFreeAddresses(ctx); err != nil {
+		s.log.Warn("vacuuming the free-address queue failed", "err", err)
+	}
 }
 
 // EnsureLookahead replenishes every derived network's free addresses; serve
