@@ -329,9 +329,10 @@ func forFinance(d matcher.Decision, c payment.Classification, t store.Transfer) 
 }
 
 // creditOnce credits a paid top-up unless it is already credited (net).
-// A re-credit (paid, reverted by a reorg, paid again) whose reversal could
-// not take everything back, because the customer had spent it, first
-// settles that rest: a recovery entry of the intent right after the credit,
+// A re-credit (paid, reverted by a reorg, paid again, through this intent
+// or another of the top-up) whose reversal could not take everything back,
+// because the customer had spent it, first settles that rest: a recovery
+// entry of the intent right after the credit,
 // under the same account lock, so the credit never makes the same money
 // spendable twice. It returns the entries written, in order.
 func (s *Service) creditOnce(ctx context.Context, tx *store.Tx, in store.Intent, now time.Time) ([]store.LedgerEntry, error) {
@@ -345,7 +346,7 @@ func (s *Service) creditOnce(ctx context.Context, tx *store.Tx, in store.Intent,
 		return nil, err
 	}
 	out := []store.LedgerEntry{e}
-	owed, err := tx.IntentUnrecovered(ctx, in.ID)
+	owed, err := tx.PayableUnrecovered(ctx, in.ID)
 	if err != nil || owed <= 0 {
 		return out, err
 	}

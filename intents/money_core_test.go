@@ -301,6 +301,45 @@ func TestRecreditAfterAnUnrecoveredReversalSettlesItFirst(t *testing.T) {
 	}
 }
 
+// The debt a reversal could not take back is the top-up's, not its
+// intent's: credited 100.00 through one intent, debited 100.00, reversed
+// with 100.00 unrecovered (the payment gone), then paid through another
+// intent of the same top-up: that credit settles the debt first, and the
+// balance ends at 0.00, not 100.00 (simulator seed 30866, 30-minute run:
+// "top-up top-1 (500.00 USD) added 537.50 USD to the balance").
+func TestRecreditThroughAnotherIntentSettlesTheTopupsDebt(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	btc, f := payment.Bitcoin, e.Chains[payment.Bitcoin]
+	first := e.CreateIntent("topup", "TOPUP-D", "cust-d", "100.00", "BTC")
+	e.Pay(first, payment.Native, intentstest.Units(first.AmountBaseUnits), "d-pay")
+	f.Mine(1)
+	e.Sync(btc)
+	if status, body := e.Do("POST", "/v1/accounts/cust-d/debits", "storefront", map[string]string{"reference": "RENT-D", "amount_usd": "100.00"}); status != 201 {
+		t.Fatalf("debit: %d %s", status, body)
+	}
+	f.Reorg(2, 1, false) // the payment is gone for good
+	e.Sync(btc)
+	if b := e.Balance("cust-d"); b.AvailableUSD != "0.00" || b.UnrecoveredUSD != "100.00" {
+		t.Fatalf("after the reversal %+v", b)
+	}
+	second := e.CreateIntent("topup", "TOPUP-D", "cust-d", "100.00", "BTC")
+	if second.ID == first.ID {
+		t.Fatalf("the top-up's second creation answered its first intent %s", first.ID)
+	}
+	e.Pay(second, payment.Native, intentstest.Units(second.AmountBaseUnits), "d-pay-2")
+	f.Mine(2)
+	e.Sync(btc)
+	if got := e.Intent(second.ID); got.Status != "paid" {
+		t.Fatalf("second intent: %s", got.Status)
+	}
+	if b := e.Balance("cust-d"); b.AvailableUSD != "0.00" || b.UnrecoveredUSD != "" {
+		t.Fatalf("after the second intent's credit %+v, want 0.00 and nothing unrecovered", b)
+	}
+	if types := e.CheckLedger("cust-d"); strings.Join(types, ",") != "credit,debit,reversal,credit,recovery" {
+		t.Fatalf("ledger %v", types)
+	}
+}
+
 // Issue 9 item 4: T1 (mempool) covers the order, T3 is a duplicate refunded
 // by finance, then T1 vanishes. T3 never pays the order.
 func TestRefundedDuplicateNeverPaysTheOrder(t *testing.T) {

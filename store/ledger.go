@@ -85,13 +85,18 @@ func (t *Tx) AppendLedger(ctx context.Context, e LedgerEntry, now time.Time) (Le
 	return e, nil
 }
 
-// IntentUnrecovered returns what the reversals of an intent's credit could
-// not take back and no recovery has taken since, in cents.
-func (t *Tx) IntentUnrecovered(ctx context.Context, intentID string) (int64, error) {
+// PayableUnrecovered returns what the reversals of the credits of an
+// intent's payable (the top-up, through any of its intents) could not take
+// back and no recovery has taken since, in cents. The debt is the top-up's:
+// a top-up paid through one intent, reverted after the customer spent part
+// of it, and paid again through another intent owes that part as much as
+// one paid again through the same intent.
+func (t *Tx) PayableUnrecovered(ctx context.Context, intentID string) (int64, error) {
 	var n int64
 	err := t.tx.QueryRow(ctx, `SELECT coalesce(sum(unrecovered_cents) FILTER (WHERE type = 'reversal'), 0)
 		- coalesce(sum(amount_cents) FILTER (WHERE type = 'recovery'), 0)
-		FROM ledger_entries WHERE intent_id = $1`, intentID).Scan(&n)
+		FROM ledger_entries WHERE intent_id IN (
+			SELECT id FROM intents WHERE payable_id = (SELECT payable_id FROM intents WHERE id = $1))`, intentID).Scan(&n)
 	return n, translate(err)
 }
 
