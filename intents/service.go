@@ -122,7 +122,7 @@ func New(opt Options) *Service {
 		wake: map[payment.Network]chan struct{}{},
 		next: map[payment.Network]*replenishRound{}, waiting: map[payment.Network]int{},
 		creations: map[payment.Network]*creationQueue{},
-		lowSeen: map[payment.Network]int64{}, toppedTo: map[payment.Network]int64{}, vacuumedTo: map[payment.Network]int64{}}
+		lowSeen:   map[payment.Network]int64{}, toppedTo: map[payment.Network]int64{}, vacuumedTo: map[payment.Network]int64{}}
 	for n, a := range opt.Addresses {
 		if a.Deriver != nil && a.Gap > 0 {
 			s.wake[n] = make(chan struct{}, 1)
