@@ -272,7 +272,7 @@ func (s *Service) appendDecisionEvents(ctx context.Context, tx *store.Tx, dc *de
 		}
 	}
 	if dc.st.Status != in.Status {
-		view := views.IntentOf(dc.after(), dc.shown(), tip, s.PaymentURI(dc.after()))
+		view := s.viewOf(dc.after(), dc.shown(), tip)
 		if err := tx.QueueAppendEvent(payment.IntentEvent(dc.st.Status), id, "", in.Account, view, now); err != nil {
 			return err
 		}

@@ -1,0 +1,187 @@
+package checkout
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/paywatch/paywatch/views"
+)
+
+const (
+	// keepAlive is how often an idle stream sends a comment, so proxies
+	// keep it open.
+	keepAlive = 20 * time.Second
+	// writeWait bounds one write to a live client.
+	writeWait = 10 * time.Second
+	// maxStream ends a stream after this long; the browser reconnects
+	// (EventSource does by itself) and reads the page's state afresh.
+	maxStream = time.Hour
+	// retryMillis is the reconnection delay the stream asks for.
+	retryMillis = 3000
+)
+
+// liveMessage is one state of the page as the live endpoint sends it: the
+// status part of the page rendered in the page's language, so the script
+// only swaps it in.
+type liveMessage struct {
+	State Phase  `json:"state"`
+	Title string `json:"title"`
+	HTML  string `json:"html"`
+	// Open says whether the payment instructions are shown.
+	Open bool `json:"open"`
+	// Final: nothing more will change; the page closes its stream.
+	Final bool `json:"final"`
+	// Now is the server's time, for the countdown.
+	Now string `json:"now"`
+}
+
+// stream serves GET /pay/{token}/live: server-sent events of the page's
+// state, the first at once and one after every change the hub reports,
+// until the intent is paid, the hub stops, the client goes or maxStream
+// passes. Parameters: lang (a catalogue language; else Accept-Language),
+// and the standard Last-Event-ID (the id of the state the page shows: an
+// identical first state is not sent again).
+func (p *Page) stream(w http.ResponseWriter, r *http.Request, token string, client netip.Prefix) {
+	id, ok := p.links.IntentID(token)
+	if !ok {
+		p.notFound(w, r)
+		return
+	}
+	if !p.live.open(client) {
+		w.Header().Set("Retry-After", "30")
+		p.message(w, r, http.StatusServiceUnavailable, "limited")
+		return
+	}
+	defer p.live.close(client)
+	ctx := r.Context()
+	sub, err := p.hub.Watch(ctx, id)
+	if err != nil {
+		if errors.Is(err, errStopped) {
+			w.Header().Set("Retry-After", "30")
+			p.message(w, r, http.StatusServiceUnavailable, "error")
+			return
+		}
+		p.internal(w, r, err)
+		return
+	}
+	defer sub.Close()
+	v, ok := p.intent(w, r, token) // after Watch: no change after this read is missed
+	if !ok {
+		return
+	}
+	sub.Seen(v)
+	l := LangOf(r.URL.Query().Get("lang"), r.Header.Get("Accept-Language"))
+
+	rc := http.NewResponseController(w)
+	// The server's read and write timeouts are for requests, not streams:
+	// a stream bounds each write itself.
+	_ = rc.SetReadDeadline(time.Time{})
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("X-Accel-Buffering", "no")
+	h.Set("Content-Language", l.Tag)
+	w.WriteHeader(http.StatusOK)
+	last := r.Header.Get("Last-Event-ID")
+	var buf bytes.Buffer
+	buf.WriteString("retry: " + strconv.Itoa(retryMillis) + "\n\n")
+	send := func(v views.Intent) (final bool, err error) {
+		msg, err := p.liveMessage(v, l, token)
+		if err != nil {
+			return false, err
+		}
+		body, err := json.Marshal(msg)
+		if err != nil {
+			return false, err
+		}
+		sum := sha256.Sum256([]byte(string(msg.State) + "\x00" + strconv.FormatBool(msg.Open) + "\x00" + msg.HTML))
+		fp := hex.EncodeToString(sum[:8])
+		if fp != last {
+			last = fp
+			buf.WriteString("id: " + fp + "\nevent: state\ndata: ")
+			buf.Write(body)
+			buf.WriteString("\n\n")
+		}
+		return msg.Final, p.flush(rc, w, &buf)
+	}
+	final, err := send(v)
+	if err != nil || final {
+		p.streamEnd(r, err)
+		return
+	}
+	alive := time.NewTicker(keepAlive)
+	defer alive.Stop()
+	end := time.NewTimer(maxStream)
+	defer end.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.hub.Done():
+			return
+		case <-end.C:
+			return
+		case <-alive.C:
+			buf.WriteString(": keep-alive\n\n")
+			if err := p.flush(rc, w, &buf); err != nil {
+				p.streamEnd(r, err)
+				return
+			}
+		case <-sub.C:
+			nv := sub.Take()
+			if nv == nil {
+				continue
+			}
+			if p.now().After(nv.ExpiresAt.Add(p.cfg.LinkLifetime.Duration)) {
+				return // the link expired: a reconnection gets the 404
+			}
+			if final, err := send(*nv); err != nil || final {
+				p.streamEnd(r, err)
+				return
+			}
+		}
+	}
+}
+
+// flush writes what buf holds to the client within writeWait.
+func (p *Page) flush(rc *http.ResponseController, w http.ResponseWriter, buf *bytes.Buffer) error {
+	if buf.Len() == 0 {
+		return nil
+	}
+	_ = rc.SetWriteDeadline(time.Now().Add(writeWait))
+	_, err := w.Write(buf.Bytes())
+	buf.Reset()
+	if err != nil {
+		return err
+	}
+	return rc.Flush()
+}
+
+// streamEnd logs why a stream ended early when it is our failure.
+func (p *Page) streamEnd(r *http.Request, err error) {
+	if err != nil && r.Context().Err() == nil {
+		p.log.Warn("payment page stream ended", "path", redactPath(r.URL.Path), "err", err)
+	}
+}
+
+// liveMessage renders the page's state for the live endpoint.
+func (p *Page) liveMessage(v views.Intent, l *Lang, token string) (liveMessage, error) {
+	st := StateOf(v, p.now())
+	sd := p.statusOf(v, st, l, token)
+	var b bytes.Buffer
+	if err := p.tmpl.ExecuteTemplate(&b, "status", sd); err != nil {
+		return liveMessage{}, err
+	}
+	title := l.T("page.title")
+	if p.cfg.StorefrontName != "" {
+		title = l.T("page.title.shop", "shop", p.cfg.StorefrontName)
+	}
+	return liveMessage{State: st.Phase, Title: sd.Title + " · " + title, HTML: b.String(), Open: st.Open,
+		Final: st.Phase == Paid, Now: p.now().UTC().Format(time.RFC3339Nano)}, nil
+}
