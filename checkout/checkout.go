@@ -125,6 +125,9 @@ func New(opt Options) (*Page, error) {
 // end with it.
 func (p *Page) Run(ctx context.Context) error { return p.hub.Run(ctx) }
 
+// Hub returns the page's live hub.
+func (p *Page) Hub() *Hub { return p.hub }
+
 // Live returns the number of open live connections.
 func (p *Page) Live() int { return p.live.Open() }
 
@@ -133,7 +136,7 @@ func (p *Page) Live() int { return p.live.Open() }
 // /pay/ is the plain 404.
 func (p *Page) route(w http.ResponseWriter, r *http.Request) {
 	rest, _ := strings.CutPrefix(r.URL.Path, "/pay/")
-	first, action, _ := strings.Cut(rest, "/")
+	first, action, sub := strings.Cut(rest, "/")
 	get := r.Method == http.MethodGet || r.Method == http.MethodHead
 	if first == "static" && get && action != "" && !strings.Contains(action, "/") {
 		w.Header().Set("Cache-Control", "public, max-age=86400")
@@ -149,7 +152,7 @@ func (p *Page) route(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
-	case action == "" && get:
+	case !sub && get:
 		p.page(w, r, first)
 	case action == "live" && get:
 		p.stream(w, r, first, client)

@@ -22,12 +22,37 @@ type Feed interface {
 }
 
 // Waker wakes the hub when events were appended: the store's shared
-// LISTEN connection on the event channel (store.Notifier), the one the event
+// LISTEN connection on the event channel (NotifierWaker), the one the event
 // feed's long-polls and the webhook senders wait on. Subscribe returns once
 // every event committed afterwards is sure to wake the subscription.
 type Waker interface {
-	Subscribe(ctx context.Context) (*store.Subscription, error)
+	Subscribe(ctx context.Context) (Wakeup, error)
 }
+
+// Wakeup is one subscription of a Waker.
+type Wakeup interface {
+	// C receives after every wake (coalesced).
+	C() <-chan struct{}
+	// Close ends the subscription.
+	Close()
+}
+
+// NotifierWaker is the Waker of the store's shared LISTEN connection.
+type NotifierWaker struct{ N *store.Notifier }
+
+// Subscribe subscribes to the notifier.
+func (w NotifierWaker) Subscribe(ctx context.Context) (Wakeup, error) {
+	sub, err := w.N.Subscribe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return notifierSub{sub}, nil
+}
+
+type notifierSub struct{ s *store.Subscription }
+
+func (s notifierSub) C() <-chan struct{} { return s.s.C }
+func (s notifierSub) Close()             { s.s.Close() }
 
 // Reader reads an intent as the API shows it (intents.Service.Get).
 type Reader interface {
@@ -227,7 +252,7 @@ func (h *Hub) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-sub.C:
+		case <-sub.C():
 			h.readEvents(ctx)
 		case <-tick.C:
 			ticks++

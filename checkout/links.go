@@ -72,7 +72,7 @@ func (l *Links) Token(intentID string) (string, bool) {
 		return "", false
 	}
 	id, err := ulid.ParseStrict(rest)
-	if err != nil {
+	if err != nil || id.String() != rest { // the canonical (upper-case) form only
 		return "", false
 	}
 	var out [32]byte

@@ -45,6 +45,8 @@ type site struct {
 type siteOptions struct {
 	checkout func(*config.Checkout)
 	wrap     func(checkout.Intents) checkout.Intents
+	feed     func(checkout.Feed) checkout.Feed
+	wake     func(checkout.Waker) checkout.Waker
 	server   func(*http.Server)
 	env      []intentstest.Option
 }
@@ -86,7 +88,15 @@ func newSite(t testing.TB, so siteOptions) *site {
 	if so.wrap != nil {
 		in = so.wrap(in)
 	}
-	p, err := checkout.New(checkout.Options{Intents: in, Feed: e.Store, Wake: e.Store.Notifier(), Links: links,
+	var feed checkout.Feed = e.Store
+	if so.feed != nil {
+		feed = so.feed(feed)
+	}
+	var wake checkout.Waker = checkout.NotifierWaker{N: e.Store.Notifier()}
+	if so.wake != nil {
+		wake = so.wake(wake)
+	}
+	p, err := checkout.New(checkout.Options{Intents: in, Feed: feed, Wake: wake, Links: links,
 		Config: e.Config, Now: e.Clock.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -285,4 +295,9 @@ func (st *stream) until(t testing.TB, state string, wait time.Duration) liveMsg 
 			return m
 		}
 	}
+}
+
+// noRedirects is an HTTP client that does not follow redirects.
+func noRedirects() *http.Client {
+	return &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }

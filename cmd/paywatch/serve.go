@@ -203,7 +203,7 @@ func (d *daemon) wire(ctx context.Context) error {
 	d.api = api.New(api.Options{Service: d.svc, Finance: d.finance, Reports: d.reports, Config: cfg, Status: d.nets, Log: d.log,
 		Metrics: promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{})})
 	if cfg.Checkout.Enabled {
-		if d.pages, err = checkout.New(checkout.Options{Intents: d.svc, Feed: d.store, Wake: d.store.Notifier(), Links: links,
+		if d.pages, err = checkout.New(checkout.Options{Intents: d.svc, Feed: d.store, Wake: checkout.NotifierWaker{N: d.store.Notifier()}, Links: links,
 			Config: cfg, Log: d.log}); err != nil {
 			return err
 		}
