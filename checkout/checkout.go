@@ -61,6 +61,7 @@ type Page struct {
 	log     *slog.Logger
 	hub     *Hub
 	files   http.Handler
+	static  map[string]bool // the names of the static files
 	tmpl    *template.Template
 	csp     string
 	frameOK bool
@@ -99,12 +100,14 @@ func New(opt Options) (*Page, error) {
 	}
 	p.tmpl = t
 	h := sha256.New()
+	p.static = map[string]bool{}
 	if err := fs.WalkDir(staticFiles, "static", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
 		b, err := staticFiles.ReadFile(path)
 		h.Write(b)
+		p.static[strings.TrimPrefix(path, "static/")] = true
 		return err
 	}); err != nil {
 		return nil, err
@@ -138,7 +141,7 @@ func (p *Page) route(w http.ResponseWriter, r *http.Request) {
 	rest, _ := strings.CutPrefix(r.URL.Path, "/pay/")
 	first, action, sub := strings.Cut(rest, "/")
 	get := r.Method == http.MethodGet || r.Method == http.MethodHead
-	if first == "static" && get && action != "" && !strings.Contains(action, "/") {
+	if first == "static" && get && p.static[action] {
 		w.Header().Set("Cache-Control", "public, max-age=86400")
 		r2 := r.Clone(r.Context())
 		r2.URL.Path = "/" + action

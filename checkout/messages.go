@@ -60,7 +60,7 @@ var catalogue = map[string]map[string]string{
 		"state.confirming.finality": "Waiting for the network to make it final (usually within a minute).",
 		"state.confirming.body":     "Each new block adds a confirmation; at {required} the payment is final and this page says so. You can close this page: the shop is told either way.",
 		"state.underpaid.title":     "Part of the payment arrived",
-		"state.underpaid.body":      "{received} {symbol} arrived. {missing} {symbol} are still missing.",
+		"state.underpaid.body":      "{received} {symbol} arrived. {missing} {symbol} is still missing.",
 		"state.underpaid.next":      "Send the missing {missing} {symbol} to the same address before the deadline ({time}).",
 		"state.paid.title":          "Paid. Thank you!",
 		"state.paid.body":           "{shop} has received your payment of {amount} {symbol} for {what}.",
