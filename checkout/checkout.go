@@ -289,18 +289,22 @@ func (p *Page) render(w http.ResponseWriter, r *http.Request, status int, name s
 // intent's view field by field, so nothing else of the intent (account,
 // ids, transfers' details) can reach the page.
 type pageData struct {
-	L        *Lang
-	Title    string
-	Shop     string
-	What     string
-	USD      string
-	Testnet  string
-	Token    string
-	Version  string
-	Now      string
-	Pay      payData
-	Status   statusData
-	LivePath string
+	L       *Lang
+	Title   string
+	Shop    string
+	What    string
+	USD     string
+	Testnet string
+	Token   string
+	Version string
+	Now     string
+	Pay     payData
+	Status  statusData
+	// StatusHTML is Status rendered (the live part, as a stream sends it)
+	// and StatusID its fingerprint.
+	StatusHTML template.HTML
+	StatusID   string
+	LivePath   string
 }
 
 type payData struct {
@@ -348,6 +352,12 @@ func (p *Page) pageData(v views.Intent, l *Lang, token string) (pageData, error)
 			QR: qr, Rate: v.Rate.USDPerUnit, Deadline: v.ExpiresAt.UTC().Format(time.RFC3339),
 			DeadlineAt: l.Time(v.ExpiresAt), Left: l.Duration(v.ExpiresAt.Sub(now))},
 		Status: p.statusOf(v, st, l, token)}
+	var b bytes.Buffer
+	if err := p.tmpl.ExecuteTemplate(&b, "status", d.Status); err != nil {
+		return pageData{}, err
+	}
+	d.StatusHTML = template.HTML(b.String()) // rendered by html/template
+	d.StatusID = fingerprint(st.Phase, st.Open, b.String())
 	if chain := p.chains[v.Network]; chain != "" && chain != "mainnet" {
 		d.Testnet = l.T("page.testnet", "chain", chain)
 	}

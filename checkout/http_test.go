@@ -33,15 +33,27 @@ func TestLivePageFollowsPayments(t *testing.T) {
 		!strings.Contains(body, in.Address) {
 		t.Fatalf("page: %d\n%s", resp.StatusCode, body)
 	}
-	st := s.openStream(t, path+"/live")
-	if m := st.next(t, 10*time.Second); m.State != "waiting" || !m.Open || m.Final {
+	st := s.openStream(t, path+"/live?lang=en")
+	m := st.next(t, 10*time.Second)
+	if m.State != "waiting" || !m.Open || m.Final {
 		t.Fatalf("first message %+v", m)
 	}
+	// The stream's first state is the one the page shows (same id), so the
+	// page does not redraw it.
+	if !strings.Contains(body, `data-id="`+m.ID+`"`) || len(m.ID) != 16 {
+		t.Fatalf("first message id %q is not the page's status id", m.ID)
+	}
+	// A page that has that state (Last-Event-ID on reconnection) is sent
+	// nothing until it changes.
+	again := s.openStream(t, path+"/live?lang=en", "Last-Event-ID", m.ID)
 
 	part := half(in)
 	s.Pay(in, payment.Native, part, "half")
 	s.Sync(btc)
-	m := st.until(t, "underpaid", 10*time.Second)
+	if first := again.next(t, 10*time.Second); first.State != "underpaid" {
+		t.Fatalf("the reconnected stream's first message: %+v", first)
+	}
+	m = st.until(t, "underpaid", 10*time.Second)
 	missing := payment.TrimUnits(rest(in, part), 8)
 	if !strings.Contains(m.HTML, missing+" BTC is still missing") || !strings.Contains(m.HTML, "to the same address") || !m.Open {
 		t.Fatalf("underpaid says %q, want the missing %s BTC", m.HTML, missing)

@@ -100,11 +100,9 @@ func (p *Page) stream(w http.ResponseWriter, r *http.Request, token string, clie
 		if err != nil {
 			return false, err
 		}
-		sum := sha256.Sum256([]byte(string(msg.State) + "\x00" + strconv.FormatBool(msg.Open) + "\x00" + msg.HTML))
-		fp := hex.EncodeToString(sum[:8])
-		if fp != last {
+		if fp := fingerprint(msg.State, msg.Open, msg.HTML); fp != last {
 			last = fp
-			buf.WriteString("id: " + fp + "\nevent: state\ndata: ")
+			buf.WriteString("id: " + last + "\nevent: state\ndata: ")
 			buf.Write(body)
 			buf.WriteString("\n\n")
 		}
@@ -147,6 +145,13 @@ func (p *Page) stream(w http.ResponseWriter, r *http.Request, token string, clie
 			}
 		}
 	}
+}
+
+// fingerprint identifies what a state shows: the page carries it, and a
+// stream does not send a state the page already shows.
+func fingerprint(state Phase, open bool, html string) string {
+	sum := sha256.Sum256([]byte(string(state) + "\x00" + strconv.FormatBool(open) + "\x00" + html))
+	return hex.EncodeToString(sum[:8])
 }
 
 // flush writes what buf holds to the client within writeWait.

@@ -63,12 +63,14 @@
   var status = document.getElementById('status');
   var pay = document.getElementById('pay');
   var paused = document.getElementById('live-paused');
-  function apply(m) {
+  function apply(m, id) {
+    setNow(m.now);
+    if (id && id === status.dataset.id) { return; } // the page shows it already
+    status.dataset.id = id || '';
     status.innerHTML = m.html;
     body.dataset.state = m.state;
     if (pay) { pay.hidden = !m.open; }
     document.title = m.title;
-    setNow(m.now);
     tick();
   }
   var url = body.dataset.live;
@@ -79,7 +81,7 @@
     es.addEventListener('state', function (e) {
       var m;
       try { m = JSON.parse(e.data); } catch (err) { return; }
-      apply(m);
+      apply(m, e.lastEventId);
       body.dataset.connected = '1';
       if (m.final) { es.close(); }
     });
