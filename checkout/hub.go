@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -72,14 +73,17 @@ const (
 	refreshParallel = 4
 )
 
-// Hub tells every open page of this process when its intent changed. One
-// goroutine (Run) serves them all: on a NOTIFY of the event feed it reads
+// Hub tells every open page of this process when its intent changed.
+// One goroutine follows the event feed for all pages: on a NOTIFY it reads
 // the references of the new events once, whatever the number of pages,
 // and reads again (once per intent, not per page) the intents they name
-// that have open pages; every ProgressInterval it reads the versions of the
-// intents waiting for confirmations (one query for all of them), as
-// confirmation counts and further partial payments are not events. A
-// page's connection receives the intent's new view; nothing polls per page.
+// that have open pages. Another checks, every ProgressInterval, the
+// versions of the intents waiting for confirmations (one query for all of
+// them), as confirmation counts, mined transfers and further partial
+// payments are not events: an intent whose row or transfers changed is read
+// again; one whose network only grew a block gets its confirmations
+// recounted from its last view, without a read. A page's connection
+// receives the intent's newest view; nothing polls per page.
 type Hub struct {
 	feed     Feed
 	wake     Waker
@@ -91,6 +95,7 @@ type Hub struct {
 	watched map[string]*watch
 	known   bool  // head is the feed's head as of a moment when pages were watched
 	head    int64 // events up to head are accounted for
+	tickets uint64
 	retry   map[string]bool
 	running bool
 	ready   chan struct{} // closed once Run listens
@@ -104,12 +109,18 @@ type watch struct {
 	// the amount (detected); its version is checked every tick.
 	inFlight bool
 	ver      *store.IntentVersion
+	// view is the newest view handed out, from the read of ticket: reads
+	// run concurrently, and one that started earlier never replaces what a
+	// later one found.
+	view   *views.Intent
+	ticket uint64
 }
 
 // Sub is one open page's subscription to its intent.
 type Sub struct {
-	hub *Hub
-	id  string
+	hub    *Hub
+	id     string
+	ticket uint64 // of the page's own read, which follows Watch
 	// C receives (buffered, coalesced) when a new view is ready (Take).
 	C      chan struct{}
 	mu     sync.Mutex
@@ -126,8 +137,8 @@ func NewHub(feed Feed, wake Waker, read Reader, progress time.Duration, log *slo
 }
 
 // Watch subscribes to intent id's changes. Read the intent after Watch
-// returns: every change committed after that read reaches the
-// subscription. It fails when the hub does not run.
+// returns and pass it to Seen: every change committed after that read
+// reaches the subscription. It fails when the hub does not run.
 func (h *Hub) Watch(ctx context.Context, id string) (*Sub, error) {
 	select {
 	case <-h.ready:
@@ -157,7 +168,8 @@ func (h *Hub) Watch(ctx context.Context, id string) (*Sub, error) {
 		w = &watch{subs: map[*Sub]struct{}{}}
 		h.watched[id] = w
 	}
-	s := &Sub{hub: h, id: id, C: make(chan struct{}, 1)}
+	h.tickets++
+	s := &Sub{hub: h, id: id, ticket: h.tickets, C: make(chan struct{}, 1)}
 	w.subs[s] = struct{}{}
 	return s, nil
 }
@@ -167,8 +179,8 @@ func (s *Sub) Seen(v views.Intent) {
 	h := s.hub
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if w := h.watched[s.id]; w != nil {
-		w.inFlight = inFlight(v)
+	if w := h.watched[s.id]; w != nil && s.ticket > w.ticket {
+		w.view, w.ticket, w.inFlight = &v, s.ticket, inFlight(v)
 	}
 }
 
@@ -246,20 +258,32 @@ func (h *Hub) Run(ctx context.Context) error {
 	}
 	defer sub.Close()
 	close(h.ready)
-	tick := time.NewTicker(h.progress)
-	defer tick.Stop()
-	for ticks := 0; ; {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() {
+		// Progress apart from events: recounting a block's confirmations
+		// never delays a status change.
+		tick := time.NewTicker(h.progress)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				h.checkProgress(ctx)
+			}
+		}
+	})
+	safety := time.NewTicker(safetyTicks * h.progress)
+	defer safety.Stop()
+	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-sub.C():
 			h.readEvents(ctx)
-		case <-tick.C:
-			ticks++
-			if ticks%safetyTicks == 0 {
-				h.readEvents(ctx)
-			}
-			h.checkProgress(ctx)
+		case <-safety.C:
+			h.readEvents(ctx)
 		}
 	}
 }
@@ -301,7 +325,8 @@ func (h *Hub) readEvents(ctx context.Context) {
 }
 
 // checkProgress reads the versions of the intents waiting for
-// confirmations and refreshes those that changed or whose network moved.
+// confirmations: those whose row or transfers changed are read again, and
+// those whose network only moved get their confirmations recounted.
 func (h *Hub) checkProgress(ctx context.Context) {
 	h.mu.Lock()
 	var ids []string
@@ -329,9 +354,16 @@ func (h *Hub) checkProgress(ctx context.Context) {
 				if w == nil || !w.inFlight {
 					continue
 				}
-				if w.ver == nil || *w.ver != v {
+				switch {
+				case w.ver == nil || w.view == nil || w.ver.Row != v.Row || w.ver.Transfers != v.Transfers:
 					// First sight too: the page read its intent before.
 					dirty[id] = true
+				case w.ver.Tip != v.Tip:
+					nv := withTip(*w.view, v.Tip)
+					w.view = &nv
+					for s := range w.subs {
+						s.put(&nv)
+					}
 				}
 				w.ver = &v
 			}
@@ -341,7 +373,21 @@ func (h *Hub) checkProgress(ctx context.Context) {
 	h.refresh(ctx, dirty)
 }
 
-// refresh reads each intent once and hands the view to its pages.
+// withTip is v with its transfers' confirmations counted at node height
+// tip, as views.TransferOf counts them.
+func withTip(v views.Intent, tip int64) views.Intent {
+	v.Transfers = slices.Clone(v.Transfers)
+	for i := range v.Transfers {
+		t := &v.Transfers[i]
+		if t.BlockHeight != nil && t.Status != payment.TransferOrphaned && tip >= *t.BlockHeight {
+			t.Confirmations = tip - *t.BlockHeight + 1
+		}
+	}
+	return v
+}
+
+// refresh reads each intent once and hands the view to its pages, unless
+// a read that started later already did.
 func (h *Hub) refresh(ctx context.Context, ids map[string]bool) {
 	if len(ids) == 0 {
 		return
@@ -350,6 +396,10 @@ func (h *Hub) refresh(ctx context.Context, ids map[string]bool) {
 	var wg sync.WaitGroup
 	for id := range ids {
 		sem <- struct{}{}
+		h.mu.Lock()
+		h.tickets++
+		ticket := h.tickets
+		h.mu.Unlock()
 		wg.Go(func() {
 			defer func() { <-sem }()
 			v, err := h.read.Get(ctx, id)
@@ -366,7 +416,10 @@ func (h *Hub) refresh(ctx context.Context, ids map[string]bool) {
 				}
 				return
 			}
-			w.inFlight = inFlight(v)
+			if ticket < w.ticket {
+				return // a later read delivered already
+			}
+			w.view, w.ticket, w.inFlight = &v, ticket, inFlight(v)
 			if !w.inFlight {
 				w.ver = nil
 			}

@@ -48,6 +48,10 @@ type liveMessage struct {
 // passes. Parameters: lang (a catalogue language; else Accept-Language),
 // and the standard Last-Event-ID (the id of the state the page shows: an
 // identical first state is not sent again).
+//
+// A stream is mostly idle, and there may be thousands: its goroutine only
+// waits and writes, and reads and renders on a short-lived one (offStack),
+// so its stack stays small; nothing is buffered between messages.
 func (p *Page) stream(w http.ResponseWriter, r *http.Request, token string, client netip.Prefix) {
 	id, ok := p.links.IntentID(token)
 	if !ok {
@@ -72,7 +76,8 @@ func (p *Page) stream(w http.ResponseWriter, r *http.Request, token string, clie
 		return
 	}
 	defer sub.Close()
-	v, ok := p.intent(w, r, token) // after Watch: no change after this read is missed
+	var v views.Intent
+	offStack(func() { v, ok = p.intent(w, r, token) }) // after Watch: no change after this read is missed
 	if !ok {
 		return
 	}
@@ -88,27 +93,8 @@ func (p *Page) stream(w http.ResponseWriter, r *http.Request, token string, clie
 	h.Set("X-Accel-Buffering", "no")
 	h.Set("Content-Language", l.Tag)
 	w.WriteHeader(http.StatusOK)
-	last := r.Header.Get("Last-Event-ID")
-	var buf bytes.Buffer
-	buf.WriteString("retry: " + strconv.Itoa(retryMillis) + "\n\n")
-	send := func(v views.Intent) (final bool, err error) {
-		msg, err := p.liveMessage(v, l, token)
-		if err != nil {
-			return false, err
-		}
-		body, err := json.Marshal(msg)
-		if err != nil {
-			return false, err
-		}
-		if fp := fingerprint(msg.State, msg.Open, msg.HTML); fp != last {
-			last = fp
-			buf.WriteString("id: " + last + "\nevent: state\ndata: ")
-			buf.Write(body)
-			buf.WriteString("\n\n")
-		}
-		return msg.Final, p.flush(rc, w, &buf)
-	}
-	final, err := send(v)
+	s := &liveStream{p: p, l: l, token: token, last: r.Header.Get("Last-Event-ID")}
+	final, err := s.send(rc, w, v, "retry: "+strconv.Itoa(retryMillis)+"\n\n")
 	if err != nil || final {
 		p.streamEnd(r, err)
 		return
@@ -126,8 +112,7 @@ func (p *Page) stream(w http.ResponseWriter, r *http.Request, token string, clie
 		case <-end.C:
 			return
 		case <-alive.C:
-			buf.WriteString(": keep-alive\n\n")
-			if err := p.flush(rc, w, &buf); err != nil {
+			if err := write(rc, w, keepAliveLine); err != nil {
 				p.streamEnd(r, err)
 				return
 			}
@@ -139,12 +124,61 @@ func (p *Page) stream(w http.ResponseWriter, r *http.Request, token string, clie
 			if p.now().After(nv.ExpiresAt.Add(p.cfg.LinkLifetime.Duration)) {
 				return // the link expired: a reconnection gets the 404
 			}
-			if final, err := send(*nv); err != nil || final {
+			if final, err := s.send(rc, w, *nv, ""); err != nil || final {
 				p.streamEnd(r, err)
 				return
 			}
 		}
 	}
+}
+
+var keepAliveLine = []byte(": keep-alive\n\n")
+
+// liveStream is what one stream remembers between messages.
+type liveStream struct {
+	p     *Page
+	l     *Lang
+	token string
+	last  string // the id of the last state sent (or the page's)
+}
+
+// send writes v's state after prefix, unless it is the last one sent;
+// final reports a state after which nothing changes.
+func (s *liveStream) send(rc *http.ResponseController, w http.ResponseWriter, v views.Intent, prefix string) (final bool, err error) {
+	var out []byte
+	offStack(func() {
+		var msg liveMessage
+		if msg, err = s.p.liveMessage(v, s.l, s.token); err != nil {
+			return
+		}
+		final = msg.Final
+		var body []byte
+		if body, err = json.Marshal(msg); err != nil {
+			return
+		}
+		out = append(out, prefix...)
+		if fp := fingerprint(msg.State, msg.Open, msg.HTML); fp != s.last {
+			s.last = fp
+			out = append(out, "id: "+fp+"\nevent: state\ndata: "...)
+			out = append(append(out, body...), "\n\n"...)
+		}
+	})
+	if err != nil || len(out) == 0 {
+		return final, err
+	}
+	return final, write(rc, w, out)
+}
+
+// offStack runs f on a new goroutine and waits for it: the deep calls of
+// a read or a render grow that goroutine's stack, not the long-lived
+// stream's.
+func offStack(f func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	<-done
 }
 
 // fingerprint identifies what a state shows: the page carries it, and a
@@ -154,15 +188,10 @@ func fingerprint(state Phase, open bool, html string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// flush writes what buf holds to the client within writeWait.
-func (p *Page) flush(rc *http.ResponseController, w http.ResponseWriter, buf *bytes.Buffer) error {
-	if buf.Len() == 0 {
-		return nil
-	}
+// write sends b to the client within writeWait.
+func write(rc *http.ResponseController, w http.ResponseWriter, b []byte) error {
 	_ = rc.SetWriteDeadline(time.Now().Add(writeWait))
-	_, err := w.Write(buf.Bytes())
-	buf.Reset()
-	if err != nil {
+	if _, err := w.Write(b); err != nil {
 		return err
 	}
 	return rc.Flush()

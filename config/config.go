@@ -286,7 +286,7 @@ func Default() *Config {
 		Events:       Events{MaxWaiters: 2000, MaxWaitersPerKey: 200, PollInterval: Duration{5 * time.Second}},
 		Checkout: Checkout{SecretEnv: "PAYWATCH_CHECKOUT_SECRET", ReturnHosts: []string{}, FrameAncestors: []string{},
 			TrustedProxies: []string{}, LinkLifetime: Duration{30 * 24 * time.Hour}, RequestsPerMinute: 120,
-			MaxLive: 10000, MaxLivePerClient: 20, ProgressInterval: Duration{time.Second}},
+			MaxLive: 5000, MaxLivePerClient: 20, ProgressInterval: Duration{time.Second}},
 		Rates: Rates{
 			Sources:      []string{"coinbase", "kraken", "coingecko"},
 			Refresh:      "@every 30s",

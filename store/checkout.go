@@ -30,18 +30,22 @@ func (s *Store) EventIntentsAfter(ctx context.Context, after int64, limit int) (
 }
 
 // IntentVersion tells whether an intent or what its view shows changed:
-// Row changes with every write of the intent's row (its xmin), and Tip is
+// Row changes with every write of the intent's row (its xmin), Transfers
+// with every write of one of its transfers (their newest xmin), and Tip is
 // its network's node height, from which its transfers' confirmations are
 // counted.
 type IntentVersion struct {
-	Row string
-	Tip int64
+	Row       string
+	Transfers string
+	Tip       int64
 }
 
 // IntentVersions returns the version of each intent of ids that exists, in
 // one query.
 func (s *Store) IntentVersions(ctx context.Context, ids []string) (map[string]IntentVersion, error) {
-	rows, err := s.pool.Query(ctx, `SELECT i.id, i.xmin::text, coalesce(c.node_height, 0)
+	rows, err := s.pool.Query(ctx, `SELECT i.id, i.xmin::text,
+			coalesce((SELECT max(t.xmin::text::bigint) FROM transfers t WHERE t.intent_id = i.id)::text, ''),
+			coalesce(c.node_height, 0)
 		FROM intents i LEFT JOIN cursors c ON c.network = i.network WHERE i.id = ANY($1)`, ids)
 	if err != nil {
 		return nil, translate(err)
@@ -51,7 +55,7 @@ func (s *Store) IntentVersions(ctx context.Context, ids []string) (map[string]In
 	for rows.Next() {
 		var id string
 		var v IntentVersion
-		if err := rows.Scan(&id, &v.Row, &v.Tip); err != nil {
+		if err := rows.Scan(&id, &v.Row, &v.Transfers, &v.Tip); err != nil {
 			return nil, translate(err)
 		}
 		out[id] = v
