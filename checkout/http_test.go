@@ -69,10 +69,8 @@ func TestLivePageFollowsPayments(t *testing.T) {
 	s.Sync(btc)
 	// The rest is in a block: 1 of 2 (the first half has 2). No event says
 	// so: the page learns it from the progress check.
-	for m = st.next(t, 10*time.Second); !strings.Contains(m.HTML, "1 of 2 confirmations"); m = st.next(t, 10*time.Second) {
-		if m.State != "confirming" {
-			t.Fatalf("before the second block: %+v", m)
-		}
+	if m = st.untilHTML(t, "1 of 2 confirmations", 10*time.Second); m.State != "confirming" {
+		t.Fatalf("after the first block: %+v", m)
 	}
 	s.Chains[btc].Mine(1)
 	s.Sync(btc)

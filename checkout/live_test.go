@@ -11,6 +11,7 @@ import (
 
 	"github.com/paywatch/paywatch/checkout"
 	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
 )
@@ -134,4 +135,43 @@ func TestStreamOutlivesServerTimeouts(t *testing.T) {
 	s.Pay(in, payment.Native, half(in), "late-half")
 	s.Sync(payment.Bitcoin)
 	st.until(t, "underpaid", 10*time.Second)
+}
+
+// A block that only adds a confirmation is recounted from the page's last
+// view, without reading the intent again; a block that changes a transfer
+// (mined, confirmed) reads it again.
+func TestConfirmationsRecountedWithoutARead(t *testing.T) {
+	var gets, events, versions atomic.Int64
+	s := newSite(t, siteOptions{
+		env: []intentstest.Option{intentstest.WithConfig(func(c *config.Config) {
+			three := 3
+			c.Methods["BTC"].Confirmations = &three
+		})},
+		feed: func(f checkout.Feed) checkout.Feed { return countingFeed{Feed: f, events: &events, versions: &versions} },
+		wrap: func(in checkout.Intents) checkout.Intents { return countingIntents{Intents: in, gets: &gets} },
+	})
+	btc := payment.Bitcoin
+	in := s.create(t, "ORD-RECOUNT", "10.00", nil)
+	st := s.openStream(t, s.pageOf(t, in)+"/live")
+	st.next(t, 10*time.Second)
+	s.Pay(in, payment.Native, intentstest.Units(in.AmountBaseUnits), "recount")
+	s.Sync(btc)
+	st.untilHTML(t, "1 of 3 confirmations", 10*time.Second)
+	// The first progress check reads it once (the page's own read came
+	// first); then only the block.
+	v0 := versions.Load()
+	waitUntil(t, func() bool { return versions.Load() >= v0+2 })
+	g0 := gets.Load()
+	s.Chains[btc].Mine(1)
+	s.Sync(btc)
+	m := st.next(t, 10*time.Second)
+	if !strings.Contains(m.HTML, "2 of 3 confirmations") || m.State != "confirming" {
+		t.Fatalf("after a block: %+v", m)
+	}
+	if d := gets.Load() - g0; d != 0 {
+		t.Fatalf("a block that only added a confirmation read the intent %d times", d)
+	}
+	s.Chains[btc].Mine(1)
+	s.Sync(btc)
+	st.until(t, "paid", 10*time.Second)
 }

@@ -301,3 +301,14 @@ func (st *stream) until(t testing.TB, state string, wait time.Duration) liveMsg 
 func noRedirects() *http.Client {
 	return &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
+
+// untilHTML returns the first message whose status contains text.
+func (st *stream) untilHTML(t testing.TB, text string, wait time.Duration) liveMsg {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for {
+		if m := st.next(t, time.Until(deadline)); strings.Contains(m.HTML, text) {
+			return m
+		}
+	}
+}
