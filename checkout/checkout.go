@@ -10,6 +10,7 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"math/big"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -149,7 +150,7 @@ func (p *Page) route(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	client := clientOf(r, p.proxies)
-	if !p.limit.allow(client, time.Now()) {
+	if !p.limit.allow(client, p.now()) {
 		w.Header().Set("Retry-After", "60")
 		p.message(w, r, http.StatusTooManyRequests, "limited")
 		return
@@ -289,37 +290,48 @@ func (p *Page) render(w http.ResponseWriter, r *http.Request, status int, name s
 // intent's view field by field, so nothing else of the intent (account,
 // ids, transfers' details) can reach the page.
 type pageData struct {
-	L       *Lang
-	Title   string
-	Shop    string
-	What    string
-	USD     string
-	Testnet string
-	Token   string
-	Version string
-	Now     string
-	Pay     payData
-	Status  statusData
-	// StatusHTML is Status rendered (the live part, as a stream sends it)
-	// and StatusID its fingerprint.
-	StatusHTML template.HTML
-	StatusID   string
-	LivePath   string
+	L        *Lang
+	Title    string
+	Shop     string
+	What     string
+	USD      string
+	Testnet  string
+	Version  string
+	Now      string
+	LivePath string
+	Parts    parts
 }
 
+// parts is what changes with the intent's state, rendered: the status and
+// the instructions, as the page shows them and a live message carries them.
+type parts struct {
+	State Phase
+	// Open: the instructions are shown.
+	Open   bool
+	Title  string
+	Status template.HTML
+	Pay    template.HTML
+	// ID identifies what they show (a stream does not send it again).
+	ID string
+}
+
+// payData is the instructions: what to send, where, until when.
 type payData struct {
-	Open       bool
-	MethodName string
-	Warning    string
-	Symbol     string
-	Amount     string
-	Address    string
-	URI        template.URL
-	QR         qrSVG
-	Rate       string
-	Deadline   string // RFC 3339, for the countdown
-	DeadlineAt string // in words
-	Left       string
+	L           *Lang
+	MethodName  string
+	Warning     string
+	Symbol      string
+	AmountLabel string // message key
+	Amount      string
+	Address     string
+	URI         template.URL // the wallet link and the QR code's text; "" for none
+	QR          qrSVG
+	Rate        string
+	Deadline    string // RFC 3339, for the countdown
+	DeadlineAt  string // in words
+	Left        string
+	// Report is the "I have paid" form's action, when offered.
+	Report string
 }
 
 func (p *Page) shop(l *Lang) string {
@@ -329,39 +341,90 @@ func (p *Page) shop(l *Lang) string {
 	return l.T("shop.default")
 }
 
+func (p *Page) title(l *Lang) string {
+	if p.cfg.StorefrontName != "" {
+		return l.T("page.title.shop", "shop", p.cfg.StorefrontName)
+	}
+	return l.T("page.title")
+}
+
 func (p *Page) pageData(v views.Intent, l *Lang, token string) (pageData, error) {
 	now := p.now()
-	st := StateOf(v, now)
-	m, ok := payment.LookupMethod(payment.Method(v.Method))
-	if !ok {
-		return pageData{}, fmt.Errorf("intent of unknown method %q", v.Method)
-	}
-	qr, err := qrOf(v.PaymentURI)
+	pt, err := p.parts(v, l, token, now)
 	if err != nil {
-		return pageData{}, fmt.Errorf("QR code: %w", err)
-	}
-	title := l.T("page.title")
-	if p.cfg.StorefrontName != "" {
-		title = l.T("page.title.shop", "shop", p.cfg.StorefrontName)
-	}
-	d := pageData{L: l, Title: title, Shop: p.shop(l), What: l.T("page."+string(v.Kind), "reference", v.Reference),
-		USD: l.USD(v.AmountUSD), Token: token, Version: p.version, Now: now.UTC().Format(time.RFC3339Nano),
-		LivePath: "/pay/" + token + "/live?lang=" + l.Tag,
-		Pay: payData{Open: st.Open, MethodName: l.T("method." + v.Method), Warning: l.T("warn." + v.Method), Symbol: m.Symbol,
-			Amount: payment.TrimUnits(units(v.AmountBaseUnits), m.Decimals), Address: v.Address, URI: walletURI(v.PaymentURI),
-			QR: qr, Rate: v.Rate.USDPerUnit, Deadline: v.ExpiresAt.UTC().Format(time.RFC3339),
-			DeadlineAt: l.Time(v.ExpiresAt), Left: l.Duration(v.ExpiresAt.Sub(now))},
-		Status: p.statusOf(v, st, l, token)}
-	var b bytes.Buffer
-	if err := p.tmpl.ExecuteTemplate(&b, "status", d.Status); err != nil {
 		return pageData{}, err
 	}
-	d.StatusHTML = template.HTML(b.String()) // rendered by html/template
-	d.StatusID = fingerprint(st.Phase, st.Open, b.String())
+	d := pageData{L: l, Title: p.title(l), Shop: p.shop(l), What: l.T("page."+string(v.Kind), "reference", v.Reference),
+		USD: l.USD(v.AmountUSD), Version: p.version, Now: now.UTC().Format(time.RFC3339Nano),
+		LivePath: "/pay/" + token + "/live?lang=" + l.Tag, Parts: pt}
 	if chain := p.chains[v.Network]; chain != "" && chain != "mainnet" {
 		d.Testnet = l.T("page.testnet", "chain", chain)
 	}
 	return d, nil
+}
+
+// parts renders the status and the instructions of v at now.
+func (p *Page) parts(v views.Intent, l *Lang, token string, now time.Time) (parts, error) {
+	st := StateOf(v, now)
+	m, ok := payment.LookupMethod(payment.Method(v.Method))
+	if !ok {
+		return parts{}, fmt.Errorf("intent of unknown method %q", v.Method)
+	}
+	pd := payData{L: l, MethodName: l.T("method." + v.Method), Warning: l.T("warn." + v.Method), Symbol: m.Symbol,
+		AmountLabel: "pay.send", Amount: payment.TrimUnits(units(v.AmountBaseUnits), m.Decimals), Address: v.Address,
+		URI: walletURI(v.PaymentURI), Rate: v.Rate.USDPerUnit, Deadline: v.ExpiresAt.UTC().Format(time.RFC3339),
+		DeadlineAt: l.Time(v.ExpiresAt), Left: l.Duration(v.ExpiresAt.Sub(now))}
+	if st.Phase == Underpaid {
+		// Ask for the rest, not the whole amount again.
+		rest := new(big.Int).Sub(units(v.AmountBaseUnits), units(v.ReceivedBaseUnits))
+		pd.AmountLabel, pd.Amount = "pay.send.rest", payment.TrimUnits(rest, m.Decimals)
+		pd.URI = walletURI(restURI(v.PaymentURI, units(v.AmountBaseUnits), rest, m.Decimals))
+	}
+	if pd.URI != "" {
+		qr, err := qrOf(string(pd.URI))
+		if err != nil {
+			return parts{}, fmt.Errorf("QR code: %w", err)
+		}
+		pd.QR = qr
+	}
+	if st.CanReport && !st.Reported {
+		pd.Report = "/pay/" + token + "/report"
+	}
+	sd := p.statusOf(v, st, l, token)
+	var sb, pb bytes.Buffer
+	if err := p.tmpl.ExecuteTemplate(&sb, "status", sd); err != nil {
+		return parts{}, err
+	}
+	if err := p.tmpl.ExecuteTemplate(&pb, "pay", pd); err != nil {
+		return parts{}, err
+	}
+	return parts{State: st.Phase, Open: st.Open, Title: sd.Title + " · " + p.title(l),
+		Status: template.HTML(sb.String()), Pay: template.HTML(pb.String()), // rendered by html/template
+		ID: fingerprint(st.Phase, st.Open, sb.String(), pd.Amount, string(pd.URI), pd.Report)}, nil
+}
+
+// restURI is a payment URI for rest instead of full: the URI's amount
+// parameter (amount= as a decimal, value= or uint256= in base units)
+// replaced; "" when the URI holds neither form of full.
+func restURI(uri string, full, rest *big.Int, decimals int) string {
+	base, query, ok := strings.Cut(uri, "?")
+	if !ok || rest.Sign() <= 0 {
+		return ""
+	}
+	params := strings.Split(query, "&")
+	for i, kv := range params {
+		k, val, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "amount" && val == payment.TrimUnits(full, decimals):
+			params[i] = k + "=" + payment.TrimUnits(rest, decimals)
+		case (k == "value" || k == "uint256") && val == full.String():
+			params[i] = k + "=" + rest.String()
+		default:
+			continue
+		}
+		return base + "?" + strings.Join(params, "&")
+	}
+	return ""
 }
 
 // walletURI returns a payment URI as a link target when its scheme is one
@@ -391,7 +454,6 @@ type statusData struct {
 	// ContactURL links "contact the shop" when configured.
 	ContactURL  string
 	ContactText string
-	Report      string // the report form's action, when offered
 	Reported    string
 	Shop        string
 }
@@ -471,11 +533,8 @@ func (p *Page) statusOf(v views.Intent, st State, l *Lang, token string) statusD
 	for _, n := range st.Notes {
 		s.Notes = append(s.Notes, l.T("note."+string(n.Reason), "amount", n.Amount, "asset", n.Asset, "shop", shop))
 	}
-	switch {
-	case st.Reported && v.ReportedAt != nil && st.Phase != Paid:
+	if st.Reported && v.ReportedAt != nil && st.Phase != Paid {
 		s.Reported = l.T("report.done", "time", l.Time(*v.ReportedAt))
-	case st.CanReport:
-		s.Report = "/pay/" + token + "/report"
 	}
 	return s
 }

@@ -207,6 +207,7 @@ func checkA11y(t *testing.T, ctx context.Context, what string) {
 			t.Errorf("%s: no visible focus on %s", what, s)
 		}
 	}
+	run(t, ctx, js(`document.activeElement && document.activeElement.blur()`))
 	if over := eval[bool](t, ctx, `document.documentElement.scrollWidth > window.innerWidth + 1`); over {
 		t.Errorf("%s: the page scrolls sideways at %d px", what, eval[int](t, ctx, `window.innerWidth`))
 	}
@@ -251,6 +252,11 @@ func TestChromiumPhonePayHalfThenRest(t *testing.T) {
 	if c := text(t, ctx, "#countdown"); !regexp.MustCompile(`^(30:00|29:[0-5]\d) left$`).MatchString(c) {
 		t.Errorf("countdown %q", c)
 	}
+	shoot(t, ctx, dir, "waiting-phone")
+	run(t, ctx, chromedp.EmulateViewport(desktop, 900))
+	shoot(t, ctx, dir, "waiting-desktop")
+	run(t, ctx, chromedp.EmulateViewport(phone, 900))
+	checkA11y(t, ctx, "waiting")
 	// Copy: the button copies exactly the amount.
 	if _, err := chromedp.CallBrowser(ctx, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{
 		Permission: &cdpbrowser.PermissionDescriptor{Name: "clipboard-read"}, Setting: cdpbrowser.PermissionSettingGranted}); err != nil {
@@ -270,11 +276,6 @@ func TestChromiumPhonePayHalfThenRest(t *testing.T) {
 	if got := eval[string](t, ctx, `navigator.clipboard.readText()`); got != in.Address {
 		t.Fatalf("copied %q, want %q", got, in.Address)
 	}
-	checkA11y(t, ctx, "waiting")
-	shoot(t, ctx, dir, "waiting-phone")
-	run(t, ctx, chromedp.EmulateViewport(desktop, 900))
-	shoot(t, ctx, dir, "waiting-desktop")
-	run(t, ctx, chromedp.EmulateViewport(phone, 900))
 	run(t, ctx, js(mark))
 
 	// Half: underpaid, the exact rest, within 2 s of the decision.
@@ -296,7 +297,20 @@ func TestChromiumPhonePayHalfThenRest(t *testing.T) {
 	if hidden := eval[bool](t, ctx, `document.getElementById('pay').hidden`); hidden {
 		t.Fatal("the instructions are hidden while the rest may still be paid")
 	}
+	// The instructions now ask for the rest: its amount, QR code and wallet
+	// link, and the copy button copies it.
+	if got := text(t, ctx, "#amount"); got != missing {
+		t.Fatalf("the instructions ask for %q, want the rest %q", got, missing)
+	}
+	if href := eval[string](t, ctx, `document.getElementById('wallet').getAttribute('href')`); href != "bitcoin:"+in.Address+"?amount="+missing {
+		t.Fatalf("wallet link of the rest %q", href)
+	}
 	shoot(t, ctx, dir, "underpaid-phone")
+	run(t, ctx, chromedp.Click(chromedp.CSS(`button[data-copy="amount"]`)))
+	waitFor(t, ctx, `document.querySelector('button[data-copy="amount"]').textContent === "Copied"`)
+	if got := eval[string](t, ctx, `navigator.clipboard.readText()`); got != missing {
+		t.Fatalf("copied %q, want the rest %q", got, missing)
+	}
 
 	// The rest: seen in the mempool, then in a block.
 	s.broadcast(t, in, payment.Native, rest(in, part), "chromium-rest")

@@ -58,6 +58,12 @@ func TestLivePageFollowsPayments(t *testing.T) {
 	if !strings.Contains(m.HTML, missing+" BTC is still missing") || !strings.Contains(m.HTML, "to the same address") || !m.Open {
 		t.Fatalf("underpaid says %q, want the missing %s BTC", m.HTML, missing)
 	}
+	// The instructions ask for the rest, with a QR code and wallet link of
+	// the rest.
+	if !strings.Contains(m.Pay, `aria-describedby="amount-label">`+missing+`</code>`) || !strings.Contains(m.Pay, "Send the rest, exactly") ||
+		!strings.Contains(m.Pay, `href="bitcoin:`+in.Address+`?amount=`+missing+`"`) {
+		t.Fatalf("underpaid instructions:\n%s", m.Pay)
+	}
 
 	s.broadcast(t, in, payment.Native, rest(in, part), "rest")
 	s.Sync(btc)

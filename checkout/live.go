@@ -1,7 +1,6 @@
 package checkout
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -34,6 +33,9 @@ type liveMessage struct {
 	State Phase  `json:"state"`
 	Title string `json:"title"`
 	HTML  string `json:"html"`
+	// Pay is the instructions' part of the page (the amount may be the
+	// rest of an underpayment).
+	Pay string `json:"pay"`
 	// Open says whether the payment instructions are shown.
 	Open bool `json:"open"`
 	// Final: nothing more will change; the page closes its stream.
@@ -148,7 +150,8 @@ func (s *liveStream) send(rc *http.ResponseController, w http.ResponseWriter, v 
 	var out []byte
 	offStack(func() {
 		var msg liveMessage
-		if msg, err = s.p.liveMessage(v, s.l, s.token); err != nil {
+		var id string
+		if msg, id, err = s.p.liveMessage(v, s.l, s.token); err != nil {
 			return
 		}
 		final = msg.Final
@@ -157,9 +160,9 @@ func (s *liveStream) send(rc *http.ResponseController, w http.ResponseWriter, v 
 			return
 		}
 		out = append(out, prefix...)
-		if fp := fingerprint(msg.State, msg.Open, msg.HTML); fp != s.last {
-			s.last = fp
-			out = append(out, "id: "+fp+"\nevent: state\ndata: "...)
+		if id != s.last {
+			s.last = id
+			out = append(out, "id: "+id+"\nevent: state\ndata: "...)
 			out = append(append(out, body...), "\n\n"...)
 		}
 	})
@@ -183,9 +186,13 @@ func offStack(f func()) {
 
 // fingerprint identifies what a state shows: the page carries it, and a
 // stream does not send a state the page already shows.
-func fingerprint(state Phase, open bool, html string) string {
-	sum := sha256.Sum256([]byte(string(state) + "\x00" + strconv.FormatBool(open) + "\x00" + html))
-	return hex.EncodeToString(sum[:8])
+func fingerprint(state Phase, open bool, parts ...string) string {
+	h := sha256.New()
+	h.Write([]byte(string(state) + "\x00" + strconv.FormatBool(open)))
+	for _, s := range parts {
+		h.Write([]byte("\x00" + s))
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
 // write sends b to the client within writeWait.
@@ -205,17 +212,12 @@ func (p *Page) streamEnd(r *http.Request, err error) {
 }
 
 // liveMessage renders the page's state for the live endpoint.
-func (p *Page) liveMessage(v views.Intent, l *Lang, token string) (liveMessage, error) {
-	st := StateOf(v, p.now())
-	sd := p.statusOf(v, st, l, token)
-	var b bytes.Buffer
-	if err := p.tmpl.ExecuteTemplate(&b, "status", sd); err != nil {
-		return liveMessage{}, err
+func (p *Page) liveMessage(v views.Intent, l *Lang, token string) (liveMessage, string, error) {
+	now := p.now()
+	pt, err := p.parts(v, l, token, now)
+	if err != nil {
+		return liveMessage{}, "", err
 	}
-	title := l.T("page.title")
-	if p.cfg.StorefrontName != "" {
-		title = l.T("page.title.shop", "shop", p.cfg.StorefrontName)
-	}
-	return liveMessage{State: st.Phase, Title: sd.Title + " · " + title, HTML: b.String(), Open: st.Open,
-		Final: st.Phase == Paid, Now: p.now().UTC().Format(time.RFC3339Nano)}, nil
+	return liveMessage{State: pt.State, Title: pt.Title, HTML: string(pt.Status), Pay: string(pt.Pay), Open: pt.Open,
+		Final: pt.State == Paid, Now: now.UTC().Format(time.RFC3339Nano)}, pt.ID, nil
 }

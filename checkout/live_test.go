@@ -147,7 +147,9 @@ func TestConfirmationsRecountedWithoutARead(t *testing.T) {
 			three := 3
 			c.Methods["BTC"].Confirmations = &three
 		})},
-		feed: func(f checkout.Feed) checkout.Feed { return countingFeed{Feed: f, events: &events, versions: &versions} },
+		feed: func(f checkout.Feed) checkout.Feed {
+			return countingFeed{Feed: f, events: &events, versions: &versions}
+		},
 		wrap: func(in checkout.Intents) checkout.Intents { return countingIntents{Intents: in, gets: &gets} },
 	})
 	btc := payment.Bitcoin

@@ -64,7 +64,7 @@ func (s *site) capture(t *testing.T, name, phase string, v views.Intent) shown {
 		if m.State != phase {
 			t.Fatalf("%s: live state %s, want %s", name, m.State, phase)
 		}
-		out.texts = append(out.texts, m.Title+"\n"+m.HTML)
+		out.texts = append(out.texts, m.Title+"\n"+m.HTML+"\n"+m.Pay)
 	}
 	return out
 }

@@ -198,6 +198,7 @@ type liveMsg struct {
 	State string `json:"state"`
 	Title string `json:"title"`
 	HTML  string `json:"html"`
+	Pay   string `json:"pay"`
 	Open  bool   `json:"open"`
 	Final bool   `json:"final"`
 	Now   string `json:"now"`

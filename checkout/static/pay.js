@@ -36,15 +36,19 @@
       fallback();
     }
   }
-  Array.prototype.forEach.call(document.querySelectorAll('button[data-copy]'), function (b) {
-    b.hidden = false;
-    b.addEventListener('click', function () { copyText(b); });
+  function showCopy() {
+    Array.prototype.forEach.call(document.querySelectorAll('button[data-copy]'), function (b) { b.hidden = false; });
+  }
+  document.addEventListener('click', function (e) {
+    var b = e.target.closest && e.target.closest('button[data-copy]');
+    if (b) { copyText(b); }
   });
+  showCopy();
 
   // Countdown to the deadline, in the server's time.
-  var countdown = document.getElementById('countdown');
   function pad(n) { return (n < 10 ? '0' : '') + n; }
   function tick() {
+    var countdown = document.getElementById('countdown');
     if (!countdown) { return; }
     var left = Date.parse(countdown.dataset.deadline) - (Date.now() + skew);
     if (left <= 0) {
@@ -68,9 +72,13 @@
     if (id && id === status.dataset.id) { return; } // the page shows it already
     status.dataset.id = id || '';
     status.innerHTML = m.html;
+    if (pay) {
+      pay.innerHTML = m.pay;
+      pay.hidden = !m.open;
+    }
     body.dataset.state = m.state;
-    if (pay) { pay.hidden = !m.open; }
     document.title = m.title;
+    showCopy();
     tick();
   }
   var url = body.dataset.live;
