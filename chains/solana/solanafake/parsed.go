@@ -178,6 +178,13 @@ func parseToken(d []byte, acc []string) (string, any, bool) {
 		info := map[string]any{"source": acc[0], "destination": acc[1], "amount": strconv.FormatUint(amount(), 10)}
 		signers(info, 2, acc, "authority", "multisigAuthority")
 		return "transfer", info, true
+	case 4: // Approve
+		if len(d) < 9 || len(acc) < 3 {
+			return "", nil, false
+		}
+		info := map[string]any{"source": acc[0], "delegate": acc[1], "amount": strconv.FormatUint(amount(), 10)}
+		signers(info, 2, acc, "owner", "multisigOwner")
+		return "approve", info, true
 	case 7: // MintTo
 		if len(d) < 9 || len(acc) < 3 {
 			return "", nil, false
@@ -185,6 +192,13 @@ func parseToken(d []byte, acc []string) (string, any, bool) {
 		info := map[string]any{"mint": acc[0], "account": acc[1], "amount": strconv.FormatUint(amount(), 10)}
 		signers(info, 2, acc, "mintAuthority", "multisigMintAuthority")
 		return "mintTo", info, true
+	case 8: // Burn
+		if len(d) < 9 || len(acc) < 3 {
+			return "", nil, false
+		}
+		info := map[string]any{"account": acc[0], "mint": acc[1], "amount": strconv.FormatUint(amount(), 10)}
+		signers(info, 2, acc, "authority", "multisigAuthority")
+		return "burn", info, true
 	case 12: // TransferChecked
 		if len(d) < 10 || len(acc) < 4 {
 			return "", nil, false
