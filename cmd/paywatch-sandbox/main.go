@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/big"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -15,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/paywatch/paywatch/payment"
 )
 
 // devDir is the sandbox's directory, relative to the repository root.
@@ -121,7 +124,12 @@ func printBanner(w io.Writer, sb *sandbox, r sandboxReady, took time.Duration) {
 	fmt.Fprintf(w, "  litecoin       litecoind regtest  %s\n", env[envLitecoin])
 	fmt.Fprintf(w, "  ethereum       anvil              %s   USDT %s  USDC %s\n", env[envEthereum], env[envUSDT], env[envUSDC])
 	fmt.Fprintf(w, "  tron           SIMULATED node     %s\n", env[envTron])
-	fmt.Fprintf(w, "  solana         SIMULATED node     %s\n", env[envSolana])
+	fmt.Fprintf(w, "  solana         SIMULATED node     %s   (pubsub %s)\n", env[envSolana], env[envSolanaWS])
+	fmt.Fprintf(w, "\n  test wallets (public keys: never send real money to them; TronWeb and @solana/web3.js can pay from them)\n")
+	fmt.Fprintf(w, "  tron           %s   %s TRX, %s USDT   private key %s\n", env[envTronAddress],
+		payment.FormatUnits(big.NewInt(sandboxTronFunds), 6), payment.FormatUnits(big.NewInt(sandboxTokenSupply), 6), env[envTronKey])
+	fmt.Fprintf(w, "  solana         %s   %s SOL, %s of token %s   keypair %s\n", env[envSolanaAddress],
+		payment.FormatUnits(big.NewInt(sandboxSolanaFunds), 9), payment.FormatUnits(big.NewInt(sandboxTokenSupply), 6), env[envSolanaMint], env[envSolanaKeypair])
 	fmt.Fprintf(w, "  logs           %s/\n", filepath.Join(sb.relDir, "logs"))
 	if len(r.Unavailable) > 0 {
 		fmt.Fprintln(w, "\n  not ready yet (see the logs):")
@@ -133,6 +141,7 @@ func printBanner(w io.Writer, sb *sandbox, r sandboxReady, took time.Duration) {
 	fmt.Fprintf(w, "  %s\n\n", createCurl(env[envURL], env[envAPIKey], fmt.Sprintf("ORD-%d", time.Now().Unix()), "25.00", "BTC"))
 	fmt.Fprintf(w, "Pay it from the sandbox's coins and watch it go awaiting_payment -> detected -> paid:\n\n")
 	fmt.Fprintf(w, "  bin/paywatch-sandbox pay <intent id>        # optional: --amount 0.0001\n")
+	fmt.Fprintf(w, "  (or from your own code: the README's sandbox section has a TronWeb and a web3.js script)\n")
 	fmt.Fprintf(w, "  curl -s -H 'Authorization: Bearer %s' %s/v1/intents/<intent id>\n\n", env[envAPIKey], env[envURL])
 	fmt.Fprintf(w, "Ctrl-C stops everything; the next `make run` keeps the data.\n")
 }
@@ -158,10 +167,18 @@ const (
 	envTronUSDT      = "TRON_USDT_CONTRACT"
 	envTronControl   = "TRON_CONTROL_URL"
 	envSolanaControl = "SOLANA_CONTROL_URL"
+	// The funded test wallets (wallets.go): public knowledge, never real money.
+	envTronKey       = "TRON_PRIVATE_KEY"
+	envTronAddress   = "TRON_ADDRESS"
+	envSolanaWS      = "SOLANA_WS_URL"
+	envSolanaKeypair = "SOLANA_KEYPAIR"
+	envSolanaAddress = "SOLANA_ADDRESS"
+	envSolanaMint    = "SOLANA_TOKEN_MINT"
 )
 
 var envOrder = []string{envURL, envAPIKey, envBitcoin, envLitecoin, envEthereum, envUSDT, envUSDC, envTron, envSolana,
-	envTronUSDT, envTronControl, envSolanaControl}
+	envTronUSDT, envTronControl, envSolanaControl,
+	envTronKey, envTronAddress, envSolanaWS, envSolanaKeypair, envSolanaAddress, envSolanaMint}
 
 // sandboxEnv is the content of sandbox.env.
 type sandboxEnv map[string]string
