@@ -36,6 +36,12 @@ func TestREADMEShowsTheWalletScripts(t *testing.T) {
 			t.Errorf("README.md does not show %s as it is", f)
 		}
 	}
+	// The wallets table names the addresses the keys give.
+	for _, a := range []string{sandboxTronWallet().Base58(), solanaAddress(publicKey32(sandboxSolanaWallet())), sandboxTronKeyHex[:8]} {
+		if !strings.Contains(string(readme), a) {
+			t.Errorf("README.md does not name %s", a)
+		}
+	}
 }
 
 // nodeScript runs a wallet script with the sandbox's environment and
