@@ -125,12 +125,14 @@ func printBanner(w io.Writer, sb *sandbox, r sandboxReady, took time.Duration) {
 	fmt.Fprintf(w, "  ethereum       anvil              %s   USDT %s  USDC %s\n", env[envEthereum], env[envUSDT], env[envUSDC])
 	fmt.Fprintf(w, "  tron           SIMULATED node     %s\n", env[envTron])
 	fmt.Fprintf(w, "  solana         SIMULATED node     %s   (pubsub %s)\n", env[envSolana], env[envSolanaWS])
-	fmt.Fprintf(w, "\n  test wallets (public keys: never send real money to them; TronWeb and @solana/web3.js can pay from them)\n")
-	fmt.Fprintf(w, "  tron           %s   %s TRX, %s USDT   private key %s\n", env[envTronAddress],
-		payment.FormatUnits(big.NewInt(sandboxTronFunds), 6), payment.FormatUnits(big.NewInt(sandboxTokenSupply), 6), env[envTronKey])
-	fmt.Fprintf(w, "  solana         %s   %s SOL, %s of token %s   keypair %s\n", env[envSolanaAddress],
-		payment.FormatUnits(big.NewInt(sandboxSolanaFunds), 9), payment.FormatUnits(big.NewInt(sandboxTokenSupply), 6), env[envSolanaMint], env[envSolanaKeypair])
 	fmt.Fprintf(w, "  logs           %s/\n", filepath.Join(sb.relDir, "logs"))
+	fmt.Fprintf(w, "\n  test wallets   well-known test keys, public knowledge: never send real money to them\n")
+	fmt.Fprintf(w, "  tron           %s   %s TRX, %s USDT-TRC20\n", env[envTronAddress],
+		wholeUnits(sandboxTronFunds, 6), wholeUnits(sandboxTokenSupply, 6))
+	fmt.Fprintf(w, "                 private key %s\n", env[envTronKey])
+	fmt.Fprintf(w, "  solana         %s   %s SOL, %s of the SPL token %s\n", env[envSolanaAddress],
+		wholeUnits(sandboxSolanaFunds, 9), wholeUnits(sandboxTokenSupply, 6), env[envSolanaMint])
+	fmt.Fprintf(w, "                 keypair %s\n", env[envSolanaKeypair])
 	if len(r.Unavailable) > 0 {
 		fmt.Fprintln(w, "\n  not ready yet (see the logs):")
 		for _, u := range r.Unavailable {
@@ -144,6 +146,17 @@ func printBanner(w io.Writer, sb *sandbox, r sandboxReady, took time.Duration) {
 	fmt.Fprintf(w, "  (or from your own code: the README's sandbox section has a TronWeb and a web3.js script)\n")
 	fmt.Fprintf(w, "  curl -s -H 'Authorization: Bearer %s' %s/v1/intents/<intent id>\n\n", env[envAPIKey], env[envURL])
 	fmt.Fprintf(w, "Ctrl-C stops everything; the next `make run` keeps the data.\n")
+}
+
+// wholeUnits prints base units as whole coins with thousands separators
+// (the sandbox's funds are whole numbers of coins).
+func wholeUnits(v int64, decimals int) string {
+	s := payment.FormatUnits(big.NewInt(v), decimals)
+	s, _, _ = strings.Cut(s, ".")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // createCurl returns a ready-to-paste curl that creates an intent.

@@ -80,3 +80,20 @@ func TestSolanaKeypairFile(t *testing.T) {
 	}
 	t.Logf("sandbox Solana wallet %s", solanaAddress(publicKey32(k)))
 }
+
+// The banner shows both wallets, their keys and the warning.
+func TestBannerNamesTheWallets(t *testing.T) {
+	env := sandboxEnv{envTronAddress: sandboxTronWallet().Base58(), envTronKey: sandboxTronKeyHex,
+		envSolanaAddress: "oeYf6KAJkLYhBuR8CiGc6L4D4Xtfepr85fuDgA9kq96", envSolanaKeypair: "/x/.paywatch/solana-wallet.json",
+		envSolanaMint: solanaAddress(sandboxSolanaMint())}
+	var b strings.Builder
+	printBanner(&b, &sandbox{env: env, relDir: ".paywatch"}, sandboxReady{}, 0)
+	out := b.String()
+	for _, want := range []string{"never send real money", sandboxTronWallet().Base58(), sandboxTronKeyHex,
+		"1,000,000 TRX", "1,000,000,000 USDT-TRC20", "10,000 SOL", "/x/.paywatch/solana-wallet.json", env[envSolanaMint]} {
+		if !strings.Contains(out, want) {
+			t.Errorf("banner lacks %q:\n%s", want, out)
+		}
+	}
+	t.Log("\n" + out)
+}

@@ -207,11 +207,9 @@ func (n *Node) viewAt(solid bool) viewLocked {
 		return v
 	}
 	limit := n.solidLocked()
-	for h, b := range n.blocks {
-		if h > limit {
-			for id := range b.txs {
-				v.above[id] = true
-			}
+	for i := len(n.heights) - 1; i >= 0 && n.heights[i] > limit; i-- {
+		for id := range n.blocks[n.heights[i]].txs {
+			v.above[id] = true
 		}
 	}
 	for _, p := range n.pending {
