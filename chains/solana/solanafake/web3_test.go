@@ -64,7 +64,7 @@ func TestWeb3JS(t *testing.T) {
 	n.Mine(2)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	go n.Produce(ctx, 50*time.Millisecond)
+	go n.Produce(ctx, 200*time.Millisecond) // a blockhash lasts 150 slots: 30 s for web3.js to confirm
 
 	keyfile := filepath.Join(t.TempDir(), "payer.json")
 	kb, _ := json.Marshal([]int(bytesToInts(priv)))

@@ -13,7 +13,7 @@ const out = {};
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 async function until(what, f) {
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 600; i++) {
     const v = await f();
     if (v) return v;
     await sleep(50);
