@@ -399,13 +399,27 @@ func parseAccountConfig(params []json.RawMessage, at int) (accountConfig, *rpcEr
 	return cfg, nil
 }
 
+// maxBase58Bytes is MAX_BASE58_BYTES: account data larger than this is
+// not served in base58.
+const maxBase58Bytes = 128
+
 // accountLocked renders an account of the current state, or nil when it
-// does not exist.
-func (n *Node) accountLocked(key, encoding string, slice *dataSlice) any {
+// does not exist; base58 of more than 128 bytes of data is agave's
+// check_slice_and_encoding error.
+func (n *Node) accountLocked(key, encoding string, slice *dataSlice) (any, *rpcError) {
 	if !n.exists(key) {
-		return nil
+		return nil, nil
 	}
-	return n.renderAccount(key, &acctState{lamports: n.balances[key], owner: n.ownerOf(key), data: n.dataOf(key)}, encoding, slice)
+	if encoding == "binary" || encoding == "base58" {
+		l := len(n.dataOf(key))
+		if slice != nil {
+			l = min(max(slice.Length, 0), max(l-max(slice.Offset, 0), 0))
+		}
+		if l > maxBase58Bytes {
+			return nil, invalidParams2(fmt.Sprintf("Encoded binary (base 58) data should be less than %d bytes, please use Base64 encoding.", maxBase58Bytes))
+		}
+	}
+	return n.renderAccount(key, &acctState{lamports: n.balances[key], owner: n.ownerOf(key), data: n.dataOf(key)}, encoding, slice), nil
 }
 
 // renderAccount is agave's UiAccount: data in the asked encoding
@@ -503,7 +517,11 @@ func (n *Node) getAccountInfo(params []json.RawMessage) (any, *rpcError) {
 	if perr != nil {
 		return nil, perr
 	}
-	return n.withContext(n.accountLocked(key, encodingOf(cfg), cfg.DataSlice)), nil
+	a, perr := n.accountLocked(key, encodingOf(cfg), cfg.DataSlice)
+	if perr != nil {
+		return nil, perr
+	}
+	return n.withContext(a), nil
 }
 
 func (n *Node) getMultipleAccounts(params []json.RawMessage) (any, *rpcError) {
@@ -526,7 +544,9 @@ func (n *Node) getMultipleAccounts(params []json.RawMessage) (any, *rpcError) {
 		if _, perr := verifyBase58(mustJSON(k), 32); perr != nil {
 			return nil, perr
 		}
-		out[i] = n.accountLocked(k, encodingOf(cfg), cfg.DataSlice)
+		if out[i], perr = n.accountLocked(k, encodingOf(cfg), cfg.DataSlice); perr != nil {
+			return nil, perr
+		}
 	}
 	return n.withContext(out), nil
 }
@@ -596,7 +616,11 @@ func (n *Node) getTokenAccountsByOwner(params []json.RawMessage) (any, *rpcError
 		if !ok || ta.owner != owner || (filter.Mint != nil && ta.mint != *filter.Mint) {
 			continue
 		}
-		out = append(out, map[string]any{"account": n.accountLocked(k, encodingOf(cfg), cfg.DataSlice), "pubkey": k})
+		a, perr := n.accountLocked(k, encodingOf(cfg), cfg.DataSlice)
+		if perr != nil {
+			return nil, perr
+		}
+		out = append(out, map[string]any{"account": a, "pubkey": k})
 	}
 	return n.withContext(out), nil
 }

@@ -119,6 +119,51 @@ func TestSignedTransfer(t *testing.T) {
 	}
 }
 
+// Token accounts by getAccountInfo: base64 and jsonParsed; base58 of 165
+// bytes is refused as agave refuses it; a System account in jsonParsed
+// falls back to base64.
+func TestAccountInfoEncodings(t *testing.T) {
+	n := New()
+	srv := httptest.NewServer(n)
+	defer srv.Close()
+	owner, mint := testKey("owner").PublicKey(), testKey("mint").PublicKey()
+	var ok, mk [32]byte
+	copy(ok[:], owner.Bytes())
+	copy(mk[:], mint.Bytes())
+	n.Fund(ok, 1_000_000_000)
+	n.CreateMint(mk, 6, ok)
+	ata, err := n.MintTo(mk, ok, 1_500_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := base58.Encode(ata[:])
+	a := call(t, srv.URL, "getAccountInfo", addr, map[string]any{"encoding": "base64"})
+	if a.Error != nil || !jsonHas(t, a.Result, `"owner":"`+TokenProgram+`"`) || !jsonHas(t, a.Result, `"space":165`) ||
+		!jsonHas(t, a.Result, `"lamports":2039280`) {
+		t.Fatalf("base64: %s %v", a.Result, a.Error)
+	}
+	a = call(t, srv.URL, "getAccountInfo", addr, map[string]any{"encoding": "jsonParsed"})
+	if a.Error != nil || !jsonHas(t, a.Result, `"type":"account"`) || !jsonHas(t, a.Result, `"uiAmountString":"1.5"`) ||
+		!jsonHas(t, a.Result, `"uiAmount":1.5,`) || !jsonHas(t, a.Result, `"program":"spl-token"`) {
+		t.Fatalf("jsonParsed: %s %v", a.Result, a.Error)
+	}
+	a = call(t, srv.URL, "getAccountInfo", addr)
+	if a.Error == nil || a.Error.Message != "Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding." {
+		t.Fatalf("binary of 165 bytes: %s %v", a.Result, a.Error)
+	}
+	a = call(t, srv.URL, "getAccountInfo", base58.Encode(ok[:]), map[string]any{"encoding": "jsonParsed"})
+	if a.Error != nil || !jsonHas(t, a.Result, `"data":["","base64"]`) {
+		t.Fatalf("System account in jsonParsed: %s %v", a.Result, a.Error)
+	}
+	a = call(t, srv.URL, "getAccountInfo", base58.Encode(mk[:]), map[string]any{"encoding": "jsonParsed"})
+	if a.Error != nil || !jsonHas(t, a.Result, `"type":"mint"`) || !jsonHas(t, a.Result, `"supply":"1500000"`) {
+		t.Fatalf("mint: %s %v", a.Result, a.Error)
+	}
+	if a := call(t, srv.URL, "getAccountInfo", testKey("nobody").PublicKey().String()); a.Error != nil || !jsonHas(t, a.Result, `"value":null`) {
+		t.Fatalf("missing account: %s %v", a.Result, a.Error)
+	}
+}
+
 func jsonHas(t *testing.T, b json.RawMessage, s string) bool {
 	t.Helper()
 	return strings.Contains(string(b), s)
