@@ -168,3 +168,45 @@ func jsonHas(t *testing.T, b json.RawMessage, s string) bool {
 	t.Helper()
 	return strings.Contains(string(b), s)
 }
+
+// FuzzDecodeTransaction feeds sendTransaction payloads to the decoder and
+// the sanitizer: they never panic, and a transaction that parses keeps its
+// message as the bytes after the signatures (seeded with a legacy and a v0
+// transaction).
+func FuzzDecodeTransaction(f *testing.F) {
+	payer, to := testKey("payer"), testKey("to").PublicKey()
+	h := sol.MustHashFromBase58("Dd2KFRayr2fPNAKnKUuB6cSqEi4YSRhUPgG2BfaDTiLL")
+	for _, v0 := range []bool{false, true} {
+		tx, err := sol.NewTransaction([]sol.Instruction{system.NewTransferInstruction(5, payer.PublicKey(), to).Build()}, h, sol.TransactionPayer(payer.PublicKey()))
+		if err != nil {
+			f.Fatal(err)
+		}
+		if v0 {
+			tx.Message.SetVersion(sol.MessageVersionV0)
+		}
+		if _, err := tx.Sign(func(sol.PublicKey) *sol.PrivateKey { return &payer }); err != nil {
+			f.Fatal(err)
+		}
+		b, err := tx.MarshalBinary()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tx, err := parseWire(b)
+		if err != nil {
+			return
+		}
+		if tx.sanitize() == nil {
+			tx.verify()
+			tx.computeBudget()
+			for i := range tx.keys {
+				tx.isWritable(i)
+			}
+		}
+		if len(tx.raw) < len(tx.message) || string(tx.raw[len(tx.raw)-len(tx.message):]) != string(tx.message) {
+			t.Fatal("the message is not the bytes after the signatures")
+		}
+	})
+}
