@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/big"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -15,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/paywatch/paywatch/payment"
 )
 
 // devDir is the sandbox's directory, relative to the repository root.
@@ -121,8 +124,15 @@ func printBanner(w io.Writer, sb *sandbox, r sandboxReady, took time.Duration) {
 	fmt.Fprintf(w, "  litecoin       litecoind regtest  %s\n", env[envLitecoin])
 	fmt.Fprintf(w, "  ethereum       anvil              %s   USDT %s  USDC %s\n", env[envEthereum], env[envUSDT], env[envUSDC])
 	fmt.Fprintf(w, "  tron           SIMULATED node     %s\n", env[envTron])
-	fmt.Fprintf(w, "  solana         SIMULATED node     %s\n", env[envSolana])
+	fmt.Fprintf(w, "  solana         SIMULATED node     %s   (pubsub %s)\n", env[envSolana], env[envSolanaWS])
 	fmt.Fprintf(w, "  logs           %s/\n", filepath.Join(sb.relDir, "logs"))
+	fmt.Fprintf(w, "\n  test wallets   well-known test keys, public knowledge: never send real money to them\n")
+	fmt.Fprintf(w, "  tron           %s   %s TRX, %s USDT-TRC20\n", env[envTronAddress],
+		wholeUnits(sandboxTronFunds, 6), wholeUnits(sandboxTokenSupply, 6))
+	fmt.Fprintf(w, "                 private key %s\n", env[envTronKey])
+	fmt.Fprintf(w, "  solana         %s   %s SOL, %s of the SPL token %s\n", env[envSolanaAddress],
+		wholeUnits(sandboxSolanaFunds, 9), wholeUnits(sandboxTokenSupply, 6), env[envSolanaMint])
+	fmt.Fprintf(w, "                 keypair %s\n", env[envSolanaKeypair])
 	if len(r.Unavailable) > 0 {
 		fmt.Fprintln(w, "\n  not ready yet (see the logs):")
 		for _, u := range r.Unavailable {
@@ -140,8 +150,20 @@ func printBanner(w io.Writer, sb *sandbox, r sandboxReady, took time.Duration) {
 	fmt.Fprintf(w, "  %s\n\n", createCurl(env[envURL], env[envAPIKey], fmt.Sprintf("ORD-%d", time.Now().Unix()), "25.00", "BTC"))
 	fmt.Fprintf(w, "Pay it from the sandbox's coins and watch it go awaiting_payment -> detected -> paid:\n\n")
 	fmt.Fprintf(w, "  bin/paywatch-sandbox pay <intent id>        # optional: --amount 0.0001\n")
+	fmt.Fprintf(w, "  (or from your own code: the README's sandbox section has a TronWeb and a web3.js script)\n")
 	fmt.Fprintf(w, "  curl -s -H 'Authorization: Bearer %s' %s/v1/intents/<intent id>\n\n", env[envAPIKey], env[envURL])
 	fmt.Fprintf(w, "Ctrl-C stops everything; the next `make run` keeps the data.\n")
+}
+
+// wholeUnits prints base units as whole coins with thousands separators
+// (the sandbox's funds are whole numbers of coins).
+func wholeUnits(v int64, decimals int) string {
+	s := payment.FormatUnits(big.NewInt(v), decimals)
+	s, _, _ = strings.Cut(s, ".")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // createCurl returns a ready-to-paste curl that creates an intent.
@@ -165,10 +187,18 @@ const (
 	envTronUSDT      = "TRON_USDT_CONTRACT"
 	envTronControl   = "TRON_CONTROL_URL"
 	envSolanaControl = "SOLANA_CONTROL_URL"
+	// The funded test wallets (wallets.go): public knowledge, never real money.
+	envTronKey       = "TRON_PRIVATE_KEY"
+	envTronAddress   = "TRON_ADDRESS"
+	envSolanaWS      = "SOLANA_WS_URL"
+	envSolanaKeypair = "SOLANA_KEYPAIR"
+	envSolanaAddress = "SOLANA_ADDRESS"
+	envSolanaMint    = "SOLANA_TOKEN_MINT"
 )
 
 var envOrder = []string{envURL, envAPIKey, envBitcoin, envLitecoin, envEthereum, envUSDT, envUSDC, envTron, envSolana,
-	envTronUSDT, envTronControl, envSolanaControl}
+	envTronUSDT, envTronControl, envSolanaControl,
+	envTronKey, envTronAddress, envSolanaWS, envSolanaKeypair, envSolanaAddress, envSolanaMint}
 
 // sandboxEnv is the content of sandbox.env.
 type sandboxEnv map[string]string

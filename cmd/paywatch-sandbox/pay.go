@@ -3,8 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/btcsuite/btcd/btcec/v2/ecdsa"
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/txscript"
@@ -22,8 +24,10 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/rpc"
-	solbase58 "github.com/mr-tron/base58"
+	sol "github.com/gagliardetto/solana-go"
+	"github.com/gagliardetto/solana-go/programs/system"
 
+	"github.com/paywatch/paywatch/addresses"
 	"github.com/paywatch/paywatch/contracts"
 	"github.com/paywatch/paywatch/devnet"
 	"github.com/paywatch/paywatch/devnet/ethdev"
@@ -38,7 +42,8 @@ func runPay(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := newFlags("pay", "pay <intent-id> [--amount X] [--dir DIR]\n\n"+
 		"Pays a sandbox intent with its asset from the sandbox's coins: BTC from the btcd\n"+
 		"faucet, LTC from litecoind's wallet, ETH/USDT/USDC from anvil's dev account 9,\n"+
-		"TRX/USDT-TRC20/SOL through the simulated nodes. It waits until paywatch sees the\n"+
+		"TRX/USDT-TRC20/SOL from the sandbox's Tron and Solana test wallets, signed and\n"+
+		"broadcast through the simulated nodes' public APIs. It waits until paywatch sees the\n"+
 		"payment, then mines the blocks it needs to confirm. Run it from the repository root.", stderr)
 	amount := fs.String("amount", "", "amount in the asset's units, e.g. 0.0005 (default: the intent's exact amount)")
 	dir := fs.String("dir", devDir, "sandbox directory")
@@ -330,42 +335,198 @@ func payEthereum(ctx context.Context, env sandboxEnv, info payment.MethodInfo, a
 	return r.TxHash.Hex(), nil
 }
 
+// payTron pays TRX or the sandbox USDT-TRC20 from the Tron test wallet the
+// way a wallet does, through the node's public API: the node builds the
+// transaction (createtransaction, or triggersmartcontract calling
+// transfer(address,uint256)), the wallet checks that txID is the sha256 of
+// raw_data_hex, signs it with its key and broadcasts it.
 func payTron(ctx context.Context, env sandboxEnv, info payment.MethodInfo, address string, units *big.Int) (string, error) {
-	var out struct {
-		TxID string `json:"txid"`
+	w, err := newTronWallet(env[envTronKey])
+	if err != nil {
+		return "", err
 	}
-	var err error
+	to, err := addresses.TronAccount(address)
+	if err != nil {
+		return "", err
+	}
+	owner := hex.EncodeToString(w.addr)
+	var tx map[string]any
 	if info.Asset == payment.Native {
-		err = controlCall(ctx, env[envTronControl]+"/pay/trx",
-			map[string]any{"from": sandboxTronPayer, "to": address, "sun": units.String()}, &out)
+		if !units.IsInt64() {
+			return "", fmt.Errorf("amount %s sun is too large", units)
+		}
+		err = tronCall(ctx, env[envTron]+"/wallet/createtransaction",
+			map[string]any{"owner_address": owner, "to_address": "41" + hex.EncodeToString(to), "amount": units.Int64()}, &tx)
 	} else {
-		err = controlCall(ctx, env[envTronControl]+"/pay/trc20",
-			map[string]any{"contract": env[envTronUSDT], "from": sandboxTronPayer, "to": address, "amount": units.String()}, &out)
+		contract, cerr := addresses.TronAccount(env[envTronUSDT])
+		if cerr != nil {
+			return "", cerr
+		}
+		if units.Sign() < 0 || units.BitLen() > 256 {
+			return "", fmt.Errorf("amount %s: want a 256-bit unsigned integer", units)
+		}
+		param := hex.EncodeToString(abiWord(to)) + hex.EncodeToString(abiWord(units.Bytes()))
+		var out struct {
+			Result      map[string]any `json:"result"`
+			Transaction map[string]any `json:"transaction"`
+		}
+		err = tronCall(ctx, env[envTron]+"/wallet/triggersmartcontract", map[string]any{
+			"owner_address": owner, "contract_address": "41" + hex.EncodeToString(contract),
+			"function_selector": "transfer(address,uint256)", "parameter": param, "fee_limit": 100_000_000}, &out)
+		if err == nil && out.Result["result"] != true {
+			msg, _ := hex.DecodeString(fmt.Sprint(out.Result["message"]))
+			err = fmt.Errorf("triggersmartcontract: %v %s", out.Result["code"], msg)
+		}
+		tx = out.Transaction
 	}
 	if err != nil {
 		return "", fmt.Errorf("simulated Tron node: %w", err)
 	}
-	return out.TxID, nil
+	if e, ok := tx["Error"]; ok {
+		return "", fmt.Errorf("simulated Tron node: %v", e)
+	}
+	txID, _ := tx["txID"].(string)
+	raw, err := hex.DecodeString(fmt.Sprint(tx["raw_data_hex"]))
+	if sum := sha256.Sum256(raw); err != nil || hex.EncodeToString(sum[:]) != txID {
+		return "", fmt.Errorf("simulated Tron node: the transaction it built has txID %q, not the hash of its raw_data_hex", txID)
+	}
+	hash, _ := hex.DecodeString(txID)
+	sig, err := ecdsa.SignCompact(w.priv, hash, false) // header ‖ r ‖ s
+	if err != nil {
+		return "", err
+	}
+	tx["signature"] = []string{hex.EncodeToString(append(sig[1:], sig[0]-27))}
+	var res struct {
+		Result  bool   `json:"result"`
+		TxID    string `json:"txid"`
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}
+	if err := tronCall(ctx, env[envTron]+"/wallet/broadcasttransaction", tx, &res); err != nil {
+		return "", fmt.Errorf("simulated Tron node: %w", err)
+	}
+	if !res.Result {
+		msg, _ := hex.DecodeString(res.Message)
+		return "", fmt.Errorf("simulated Tron node refused the transaction: %s: %s", res.Code, msg)
+	}
+	return res.TxID, nil
 }
 
+// abiWord left-pads b to a 32-byte ABI word.
+func abiWord(b []byte) []byte { return append(make([]byte, 32-len(b)), b...) }
+
+// tronCall POSTs body to a java-tron HTTP endpoint and decodes the answer
+// with exact numbers (a transaction's fields go back unchanged).
+func tronCall(ctx context.Context, url string, body, out any) error {
+	data, err := postJSON(ctx, url, body)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(out); err != nil {
+		return fmt.Errorf("%s: %w: %.200s", url, err, data)
+	}
+	return nil
+}
+
+// paySolana pays SOL from the Solana test wallet the way a wallet does:
+// a System transfer on the latest blockhash, signed with the wallet's key
+// (its keypair file), sent with sendTransaction.
 func paySolana(ctx context.Context, env sandboxEnv, address string, lamports *big.Int) (string, error) {
 	if !lamports.IsUint64() {
 		return "", fmt.Errorf("amount %s lamports is too large", lamports)
 	}
-	// A fresh payer per payment: the simulated node funds a new payer with
-	// 1,000 SOL, so the sandbox never runs dry.
-	var seed [32]byte
-	_, _ = rand.Read(seed[:])
-	payer := sha256.Sum256(append([]byte("paywatch sandbox solana payer "), seed[:]...))
-	var out struct {
-		Signature string `json:"signature"`
-	}
-	err := controlCall(ctx, env[envSolanaControl]+"/pay/sol",
-		map[string]any{"from": solbase58.Encode(payer[:]), "to": address, "lamports": lamports.String()}, &out)
+	key, err := readSolanaKeypair(env[envSolanaKeypair])
 	if err != nil {
-		return "", fmt.Errorf("simulated Solana node: %w", err)
+		return "", err
 	}
-	return out.Signature, nil
+	to, err := sol.PublicKeyFromBase58(address)
+	if err != nil {
+		return "", fmt.Errorf("address %s: %w", address, err)
+	}
+	var latest struct {
+		Value struct {
+			Blockhash string `json:"blockhash"`
+		} `json:"value"`
+	}
+	if err := solanaCall(ctx, env[envSolana], "getLatestBlockhash", []any{map[string]string{"commitment": "finalized"}}, &latest); err != nil {
+		return "", err
+	}
+	hash, err := sol.HashFromBase58(latest.Value.Blockhash)
+	if err != nil {
+		return "", fmt.Errorf("simulated Solana node: blockhash %q: %w", latest.Value.Blockhash, err)
+	}
+	payer := sol.PrivateKey(key)
+	tx, err := sol.NewTransaction([]sol.Instruction{system.NewTransferInstruction(lamports.Uint64(), payer.PublicKey(), to).Build()},
+		hash, sol.TransactionPayer(payer.PublicKey()))
+	if err != nil {
+		return "", err
+	}
+	if _, err := tx.Sign(func(k sol.PublicKey) *sol.PrivateKey {
+		if k == payer.PublicKey() {
+			return &payer
+		}
+		return nil
+	}); err != nil {
+		return "", err
+	}
+	wire, err := tx.MarshalBinary()
+	if err != nil {
+		return "", err
+	}
+	var sig string
+	err = solanaCall(ctx, env[envSolana], "sendTransaction",
+		[]any{base64.StdEncoding.EncodeToString(wire), map[string]string{"encoding": "base64", "preflightCommitment": "finalized"}}, &sig)
+	return sig, err
+}
+
+// solanaCall calls a JSON-RPC method of the simulated Solana node.
+func solanaCall(ctx context.Context, url, method string, params []any, out any) error {
+	data, err := postJSON(ctx, url, map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	if err != nil {
+		return fmt.Errorf("simulated Solana node: %w", err)
+	}
+	var res struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(data, &res); err != nil {
+		return fmt.Errorf("simulated Solana node: %s: %w", method, err)
+	}
+	if res.Error != nil {
+		return fmt.Errorf("simulated Solana node: %s: %d %s", method, res.Error.Code, res.Error.Message)
+	}
+	return json.Unmarshal(res.Result, out)
+}
+
+// postJSON POSTs a JSON body to a node and returns the answer's body.
+func postJSON(ctx context.Context, url string, body any) ([]byte, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := controlHTTP.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("HTTP %d: %.200s", resp.StatusCode, strings.TrimSpace(string(data)))
+	}
+	return data, nil
 }
 
 // apiHTTP carries the sandbox's calls to the paywatch API (apiCall), and

@@ -21,7 +21,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/btcsuite/btcd/btcutil/base58"
 	"github.com/ethereum/go-ethereum/common"
 	solbase58 "github.com/mr-tron/base58"
 	"golang.org/x/sync/errgroup"
@@ -47,8 +46,13 @@ const (
 	// sandboxSolanaPoolSize is how many Solana pool keys the sandbox imports.
 	sandboxSolanaPoolSize = 200
 	// sandboxTokenSupply is minted (in base units, 6 decimals) to anvil's
-	// first dev account and to the sandbox payer: 1,000,000,000 tokens.
+	// first dev account and to the sandbox payer: 1,000,000,000 tokens. The
+	// Tron and Solana test wallets get as much USDT-TRC20 and SPL token.
 	sandboxTokenSupply = 1_000_000_000_000_000
+	// sandboxTronFunds is the Tron test wallet's TRX (1,000,000 TRX in sun).
+	sandboxTronFunds = 1_000_000_000_000
+	// sandboxSolanaFunds is the Solana test wallet's SOL (10,000 SOL in lamports).
+	sandboxSolanaFunds = 10_000_000_000_000
 )
 
 // sandboxEthPayer is anvil's dev account 9 (of the standard test mnemonic),
@@ -57,12 +61,6 @@ const (
 // an intent ever get index 9, paying it is a self-transfer, which still
 // counts: paywatch looks at what arrives, not at who sends.
 var sandboxEthPayer = common.HexToAddress("0xa0Ee7A142d267C1f36714E4a8F75612F20a79720")
-
-// sandboxTronPayer is the simulated Tron sender (the fake keeps no balances).
-var sandboxTronPayer = func() string {
-	h := sha256.Sum256([]byte("paywatch sandbox tron payer"))
-	return base58.CheckEncode(h[:20], 0x41)
-}()
 
 // devOptions configures a sandbox.
 type devOptions struct {
@@ -259,6 +257,25 @@ func (s *sandbox) port(name string, preferred int) (int, error) {
 	}
 	s.state.Ports[name] = p
 	return p, nil
+}
+
+// portPair is port for name whose next port is free too (the Solana
+// node's RPC and pubsub ports, agave's 8899 and 8900).
+func (s *sandbox) portPair(name string) (int, error) {
+	if p := s.state.Ports[name]; p > 0 && portFree(p) && portFree(p+1) {
+		return p, nil
+	}
+	for range 100 {
+		p, err := devnet.FreePort()
+		if err != nil {
+			return 0, err
+		}
+		if p < 65535 && portFree(p+1) {
+			s.state.Ports[name] = p
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("no two free consecutive ports for %s", name)
 }
 
 func portFree(p int) bool {
@@ -472,13 +489,23 @@ func (s *sandbox) ensureTokens(ctx context.Context) error {
 }
 
 // startFakes serves the simulated Tron and Solana nodes (in memory: a
-// restart begins a new chain) and their control handlers.
+// restart begins a new chain) and their control handlers, with the test
+// wallets funded as genesis state. The Solana node also serves its pubsub
+// websocket on the next port, as agave does (web3.js connects to RPC port
+// + 1).
 func (s *sandbox) startFakes() error {
 	s.tron = tronfake.New()
 	s.tron.SetSolidifiedLag(sandboxTronSolidifiedLag)
 	s.sol = solanafake.New()
 	// New signatures must never repeat those recorded from an earlier run.
 	s.sol.Reseed(uint64(time.Now().UnixNano()))
+	if err := s.fundWallets(); err != nil {
+		return err
+	}
+	solPort, err := s.portPair("solana")
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.fakeCancel = cancel
 	for _, f := range []struct {
@@ -486,11 +513,18 @@ func (s *sandbox) startFakes() error {
 		handler http.Handler
 	}{
 		{"tron", s.tron}, {"tron_control", s.tron.ControlHandler()},
-		{"solana", s.sol}, {"solana_control", s.sol.ControlHandler()},
+		{"solana", s.sol}, {"solana_ws", s.sol}, {"solana_control", s.sol.ControlHandler()},
 	} {
-		p, err := s.port(f.name, 0)
-		if err != nil {
-			return err
+		var p int
+		switch f.name {
+		case "solana":
+			p = solPort
+		case "solana_ws":
+			p = solPort + 1
+		default:
+			if p, err = s.port(f.name, 0); err != nil {
+				return err
+			}
 		}
 		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
 		if err != nil {
@@ -553,11 +587,20 @@ func (s *sandbox) writeConfig(listen string, deadline time.Duration) error {
 		return fmt.Errorf("sandbox config %s: %w", s.cfgPath, err)
 	}
 	s.cfg = cfg
+	tw, sw := sandboxTronWallet(), sandboxSolanaWallet()
+	keypair := filepath.Join(s.dir, "solana-wallet.json")
+	if err := writeSolanaKeypair(keypair, sw); err != nil {
+		return err
+	}
+	mint := sandboxSolanaMint()
 	s.env = sandboxEnv{
 		envURL: "http://" + listen, envBitcoin: s.btcd.RPCURL, envLitecoin: s.ltc.RPCURL,
 		envEthereum: s.anvil.RPCURL, envUSDT: s.state.USDT, envUSDC: s.state.USDC,
 		envTron: url("tron"), envSolana: url("solana"), envTronUSDT: tronUSDT,
 		envTronControl: url("tron_control"), envSolanaControl: url("solana_control"),
+		envTronKey: tw.KeyHex(), envTronAddress: tw.Base58(),
+		envSolanaWS: fmt.Sprintf("ws://127.0.0.1:%d", p["solana"]+1), envSolanaKeypair: keypair,
+		envSolanaAddress: solanaAddress(publicKey32(sw)), envSolanaMint: solanaAddress(mint),
 	}
 	return nil
 }

@@ -21,8 +21,9 @@ func (n *Node) MineAt(t time.Time) error {
 	b := n.newBlock(n.tip)
 	b.time = &ts
 	for _, p := range n.pending {
-		n.include(b, n.transfer(p, b))
+		n.includePendingLocked(b, p)
 	}
 	n.pending = nil
+	n.notifySignaturesLocked()
 	return nil
 }

@@ -37,14 +37,46 @@
 //     slotSubscribe answers the subscription id (from 0) and every produced
 //     slot (none for a skipped one) is a slotNotification
 //     {"parent","root","slot"} with root == slot; slotUnsubscribe; other
-//     methods are -32601. DropSubscriptions closes every connection.
+//     methods are -32601. DropSubscriptions closes every connection;
+//   - wallets pay through it as through a real cluster (exec.go,
+//     rpcwallet.go, signed.go): sendTransaction (base58 or base64) decodes
+//     the VersionedTransaction (legacy or v0) with agave's size limits and
+//     messages, sanitizes it, verifies every ed25519 signature over the
+//     serialized message (-32003 "Transaction signature verification
+//     failure") and simulates it (-32002 "Transaction simulation failed:
+//     <TransactionError>" with the RpcSimulateTransactionResult as data:
+//     BlockhashNotFound once the blockhash is 150 blocks old,
+//     AlreadyProcessed, AccountNotFound and InsufficientFundsForFee for the
+//     fee payer, InsufficientFundsForRent, InstructionError with the
+//     program's logs); it runs in the next slot: the System program's
+//     Transfer and CreateAccount, Compute Budget (fees 5000 lamports a
+//     signature plus the priority fee), spl-token's Transfer and
+//     TransferChecked (TokenError codes and "Program log: Error: …" lines),
+//     the Associated Token Account program's Create and CreateIdempotent
+//     with their four inner instructions, spl-memo; a failed instruction
+//     keeps only the fee. simulateTransaction, getLatestBlockhash,
+//     isBlockhashValid, getSignatureStatuses, getFeeForMessage,
+//     getMinimumBalanceForRentExemption ((len+128)×3480×2), getAccountInfo,
+//     getMultipleAccounts, getTokenAccountBalance, getTokenAccountsByOwner
+//     and signatureSubscribe answer as agave does; Fund, CreateMint and
+//     MintTo set genesis state;
+//   - "jsonParsed" prints transactions (getTransaction, getBlock) with
+//     agave's parsers for System, spl-token, associated-token-account and
+//     memo instructions (others partially decoded, loadedAddresses left
+//     out, lookup-table keys tagged), and Token accounts and mints
+//     (getAccountInfo); the shapes are checked against real captures in
+//     chains/solana/testdata.
 //
 // Deliberate simplifications: every slot is finalized as soon as it is
-// produced (confirmed == finalized == tip); signatures are not real ed25519
-// signatures; -32602 texts for malformed parameters follow serde's shape but
-// are not byte-exact except where agave raises them itself; the writable flag
-// in "accounts" mode demotes only a fixed list of reserved keys;
-// jsonParsed is accepted as an encoding but answered with -32603 (not
-// implemented); Reorg rewrites finalized slots, which a real cluster never
-// does (it exists for the conformance suite).
+// produced (confirmed == finalized == tip); PaySOL's signatures are not real
+// ed25519 signatures (a wallet's are checked); -32602 texts for malformed
+// parameters follow serde's shape but are not byte-exact except where agave
+// raises them itself; the writable flag in "accounts" mode demotes only a
+// fixed list of reserved keys; there are no address lookup tables (a v0
+// message that uses one is AddressLookupTableNotFound) and no program
+// besides those above (ProgramAccountNotFound); compute units are the
+// programs' typical figures, not metered; a transaction that fails to load
+// is not committed (agave 2.x commits some as fee-only); Reorg rewrites
+// finalized slots, which a real cluster never does (it exists for the
+// conformance suite).
 package solanafake

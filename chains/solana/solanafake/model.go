@@ -424,11 +424,9 @@ func (t *ftx) render(o encodeOpts) (map[string]any, error) {
 		default: // legacy "binary": a bare base58 string
 			out["transaction"] = base58.Encode(wire)
 		}
-	default:
-		return nil, errNotImplemented
+	case "jsonParsed":
+		out["transaction"] = t.parsedTransaction()
+		out["meta"] = t.parsedMeta()
 	}
 	return out, nil
 }
-
-// errNotImplemented answers encodings the fake does not print (jsonParsed).
-var errNotImplemented = errors.New("solanafake: jsonParsed encoding is not implemented by the fake")

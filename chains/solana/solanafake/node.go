@@ -64,6 +64,12 @@ type Node struct {
 	// their subscriptions from 0, like agave.
 	ws      map[*wsConn]bool
 	nextSub uint64
+	// accounts holds owners and data (accounts.go); prior what wallet
+	// transactions changed, for Reorg (signed.go); sigSubs the
+	// signatureSubscribe subscriptions.
+	accounts map[string]*accountData
+	prior    map[string]map[string]priorState
+	sigSubs  map[uint64]*sigSub
 }
 
 // pending is a payment waiting for the next mined block.
@@ -73,6 +79,7 @@ type pending struct {
 	failed   bool
 	v0       bool
 	sig      string
+	signed   *wireTx // a wallet's transaction (sendTransaction), run when mined
 }
 
 // New returns a node whose only block is slot 0.
@@ -134,9 +141,10 @@ func (n *Node) Mine(k int) {
 		n.tip++
 		b := n.newBlock(n.tip)
 		for _, p := range n.pending {
-			n.include(b, n.transfer(p, b))
+			n.includePendingLocked(b, p)
 		}
 		n.pending = nil
+		n.notifySignaturesLocked()
 	}
 }
 
@@ -335,8 +343,10 @@ func (n *Node) Reorg(depth int) {
 	}
 }
 
-// forget removes t from the indexes and restores its pre-balances.
+// forget removes t from the indexes and restores its pre-balances (and
+// the account data a wallet transaction changed).
 func (n *Node) forget(t *ftx) {
+	n.restoreLocked(t)
 	delete(n.txs, t.signatures[0])
 	for _, k := range t.allKeys() {
 		refs := n.byAddr[k]

@@ -44,6 +44,7 @@ const (
 type rpcError struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
 }
 
 func (e *rpcError) Error() string { return fmt.Sprintf("%d: %s", e.Code, e.Message) }
@@ -275,6 +276,9 @@ func (n *Node) dispatch(method string, params []json.RawMessage) (any, *rpcError
 		return "ok", nil
 	case "getVersion":
 		return map[string]any{"feature-set": 0, "solana-core": "2.2.0-solanafake"}, nil
+	}
+	if out, err, ok := n.walletDispatch(method, params); ok {
+		return out, err
 	}
 	return nil, &rpcError{Code: codeMethodNotFound, Message: "Method not found"}
 }

@@ -133,6 +133,9 @@ func (n *Node) wsCall(c *wsConn, method string, params []json.RawMessage) (any, 
 		delete(c.slots, id)
 		return true, nil
 	}
+	if out, err, ok := n.walletWSCall(c, method, params); ok {
+		return out, err
+	}
 	return nil, &rpcError{Code: -32601, Message: "Method not found"}
 }
 

@@ -65,6 +65,7 @@ type Node struct {
 	forks   int
 	seq     int64
 	keys    map[string]int
+	w       *walletState // accounts and tokens (wallet.go), nil until used
 }
 
 // block is one block, already rendered as the node prints it.
@@ -368,6 +369,7 @@ func (n *Node) put(b *block) {
 }
 
 func (n *Node) remove(h uint64) {
+	n.undoWalletLocked(n.blocks[h])
 	delete(n.blocks, h)
 	i := sort.Search(len(n.heights), func(i int) bool { return n.heights[i] >= h })
 	if i < len(n.heights) && n.heights[i] == h {

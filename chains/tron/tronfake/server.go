@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -67,6 +68,9 @@ func (e javaError) Error() string { return "class " + e.class + " : " + e.msg }
 func (n *Node) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e, ok := endpoints[r.URL.Path]
 	if !ok {
+		e, ok = walletEndpoints[r.URL.Path]
+	}
+	if !ok {
 		jettyError(w, r, http.StatusNotFound, "Not Found")
 		return
 	}
@@ -106,6 +110,10 @@ func (n *Node) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.body = strings.TrimRight(string(body), "\r\n")
 	}
 	out, err := e(n, p)
+	if errors.Is(err, errPostOnly) {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
 	if err != nil {
 		writeJSON(w, http.StatusOK, errorBody(err))
 		return
