@@ -380,6 +380,9 @@ func (p *Page) parts(v views.Intent, l *Lang, token string, now time.Time) (part
 		pd.AmountLabel, pd.Amount = "pay.send.rest", payment.TrimUnits(rest, m.Decimals)
 		pd.URI = walletURI(restURI(v.PaymentURI, units(v.AmountBaseUnits), rest, m.Decimals))
 	}
+	if !st.Open {
+		pd.URI = "" // the instructions are hidden: no QR code to draw
+	}
 	if pd.URI != "" {
 		qr, err := qrOf(string(pd.URI))
 		if err != nil {
