@@ -158,7 +158,7 @@ func (p *Page) route(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case !sub && get:
 		p.page(w, r, first)
-	case action == "live" && get:
+	case action == "live" && r.Method == http.MethodGet:
 		p.stream(w, r, first, client)
 	case action == "report" && r.Method == http.MethodPost:
 		p.report(w, r, first)
@@ -230,7 +230,10 @@ func (p *Page) report(w http.ResponseWriter, r *http.Request, token string) {
 	if !ok {
 		return
 	}
-	if _, err := p.in.Report(r.Context(), v.ID); err != nil {
+	if _, err := p.in.Report(r.Context(), v.ID); intents.KindOf(err) == intents.NotFound {
+		p.notFound(w, r)
+		return
+	} else if err != nil {
 		p.internal(w, r, err)
 		return
 	}
