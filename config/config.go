@@ -14,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/paywatch/paywatch/addresses"
 	"github.com/paywatch/paywatch/payment"
 )
 
@@ -466,6 +467,9 @@ func (c *Config) Validate() error {
 	if err := c.validateConsole(); err != nil {
 		return err
 	}
+	if err := c.validateProduction(); err != nil {
+		return err
+	}
 	if c.Events.MaxWaiters < 1 || c.Events.MaxWaiters > 100000 {
 		return invalid("events.max_waiters", "must be between 1 and 100000")
 	}
@@ -617,6 +621,59 @@ func (c *Config) validateNetwork(name payment.Network) error {
 		return invalid(f+".account_key", "is a PRIVATE extended key; paywatch is watch-only and needs the public key (xpub)")
 	}
 	return nil
+}
+
+// MainnetNetworks returns the enabled networks on chain mainnet, in
+// payment.Networks order: where real money is watched.
+func (c *Config) MainnetNetworks() []payment.Network {
+	var out []payment.Network
+	for _, n := range payment.Networks {
+		if nc := c.Networks[string(n)]; nc != nil && nc.Enabled && nc.Chain == "mainnet" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// validateProduction refuses, once any enabled network is on mainnet, the
+// settings that only make sense in the sandbox: an account key of a public
+// test mnemonic (its private keys are anyone's, so deposits to its
+// addresses are anyone's to take), static rates (a made-up price for real
+// payments) and one-time sign-in links (a session without an API key).
+func (c *Config) validateProduction() error {
+	mainnet := c.MainnetNetworks()
+	if len(mainnet) == 0 {
+		return nil
+	}
+	first := "networks." + string(mainnet[0]) + " is on chain: mainnet"
+	for _, n := range mainnet {
+		nc := c.Networks[string(n)]
+		if what, ok := addresses.WellKnownTestKey(nc.AccountKey); ok {
+			return invalid("networks."+string(n)+".account_key", "%s is the well-known test key %s: its private keys are public, "+
+				"so anyone can take what is paid to its addresses; chain: mainnet needs the account key of your own wallet",
+				abbreviate(nc.AccountKey), what)
+		}
+	}
+	for i, s := range c.Rates.Sources {
+		if s == "static" {
+			return invalid(fmt.Sprintf("rates.sources[%d]", i), "static prices are for the sandbox and tests, and %s: "+
+				"real payments would be quoted at a made-up rate; list live sources (coinbase, kraken, binance, coingecko)", first)
+		}
+	}
+	if c.Console.SignInLinks {
+		return invalid("console.signin_links", "one-time sign-in links are the sandbox's, and %s: "+
+			"they open a session without an API key; sign in with an API key instead", first)
+	}
+	return nil
+}
+
+// abbreviate shortens a public key for a message: its first and last
+// characters name it.
+func abbreviate(k string) string {
+	if len(k) <= 16 {
+		return k
+	}
+	return k[:8] + "…" + k[len(k)-6:]
 }
 
 // validateNotifyURL checks networks.<name>.notify_url by what the network's

@@ -97,6 +97,10 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (*daem
 	} else if n > 0 {
 		log.Info("migrations applied", "count", n)
 	}
+	if err := checkWellKnownPool(ctx, cfg, st); err != nil {
+		st.Close()
+		return nil, err
+	}
 	if err := d.wire(ctx); err != nil {
 		st.Close()
 		return nil, err
