@@ -336,7 +336,7 @@ func (d *daemon) scan(ctx context.Context, n payment.Network, src chains.Source,
 	defer lease.Release()
 	nc := d.cfg.Networks[string(n)]
 	keys := &ingest.Keys{Store: d.store}
-	sc := chains.NewScanner(chains.ScannerConfig{Network: n, PollInterval: nc.PollInterval.Duration,
+	sc := chains.NewScanner(chains.ScannerConfig{Network: n, Chain: nc.Chain, PollInterval: nc.PollInterval.Duration,
 		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, StartHeight: (*chains.Height)(nc.StartHeight),
 		Observe: d.metrics.observe(n)}, src, d.sink.ScannerSinks(), keys, d.watch[n], d.log)
 	g, gctx := errgroup.WithContext(ctx)
