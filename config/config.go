@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"reflect"
@@ -187,6 +189,11 @@ type Webhook struct {
 	URL string `yaml:"url"`
 	// SecretEnv names the environment variable holding the signing secret.
 	SecretEnv string `yaml:"secret_env"`
+	// NextSecretEnv names the variable holding the next secret during a
+	// rotation ("" when none): every delivery is then signed with both, so
+	// the receiver can switch at its own pace; afterwards the next secret
+	// moves to secret_env and this is emptied.
+	NextSecretEnv string `yaml:"next_secret_env"`
 	// Events filters event types; empty means all.
 	Events []string `yaml:"events"`
 	// Start is where a newly configured endpoint begins: "beginning" (the
@@ -486,11 +493,19 @@ func (c *Config) Validate() error {
 			return invalid(f+".name", "must be set and unique")
 		}
 		seen[w.Name] = true
-		if u, err := url.Parse(w.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return invalid(f+".url", "must be an http(s) URL")
+		u, err := url.Parse(w.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return invalid(f+".url", "must be an https URL (http only to this host)")
+		}
+		if u.Scheme == "http" && !LoopbackHost(u.Hostname()) {
+			return invalid(f+".url", "must be https: events are signed, not encrypted, and http to another host "+
+				"shows every payment on the way (http is accepted to this host only: 127.0.0.1, ::1, localhost)")
 		}
 		if w.SecretEnv == "" {
 			return invalid(f+".secret_env", "must name the environment variable holding the signing secret")
+		}
+		if w.NextSecretEnv == w.SecretEnv {
+			return invalid(f+".next_secret_env", "must name another variable than secret_env")
 		}
 		if w.Start != "" && w.Start != "beginning" && w.Start != "now" {
 			return invalid(f+".start", "must be beginning or now")
@@ -621,6 +636,23 @@ func (c *Config) validateNetwork(name payment.Network) error {
 		return invalid(f+".account_key", "is a PRIVATE extended key; paywatch is watch-only and needs the public key (xpub)")
 	}
 	return nil
+}
+
+// LoopbackHost reports whether host (a name or an IP, no port) is this
+// machine: localhost or a loopback address.
+func LoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	return err == nil && ip.IsLoopback()
+}
+
+// LoopbackAddr reports whether a listen address (host:port) listens on
+// this machine only; ":8080" and "0.0.0.0:8080" do not.
+func LoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	return err == nil && LoopbackHost(host)
 }
 
 // MainnetNetworks returns the enabled networks on chain mainnet, in

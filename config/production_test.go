@@ -100,3 +100,21 @@ func reencode(t *testing.T, key, version string) string {
 	}
 	return k.String()
 }
+
+// Webhooks go over https, except to this host (a receiver beside the
+// daemon): events are signed but not encrypted, and an http hop between
+// hosts shows every payment to whoever is on the path.
+func TestWebhookURLMustBeHTTPSOutsideLoopback(t *testing.T) {
+	hook := "\nwebhooks:\n  - {name: shop, url: %q, secret_env: SHOP_SECRET, next_secret_env: SHOP_NEXT}\n"
+	for _, ok := range []string{"https://shop.example/hook", "http://127.0.0.1:9000/hook", "http://localhost/hook", "http://[::1]:8000/h", "http://127.3.2.1/h"} {
+		if _, err := config.Parse(strings.NewReader(valid+fmt.Sprintf(hook, ok)), env(nil)); err != nil {
+			t.Errorf("webhook %s: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"http://shop.example/hook", "http://10.0.0.7/hook", "http://localhost.shop.example/h", "ftp://shop.example/h"} {
+		_, err := config.Parse(strings.NewReader(valid+fmt.Sprintf(hook, bad)), env(nil))
+		if !errors.Is(err, config.ErrInvalid) || !strings.Contains(err.Error(), "webhooks[0].url") || !strings.Contains(err.Error(), "https") {
+			t.Errorf("webhook %s: %v, want an error naming webhooks[0].url and https", bad, err)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/paywatch/paywatch/availability"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/webhooks"
 )
 
 // lagSample is one network's lag at one time.
@@ -217,11 +218,15 @@ func (c *Console) renderWebhooks(w http.ResponseWriter, r *http.Request, s *sess
 			c.internal(w, r, err)
 			return
 		}
+		e.URL, e.LastError = webhooks.RedactURL(e.URL), webhooks.RedactText(e.LastError)
 		d.Endpoints = append(d.Endpoints, endpointRow{E: e, Backlog: n})
 	}
 	if d.Log, err = c.store.WebhookAttempts(r.Context(), d.Endpoint, 0, 100); err != nil {
 		c.internal(w, r, err)
 		return
+	}
+	for i := range d.Log {
+		d.Log[i].Error = webhooks.RedactText(d.Log[i].Error)
 	}
 	if r.URL.Query().Get("done") == "redeliver" {
 		d.Done = "Redelivery scheduled for " + r.URL.Query().Get("name") + " from seq " + r.URL.Query().Get("from") + "."
