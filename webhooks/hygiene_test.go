@@ -145,10 +145,10 @@ func TestEndpointURLIsRedactedInRecordsAndLogs(t *testing.T) {
 // URL alone or inside a text.
 func TestRedactURL(t *testing.T) {
 	for in, want := range map[string]string{
-		"https://shop.example/hook":                       "https://shop.example/hook",
+		"https://shop.example/hook":                        "https://shop.example/hook",
 		"https://u:p@shop.example:8443/h?token=s&x=1#frag": "https://REDACTED@shop.example:8443/h?token=REDACTED&x=REDACTED",
-		"https://tok3n@shop.example/h":                    "https://REDACTED@shop.example/h",
-		"::not a url":                                     "(unparseable URL)",
+		"https://tok3n@shop.example/h":                     "https://REDACTED@shop.example/h",
+		"::not a url":                                      "(unparseable URL)",
 	} {
 		if got := webhooks.RedactURL(in); got != want {
 			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
