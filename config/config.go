@@ -27,6 +27,14 @@ var ErrInvalid = errors.New("invalid config")
 type Config struct {
 	// Listen is the HTTP listen address of the API.
 	Listen string `yaml:"listen"`
+	// AdminListen is a second listener serving /metrics and the console,
+	// and only them ("" = none: both are served on Listen). Keep it on
+	// loopback or a private interface.
+	AdminListen string `yaml:"admin_listen"`
+	// TrustedProxies are the proxies (IPs or CIDRs) whose X-Forwarded-For
+	// and X-Forwarded-Proto headers are believed; from any other peer they
+	// are ignored.
+	TrustedProxies []string `yaml:"trusted_proxies"`
 	// DatabaseURL is the PostgreSQL URL; PAYWATCH_DATABASE_URL overrides it.
 	DatabaseURL string `yaml:"database_url"`
 	// Instance names this instance in the status endpoint (leader); default
@@ -428,6 +436,22 @@ func (c *Config) Validate() error {
 	if c.Listen == "" {
 		return invalid("listen", "must not be empty")
 	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return invalid("listen", "must be host:port, like 127.0.0.1:8080")
+	}
+	if c.AdminListen != "" {
+		if _, _, err := net.SplitHostPort(c.AdminListen); err != nil {
+			return invalid("admin_listen", "must be host:port, like 127.0.0.1:9090, or empty")
+		}
+		if _, port, _ := net.SplitHostPort(c.AdminListen); c.AdminListen == c.Listen && port != "0" {
+			return invalid("admin_listen", "must differ from listen")
+		}
+	}
+	for i, p := range c.TrustedProxies {
+		if _, err := parseProxy(p); err != nil {
+			return invalid(fmt.Sprintf("trusted_proxies[%d]", i), "%q is not an IP address or a CIDR like 10.0.0.0/8", p)
+		}
+	}
 	if c.DatabaseURL == "" {
 		return invalid("database_url", "must be set (or PAYWATCH_DATABASE_URL)")
 	}
@@ -636,6 +660,31 @@ func (c *Config) validateNetwork(name payment.Network) error {
 		return invalid(f+".account_key", "is a PRIVATE extended key; paywatch is watch-only and needs the public key (xpub)")
 	}
 	return nil
+}
+
+// parseProxy parses a trusted proxy: an IP or a CIDR.
+func parseProxy(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		return p.Masked(), err
+	}
+	ip, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	ip = ip.Unmap()
+	return netip.PrefixFrom(ip, ip.BitLen()), nil
+}
+
+// Proxies returns TrustedProxies parsed (Validate has checked them).
+func (c *Config) Proxies() []netip.Prefix {
+	out := make([]netip.Prefix, 0, len(c.TrustedProxies))
+	for _, s := range c.TrustedProxies {
+		if p, err := parseProxy(s); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // LoopbackHost reports whether host (a name or an IP, no port) is this
