@@ -212,7 +212,9 @@ func (d *daemon) wire(ctx context.Context) error {
 }
 
 // metricsHandler serves the Prometheus registry.
-func (d *daemon) metricsHandler() http.Handler { return promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{}) }
+func (d *daemon) metricsHandler() http.Handler {
+	return promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{})
+}
 
 // adminHandler serves /metrics and the console on admin_listen.
 func (d *daemon) adminHandler() http.Handler {
