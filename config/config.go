@@ -70,9 +70,14 @@ type Console struct {
 	Enabled bool `yaml:"enabled"`
 	// SessionTTL is how long a sign-in lasts.
 	SessionTTL Duration `yaml:"session_ttl"`
-	// SecureCookies marks the session cookie Secure even when the request
-	// did not arrive over TLS (set it behind a TLS-terminating proxy).
-	SecureCookies bool `yaml:"secure_cookies"`
+	// SecureCookies marks the session cookie Secure (and names it with the
+	// __Host- prefix) whatever the request. Unset (the default): Secure
+	// unless the console listens on loopback. A request over TLS, or one a
+	// trusted proxy says came over https, always gets a Secure cookie.
+	SecureCookies *bool `yaml:"secure_cookies"`
+	// IdleTimeout ends a session unused this long (the pages' live refresh
+	// is not use), besides session_ttl.
+	IdleTimeout Duration `yaml:"idle_timeout"`
 	// SignInAttempts is how many failed sign-ins one client address may make
 	// per minute before it is refused for a minute.
 	SignInAttempts int `yaml:"signin_attempts"`
@@ -243,7 +248,8 @@ func Default() *Config {
 		Methods:      map[string]*Method{},
 		Networks:     map[string]*Network{},
 		LogLevel:     "info",
-		Console:      Console{Enabled: true, SessionTTL: Duration{12 * time.Hour}, SignInAttempts: 5, Explorers: map[string]string{}},
+		Console: Console{Enabled: true, SessionTTL: Duration{12 * time.Hour}, IdleTimeout: Duration{30 * time.Minute},
+			SignInAttempts: 5, Explorers: map[string]string{}},
 		Events:       Events{MaxWaiters: 2000, MaxWaitersPerKey: 200, PollInterval: Duration{5 * time.Second}},
 		Rates: Rates{
 			Sources:      []string{"coinbase", "kraken", "coingecko"},
@@ -543,6 +549,9 @@ func (c *Config) validateConsole() error {
 	if cc.SessionTTL.Duration < time.Minute || cc.SessionTTL.Duration > 30*24*time.Hour {
 		return invalid("console.session_ttl", "must be between 1m and 720h, got %s", cc.SessionTTL)
 	}
+	if cc.IdleTimeout.Duration < time.Minute || cc.IdleTimeout.Duration > cc.SessionTTL.Duration {
+		return invalid("console.idle_timeout", "must be between 1m and session_ttl (%s), got %s", cc.SessionTTL, cc.IdleTimeout)
+	}
 	if cc.SignInAttempts < 1 || cc.SignInAttempts > 1000 {
 		return invalid("console.signin_attempts", "must be between 1 and 1000")
 	}
@@ -745,7 +754,31 @@ func (c *Config) validateProduction() error {
 		return invalid("console.signin_links", "one-time sign-in links are the sandbox's, and %s: "+
 			"they open a session without an API key; sign in with an API key instead", first)
 	}
+	if sc := c.Console.SecureCookies; c.Console.Enabled && sc != nil && !*sc && !LoopbackAddr(c.ConsoleListen()) {
+		return invalid("console.secure_cookies", "is false on %s, which is not loopback, and %s: a session cookie "+
+			"sent over plain http is a finance clerk's key to whoever reads the traffic; terminate TLS in front "+
+			"and leave secure_cookies unset", c.ConsoleListen(), first)
+	}
 	return nil
+}
+
+// ConsoleListen is the address the console is served on: admin_listen
+// when set, else listen.
+func (c *Config) ConsoleListen() string {
+	if c.AdminListen != "" {
+		return c.AdminListen
+	}
+	return c.Listen
+}
+
+// ConsoleSecureCookies reports whether every console cookie is Secure:
+// console.secure_cookies when set, else whether the console listens
+// beyond loopback.
+func (c *Config) ConsoleSecureCookies() bool {
+	if sc := c.Console.SecureCookies; sc != nil {
+		return *sc
+	}
+	return !LoopbackAddr(c.ConsoleListen())
 }
 
 // abbreviate shortens a public key for a message: its first and last

@@ -237,7 +237,9 @@ func randomToken() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-func (c *Console) secure(r *http.Request) bool { return r.TLS != nil || c.cfg.Console.SecureCookies }
+func (c *Console) secure(r *http.Request) bool {
+	return r.TLS != nil || (c.cfg.Console.SecureCookies != nil && *c.cfg.Console.SecureCookies)
+}
 
 func setCookie(w http.ResponseWriter, secure bool, name, value string, maxAge time.Duration) {
 	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: "/console/", MaxAge: int(maxAge / time.Second),

@@ -66,7 +66,7 @@ func TestSessionCookieFlagsAndHashedStorage(t *testing.T) {
 	}
 
 	// Configured Secure (behind a TLS proxy).
-	sec := newSite(t, intentstest.WithConfig(func(c *config.Config) { c.Console.SecureCookies = true }))
+	sec := newSite(t, intentstest.WithConfig(func(c *config.Config) { on := true; c.Console.SecureCookies = &on }))
 	c2 := sec.client(t)
 	_, page = c2.get(t, "/console/signin")
 	resp, _ = c2.post(t, "/console/signin", url.Values{"csrf": {formCSRF(t, page)}, "api_key": {sec.Keys["finance"]}})
