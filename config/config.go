@@ -250,7 +250,7 @@ func Default() *Config {
 		LogLevel:     "info",
 		Console: Console{Enabled: true, SessionTTL: Duration{12 * time.Hour}, IdleTimeout: Duration{30 * time.Minute},
 			SignInAttempts: 5, Explorers: map[string]string{}},
-		Events:       Events{MaxWaiters: 2000, MaxWaitersPerKey: 200, PollInterval: Duration{5 * time.Second}},
+		Events: Events{MaxWaiters: 2000, MaxWaitersPerKey: 200, PollInterval: Duration{5 * time.Second}},
 		Rates: Rates{
 			Sources:      []string{"coinbase", "kraken", "coingecko"},
 			Refresh:      "@every 30s",
