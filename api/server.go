@@ -113,6 +113,20 @@ func New(opt Options) *Server {
 // LongPolls returns the number of event long-polls waiting now.
 func (s *Server) LongPolls() int { return s.feed.Waiting() }
 
+// ErrTooManyWaiters refuses a long-poll beyond the event feed's caps
+// (events.max_waiters, events.max_waiters_per_key); GET /v1/events answers
+// it with 429 rate_limited.
+var ErrTooManyWaiters = errTooManyWaiters
+
+// WaitEvents waits, as GET /v1/events?wait= does and under the same caps,
+// until an event after seq exists or ctx ends (nil either way). Beyond the
+// caps it fails at once with ErrTooManyWaiters. The console's live refresh
+// waits here.
+func (s *Server) WaitEvents(ctx context.Context, keyID string, seq int64) error {
+	_, err := s.feed.Wait(ctx, keyID, seq, nil, 1)
+	return err
+}
+
 // Run runs the reader that serves the event feed's long-polls until ctx
 // ends (a clean exit, nil). Waiting requests get an empty page then.
 func (s *Server) Run(ctx context.Context) error { return s.feed.Run(ctx) }

@@ -203,7 +203,7 @@ func (d *daemon) wire(ctx context.Context) error {
 	d.api = api.New(api.Options{Service: d.svc, Finance: d.finance, Reports: d.reports, Config: cfg, Status: d.nets, Log: d.log,
 		Metrics: apiMetrics})
 	if cfg.Console.Enabled {
-		if d.console, err = console.New(console.Options{Service: d.svc, Finance: d.finance, Reports: d.reports, Status: d.nets, Config: cfg, Log: d.log,
+		if d.console, err = console.New(console.Options{Service: d.svc, Finance: d.finance, Reports: d.reports, Status: d.nets, Config: cfg, Log: d.log, Events: d.api,
 			SignInLinks: cfg.Console.SignInLinks}); err != nil {
 			return err
 		}
