@@ -69,3 +69,25 @@ func TestAPIAnswersSayNosniff(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkReadyz measures /readyz over HTTP and the database connections
+// it takes per request (acquires/op): the answer is computed once a second
+// (the Env's clock stands still here, so once in all).
+func BenchmarkReadyz(b *testing.B) {
+	e := intentstest.New(b)
+	client := e.Server.Client()
+	before := e.Store.Pool().Stat().AcquireCount()
+	b.ResetTimer()
+	for range b.N {
+		resp, err := client.Get(e.Server.URL + "/readyz")
+		if err != nil {
+			b.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatalf("readyz: %d", resp.StatusCode)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(e.Store.Pool().Stat().AcquireCount()-before)/float64(b.N), "acquires/op")
+}

@@ -40,6 +40,10 @@ func TestMainnetRefusesTestSettings(t *testing.T) {
 	if _, err := config.Parse(strings.NewReader(mainnetWith("", "")), env(nil)); err != nil {
 		t.Fatalf("a production mainnet config: %v", err)
 	}
+	// Plain cookies on loopback (a proxy on this host adds TLS) are fine.
+	if _, err := config.Parse(strings.NewReader(mainnetWith("console: {signin_links: false}", "console: {secure_cookies: false}")), env(nil)); err != nil {
+		t.Fatalf("secure_cookies: false on loopback: %v", err)
+	}
 	sandboxETH := addresses.SandboxKeys[payment.Ethereum]
 	cases := []struct {
 		name, old, new string
@@ -53,6 +57,8 @@ func TestMainnetRefusesTestSettings(t *testing.T) {
 			[]string{"rates.sources", "static", "networks.ethereum", "mainnet"}},
 		{"sign-in links", "signin_links: false", "signin_links: true",
 			[]string{"console.signin_links", "networks.ethereum", "mainnet"}},
+		{"plain cookies off loopback", "console: {signin_links: false}", "listen: 0.0.0.0:8080\nconsole: {secure_cookies: false}",
+			[]string{"console.secure_cookies", "0.0.0.0:8080", "not loopback", "mainnet"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
