@@ -48,13 +48,15 @@ func (c *Client) ChainID(ctx context.Context) (uint64, error) {
 }
 
 // ClientVersion returns the node's software (web3_clientVersion), "" when
-// the node or its provider does not answer that method.
+// the node or its provider does not answer that method (a JSON-RPC error,
+// or an HTTP 4xx from a provider that filters methods).
 func (c *Client) ClientVersion(ctx context.Context) (string, error) {
 	var v string
 	err := c.rpc.CallContext(ctx, &v, "web3_clientVersion")
 	var rerr rpc.Error
-	if errors.As(err, &rerr) {
-		return "", nil // method not found or not allowed: nothing to learn
+	var herr rpc.HTTPError
+	if errors.As(err, &rerr) || (errors.As(err, &herr) && herr.StatusCode >= 400 && herr.StatusCode < 500) {
+		return "", nil // not found or not allowed: nothing to learn
 	}
 	if err != nil {
 		return "", classify(err, "web3_clientVersion")

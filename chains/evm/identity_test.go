@@ -2,7 +2,11 @@ package evm_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -120,5 +124,52 @@ func TestScannerStopsOnAnotherEthereumChain(t *testing.T) {
 	status, body := s.Do("POST", "/v1/intents", "storefront", map[string]string{"kind": "order", "reference": "ORD-SEP", "amount_usd": "5.00", "method": "ETH"})
 	if status != 503 || !strings.Contains(string(body), "critical") || !strings.Contains(string(body), "11155111") {
 		t.Fatalf("an ETH intent while the node is Sepolia's: %d %s", status, body)
+	}
+}
+
+// A provider that refuses web3_clientVersion (a JSON-RPC error, or HTTP
+// 403 from a method filter) leaves the software unknown: chain id 1 is then
+// mainnet. A provider failing outright (5xx) fails the check, to be asked
+// again.
+func TestClientVersionRefusedByAProvider(t *testing.T) {
+	for _, c := range []struct {
+		status int
+		body   string
+		ok     bool
+	}{
+		{200, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"the method web3_clientVersion does not exist/is not available"}}`, true},
+		{403, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32600,"message":"method not allowed"}}`, true},
+		{502, `bad gateway`, false},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var req struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			_ = json.NewDecoder(r.Body).Decode(&req)
+			w.Header().Set("Content-Type", "application/json")
+			switch req.Method {
+			case "eth_chainId":
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":"0x1"}`, req.ID)
+			case "eth_blockNumber":
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":"0x10"}`, req.ID)
+			default:
+				w.WriteHeader(c.status)
+				if strings.Contains(c.body, "%s") {
+					fmt.Fprintf(w, c.body, req.ID)
+				} else {
+					fmt.Fprint(w, c.body)
+				}
+			}
+		}))
+		client := newClient(t, srv.URL, evm.TraceOff, nil, nil)
+		err := client.VerifyChain(context.Background(), "mainnet")
+		if c.ok && err != nil {
+			t.Errorf("web3_clientVersion answered %d: %v, want chain id 1 accepted", c.status, err)
+		}
+		if !c.ok && (err == nil || errors.Is(err, chains.ErrWrongChain)) {
+			t.Errorf("web3_clientVersion answered %d: %v, want a failure to ask", c.status, err)
+		}
+		srv.Close()
 	}
 }
