@@ -28,7 +28,12 @@ func TestExampleParsesToTheDefaults(t *testing.T) {
 	}
 	d := config.Default()
 	d.DatabaseURL = c.DatabaseURL
-	if c.Deadline != d.Deadline || c.Listen != d.Listen || c.Rates.Refresh != d.Rates.Refresh ||
+	// The example listens where a container's published port arrives; the
+	// default is this host's loopback.
+	if c.Listen != "0.0.0.0:8080" || d.Listen != "127.0.0.1:8080" {
+		t.Fatalf("listen: example %q, default %q", c.Listen, d.Listen)
+	}
+	if c.Deadline != d.Deadline || c.Rates.Refresh != d.Rates.Refresh ||
 		!reflect.DeepEqual(c.TopupAmounts, d.TopupAmounts) || c.MaxBodyBytes != d.MaxBodyBytes || c.Events != d.Events {
 		t.Fatalf("example top-level settings differ from the defaults")
 	}
