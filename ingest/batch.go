@@ -61,7 +61,7 @@ func (s *Sink) ApplyBlocks(ctx context.Context, network payment.Network, bs []ch
 				if err != nil {
 					return fmt.Errorf("block %d: %w", b.Height, err)
 				}
-				m.intent(id)
+				m.intent(id...)
 			}
 		}
 		if err := s.confirm(ctx, tx, n, max(int64(tips.Node), height), int64(tips.Final), now, m); err != nil {

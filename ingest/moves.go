@@ -23,10 +23,12 @@ func newMoves() *moves {
 	return &moves{intents: map[string]bool{}, credited: map[string]bool{}}
 }
 
-// intent marks an intent to re-decide.
-func (m *moves) intent(id string) {
-	if id != "" {
-		m.intents[id] = true
+// intent marks intents to re-decide.
+func (m *moves) intent(ids ...string) {
+	for _, id := range ids {
+		if id != "" {
+			m.intents[id] = true
+		}
 	}
 }
 
@@ -34,8 +36,10 @@ func (m *moves) intent(id string) {
 func (m *moves) add(trs []store.Transfer) {
 	for _, t := range trs {
 		m.intent(t.IntentID)
-		if t.Resolution != nil && t.Resolution.Action == finance.ActionCreditAccount {
-			m.credited[t.ID] = true
+		for _, r := range t.Resolutions {
+			if r.Action == finance.ActionCreditAccount {
+				m.credited[t.ID] = true
+			}
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/addresses"
+	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/rates"
@@ -118,7 +119,7 @@ func New(opt Options) *Service {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{store: opt.Store, cfg: opt.Config, opt: opt, now: opt.Now, log: opt.Log.With("component", "intents"), topup: map[payment.Cents]bool{},
+	s := &Service{store: opt.Store, cfg: opt.Config, opt: opt, now: clock.Stored(opt.Now), log: opt.Log.With("component", "intents"), topup: map[payment.Cents]bool{},
 		wake: map[payment.Network]chan struct{}{},
 		next: map[payment.Network]*replenishRound{}, waiting: map[payment.Network]int{},
 		creations: map[payment.Network]*creationQueue{},
