@@ -200,8 +200,8 @@ func resolvable(ctx context.Context, tx *store.Tx, transferID string) (store.Tra
 	}
 	if tr.Unresolved().Sign() == 0 && (tr.Amount.Sign() > 0 || tr.Resolution != nil) {
 		r := tr.Resolution
-		return tr, intents.Fail(intents.Conflict, "transfer %s has nothing left to resolve: what does not pay intent %s is covered by finance's decisions (the last: %s by %s at %s); a decision is final",
-			tr.ID, tr.IntentID, r.Action, r.Actor, r.CreatedAt.UTC().Format(time.RFC3339))
+		return tr, intents.Fail(intents.Conflict, "transfer %s was already resolved (%s by %s at %s): no part of it is left undecided; a decision is final",
+			tr.ID, r.Action, r.Actor, r.CreatedAt.UTC().Format(time.RFC3339))
 	}
 	if tr.Classification == payment.Partial && tr.IntentID != "" && tr.Status != payment.TransferOrphaned {
 		// A part of a payment still in progress is not a finance item
