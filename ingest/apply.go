@@ -10,7 +10,6 @@ import (
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
-	"github.com/paywatch/paywatch/views"
 )
 
 // ErrCursorMoved is returned by ApplyBlock when the block does not extend
@@ -36,7 +35,7 @@ func (s *Sink) requiredFor(network string, asset payment.Asset, a store.Address)
 // decision touches: the one the stored transfer belongs to (finance may
 // have credited it to another intent than its address's) and its
 // address's.
-func (s *Sink) recordTransfer(ctx context.Context, tx *store.Tx, network string, t chains.Transfer, height *int64,
+func (s *Sink) recordTransfer(ctx context.Context, tx *store.Tx, m *moves, network string, t chains.Transfer, height *int64,
 	hash string, status payment.TransferStatus, seen, now time.Time) ([]string, error) {
 	a, err := tx.AddressByKey(ctx, network, t.Key)
 	if errors.Is(err, store.ErrNotFound) {
@@ -70,13 +69,10 @@ func (s *Sink) recordTransfer(ctx context.Context, tx *store.Tx, network string,
 		tx.AfterCommit(func() { s.counter.TransferRecorded(network, string(t.Asset)) })
 	}
 	if inserted && a.IntentID == "" {
-		tip, err := tx.NodeHeight(ctx, network)
-		if err != nil {
-			return nil, err
-		}
-		if err := tx.QueueAppendEvent(payment.EventTransferUnmatched, "", stored.ID, "", views.TransferOf(stored, tip), now); err != nil {
-			return nil, err
-		}
+		// A finance item from the start: announced once the transaction's
+		// confirmations are applied (settle), so that its body is what a
+		// read after the commit shows.
+		m.unknown = append(m.unknown, stored.ID)
 	}
 	return []string{stored.IntentID, a.IntentID}, nil
 }
@@ -181,7 +177,7 @@ func (s *Sink) applyPending(ctx context.Context, network payment.Network, pendin
 		keep := make([]string, 0, len(pending))
 		for _, t := range pending {
 			keep = append(keep, t.TxID)
-			ids, err := s.recordPending(ctx, tx, n, t, now)
+			ids, err := s.recordPending(ctx, tx, m, n, t, now)
 			if err != nil {
 				return err
 			}
@@ -200,7 +196,7 @@ func (s *Sink) applyPending(ctx context.Context, network payment.Network, pendin
 
 // recordPending records a mempool transfer unless it is already known in a
 // block; an orphaned one that is back in the mempool becomes pending again.
-func (s *Sink) recordPending(ctx context.Context, tx *store.Tx, network string, t chains.Transfer, now time.Time) ([]string, error) {
+func (s *Sink) recordPending(ctx context.Context, tx *store.Tx, m *moves, network string, t chains.Transfer, now time.Time) ([]string, error) {
 	existing, err := tx.TransferByKey(ctx, network, t.TxID, t.Index)
 	if err == nil {
 		if existing.Status != payment.TransferOrphaned {
@@ -209,5 +205,5 @@ func (s *Sink) recordPending(ctx context.Context, tx *store.Tx, network string, 
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
-	return s.recordTransfer(ctx, tx, network, t, nil, "", payment.TransferPending, now, now)
+	return s.recordTransfer(ctx, tx, m, network, t, nil, "", payment.TransferPending, now, now)
 }

@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/finance"
+	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
 )
 
 // moves collects what one chain-side transaction (blocks applied, tips,
@@ -17,6 +19,9 @@ import (
 type moves struct {
 	intents  map[string]bool
 	credited map[string]bool
+	// unknown are transfers to addresses without an intent recorded in
+	// this transaction: finance items, announced at its end.
+	unknown []string
 }
 
 func newMoves() *moves {
@@ -58,6 +63,19 @@ func (s *Sink) settle(ctx context.Context, tx *store.Tx, m *moves, now time.Time
 	sort.Strings(ids)
 	for _, id := range ids {
 		if err := s.credits.FollowChain(ctx, tx, id, now); err != nil {
+			return err
+		}
+	}
+	for _, id := range m.unknown {
+		t, err := tx.GetTransfer(ctx, id)
+		if err != nil {
+			return err
+		}
+		tip, err := tx.NodeHeight(ctx, t.Network)
+		if err != nil {
+			return err
+		}
+		if err := tx.QueueAppendEvent(payment.EventTransferUnmatched, "", t.ID, "", views.TransferOf(t, tip), now); err != nil {
 			return err
 		}
 	}

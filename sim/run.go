@@ -84,6 +84,11 @@ type run struct {
 	trace   []string
 	viol    []Violation
 	chk     checker
+	bodies  bodyCheck
+	// rebuilt: the rebuild wrote statuses without events; the lifecycle and
+	// event checks do not apply after it.
+	rebuilt bool
+	vmu     sync.Mutex // violate may be called from a concurrent debit's commit
 	// stopAfter: stop at the first violation.
 	stopAfter bool
 }
@@ -93,6 +98,8 @@ func (r *run) logf(format string, args ...any) {
 }
 
 func (r *run) violate(inv, format string, args ...any) {
+	r.vmu.Lock()
+	defer r.vmu.Unlock()
 	v := Violation{Step: r.step, Invariant: inv, Detail: fmt.Sprintf(format, args...)}
 	r.viol = append(r.viol, v)
 	r.trace = append(r.trace, "       !! "+v.String())
@@ -101,6 +108,8 @@ func (r *run) violate(inv, format string, args ...any) {
 // Run executes h on w and returns its violations and trace.
 func Run(w *world, h History) ([]Violation, []string) {
 	r := newRun(w, h)
+	w.cur.Store(r)
+	defer w.cur.Store(nil)
 	if !r.start() {
 		return r.viol, r.trace
 	}
@@ -114,9 +123,12 @@ func Run(w *world, h History) ([]Violation, []string) {
 			break
 		}
 	}
-	if len(r.viol) == 0 && h.Seed%8 == 0 {
+	if len(r.viol) == 0 && !*noRebuildFlag {
 		r.step = len(h.Actions) + 1
-		r.rescanAll()
+		r.rebuild()
+		if len(r.viol) == 0 {
+			r.check()
+		}
 	}
 	_, _ = w.e.Store.Pool().Exec(r.ctx, `DELETE FROM sim_faults`)
 	return r.viol, r.trace
@@ -137,10 +149,16 @@ func (r *run) start() bool {
 		return false
 	}
 	r.trace = append(r.trace, fmt.Sprintf("history seed=%d nets=%s steps=%d", h.Seed, netsString(h.Nets), len(h.Actions)))
+	r.useConfig()
 	for _, n := range h.Nets {
 		f := chainstest.NewFake(w.e.Clock.Now)
 		f.Mine(1)
-		if n == payment.Solana || n == payment.Tron {
+		switch n {
+		case payment.Solana, payment.Tron:
+			f.SetFinal(int(safetyDepth[n]))
+		case payment.Ethereum:
+			// A finalized tag as a node has it: what 0 confirmations
+			// (finality) waits for.
 			f.SetFinal(int(safetyDepth[n]))
 		}
 		r.nodes[n] = &node{f: f, cap: -1, broadcast: map[string]bool{}}
@@ -347,6 +365,8 @@ func (r *run) exec(a Action) {
 		r.logf("service restarts")
 	case Kill:
 		r.kill(n, a)
+	case RoundTrip:
+		r.roundTrip(n, nd, a)
 	}
 }
 
@@ -817,12 +837,33 @@ func (r *run) resolve(a Action) {
 	if len(pickFrom) == 0 || a.D%5 == 0 {
 		pickFrom = cs
 	}
+	// Sometimes an overpayment (its surplus) or a late payment (credited
+	// to its own intent): the decisions a round trip must give back.
+	prefer := map[int]string{0: "overpaid", 1: "late"}[a.C%5]
+	if prefer != "" {
+		var some []cand
+		for _, c := range pickFrom {
+			if c.class == prefer {
+				some = append(some, c)
+			}
+		}
+		if len(some) > 0 {
+			pickFrom = some
+		}
+	}
 	c := pickFrom[a.A%len(pickFrom)]
 	req := map[string]string{"note": "sim decision"}
 	actions := []string{finance.ActionCreditIntent, finance.ActionCreditAccount, finance.ActionRefunded, finance.ActionIgnore}
 	req["action"] = actions[a.B%4]
+	if prefer == "late" && c.class == "late" && a.B%2 == 0 {
+		req["action"] = finance.ActionCreditIntent
+		req["intent_id"] = c.intent
+	}
 	switch req["action"] {
 	case finance.ActionCreditIntent:
+		if req["intent_id"] != "" {
+			break
+		}
 		// Its own intent, another intent of the same payable, or any.
 		target := r.pick(a.C)
 		var own *intentRec

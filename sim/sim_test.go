@@ -23,6 +23,7 @@ var (
 	disableFlag   = flag.String("disable", "", "generator actions left out (comma-separated names); for CI only while a finding is open, see sim-findings")
 	shrinkFlag    = flag.Bool("shrink", true, "shrink a failing history to fewer steps")
 	allFlag       = flag.Bool("all", false, "keep going after a failing history: report one shrunk example per broken invariant")
+	noRebuildFlag = flag.Bool("no-rebuild", false, "skip the rebuild at the end of every history")
 )
 
 func disabledKinds(t *testing.T) map[Kind]bool {
