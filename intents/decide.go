@@ -151,12 +151,8 @@ func (dc *payableDecision) decide(now time.Time) {
 		}
 		trs[i] = make([]matcher.Transfer, len(dc.matched[i]))
 		for j, t := range dc.matched[i] {
-			recorded := t.CreatedAt
-			if at := t.CreditedAt(); t.Credited && at != nil {
-				recorded = *at // it counts for the intent from finance's decision on
-			}
 			trs[i][j] = matcher.Transfer{Asset: payment.Asset(t.Asset), Amount: t.Amount, FirstSeen: t.FirstSeenAt,
-				Recorded: recorded, Confirmed: t.Status == payment.TransferConfirmed, Orphaned: t.Status == payment.TransferOrphaned,
+				Order: t.CountsFrom(), Confirmed: t.Status == payment.TransferConfirmed, Orphaned: t.Status == payment.TransferOrphaned,
 				Credited: t.Credited, Resolved: t.Resolved}
 		}
 	}
@@ -246,19 +242,7 @@ func (dc *payableDecision) replace(i int, t store.Transfer) {
 
 // sortRecorded orders transfers as TransfersOfIntents does.
 func sortRecorded(trs []store.Transfer) {
-	sort.SliceStable(trs, func(a, b int) bool {
-		x, y := trs[a], trs[b]
-		if !x.CreatedAt.Equal(y.CreatedAt) {
-			return x.CreatedAt.Before(y.CreatedAt)
-		}
-		if x.Network != y.Network {
-			return x.Network < y.Network
-		}
-		if x.TxID != y.TxID {
-			return x.TxID < y.TxID
-		}
-		return x.Index < y.Index
-	})
+	sort.SliceStable(trs, func(a, b int) bool { return trs[a].Recorded < trs[b].Recorded })
 }
 
 // writeDecision writes the decision: each transfer's class and settled

@@ -551,3 +551,36 @@ func TestSurplusOfACreditedLateOverpaymentStaysForFinance(t *testing.T) {
 		t.Fatalf("the transfer is still unresolved after its surplus was decided")
 	}
 }
+
+// A paid top-up decided again (a duplicate payment, a finance decision on
+// it, the sweep, a restart's rescan) stays credited exactly once: the
+// credit follows the decision, it is not added by it (issue 21: loosening
+// the credit-once guard passed every test before).
+func TestRedecidingAPaidTopupCreditsItOnce(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Ethereum), intentstest.WithConfig(smallDepths))
+	eth := payment.Ethereum
+	x := e.CreateIntent("topup", "TOP-ONCE", "cust-once", "100.00", "ETH")
+	send(t, e, x, intentstest.Units(x.AmountBaseUnits), "once-1")
+	e.Chains[eth].Mine(2)
+	e.Sync(eth)
+	if v := e.Intent(x.ID); v.Status != "paid" {
+		t.Fatalf("top-up: %s", v.Status)
+	}
+	dup := send(t, e, x, intentstest.Units(x.AmountBaseUnits), "once-2")
+	e.Chains[eth].Mine(2)
+	e.Sync(eth)
+	resolveOK(t, e, transferOf(t, e.Intent(x.ID), dup.TxID).ID, map[string]string{"action": "ignore", "note": "paid twice, sent back by hand"})
+	if _, err := e.Service.Sweep(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Store.RequestRescan(context.Background(), "ethereum", 1, e.Clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	e.Sync(eth)
+	if types := e.CheckLedger("cust-once"); len(types) != 1 || types[0] != "credit" {
+		t.Fatalf("ledger %v, want one credit", types)
+	}
+	if b := e.Balance("cust-once"); b.AvailableUSD != "100.00" {
+		t.Fatalf("balance %s", b.AvailableUSD)
+	}
+}

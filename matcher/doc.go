@@ -20,9 +20,8 @@
 //     a parameter), keep no state between calls and never modify their
 //     arguments. They are safe for concurrent use.
 //   - Deterministic: the decision depends only on the facts; transfers are
-//     counted in the order they were recorded (Transfer.Recorded), ties in
-//     input order, so the input order matters only between transfers
-//     recorded at the same instant.
+//     counted in the order they were recorded (Transfer.Order, a sequence),
+//     ties in input order.
 //   - Exact: amounts are *big.Int base units, never floats. The decision's
 //     integers are never nil and belong to the caller.
 //   - Total: malformed input (nil or negative amounts) never panics; such a

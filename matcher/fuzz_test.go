@@ -45,7 +45,7 @@ func FuzzDecide(f *testing.F) {
 				Asset:     assets[(data[0]>>3)&3],
 				Amount:    big.NewInt(int64(data[1])<<8 | int64(data[2])),
 				FirstSeen: seen,
-				Recorded:  seen.Add(time.Duration(data[4]) * time.Minute),
+				Order:     orderAt(seen) + 60*int64(data[4]),
 				Confirmed: data[0]&1 != 0,
 				Orphaned:  data[0]&2 != 0,
 				Credited:  data[0]&4 != 0,

@@ -1,6 +1,7 @@
 package matcher
 
 import (
+	"cmp"
 	"math/big"
 	"slices"
 	"time"
@@ -47,11 +48,12 @@ type Transfer struct {
 	// FirstSeen is when the transfer was first seen, in the mempool or in a
 	// block: what the deadline is checked against.
 	FirstSeen time.Time
-	// Recorded is when paywatch first recorded the transfer, or when
-	// finance credited it to the intent: counting transfers add up in this
-	// order (ties in input order), and a payable's first complete payment
-	// is the one completed first in it.
-	Recorded time.Time
+	// Order is where the transfer stands in the order paywatch recorded
+	// transfers, or, credited to the intent by finance, where the credit
+	// stands in it (one sequence for both): counting transfers add up in
+	// this order (ties in input order), and a payable's first complete
+	// payment is the one completed first in it.
+	Order int64
 	// Confirmed is true once the transfer has its required confirmations.
 	Confirmed bool
 	// Orphaned is true when a reorg removed the transfer, or it vanished from
@@ -93,9 +95,9 @@ type Decision struct {
 	Surplus *big.Int
 	// Classes holds one classification per input transfer, in input order.
 	Classes []payment.Classification
-	// Completed is when the paying set was completed: the Recorded time of
-	// its last member (zero when the set is not complete).
-	Completed time.Time
+	// Completed is the Order of the transfer that completed the paying set
+	// (0 when the set is not complete).
+	Completed int64
 	// Settled holds, per input transfer, the part of its amount that pays
 	// the intent: all of what counts of a Settles transfer, what the amount
 	// still needed of an Overpaid one, 0 for any other. Never nil.
@@ -276,8 +278,8 @@ type paying struct {
 	member   []bool
 	settled  []*big.Int
 	complete bool
-	// completed is the Recorded time of the member that completed the set.
-	completed time.Time
+	// completed is the Order of the member that completed the set.
+	completed int64
 	// confirmed is true when every member is confirmed.
 	confirmed bool
 }
@@ -311,7 +313,7 @@ func payingSet(in *Intent, transfers []Transfer, classes []payment.Classificatio
 		sum.Add(sum, counted[i])
 		p.confirmed = p.confirmed && transfers[i].Confirmed
 		if sum.Cmp(required) >= 0 {
-			p.complete, p.completed = true, transfers[i].Recorded
+			p.complete, p.completed = true, transfers[i].Order
 		}
 	}
 	if !p.complete {
@@ -352,19 +354,18 @@ func status(in *Intent, set paying, counting, elsewhere int, now time.Time) paym
 	return payment.IntentAwaiting
 }
 
-// order returns the transfer indices in Recorded order, ties in input
-// order.
+// order returns the transfer indices in Order, ties in input order.
 func order(transfers []Transfer) []int {
 	out := make([]int, len(transfers))
 	sorted := true
 	for i := range transfers {
 		out[i] = i
-		if i > 0 && transfers[i].Recorded.Before(transfers[i-1].Recorded) {
+		if i > 0 && transfers[i].Order < transfers[i-1].Order {
 			sorted = false
 		}
 	}
 	if !sorted {
-		slices.SortStableFunc(out, func(a, b int) int { return transfers[a].Recorded.Compare(transfers[b].Recorded) })
+		slices.SortStableFunc(out, func(a, b int) int { return cmp.Compare(transfers[a].Order, transfers[b].Order) })
 	}
 	return out
 }
@@ -423,7 +424,7 @@ func DecidePayable(p Payable, intents []Intent, transfers [][]Transfer, now time
 	} else {
 		first := -1
 		for i, d := range ds {
-			if d.Complete && (first < 0 || d.Completed.Before(ds[first].Completed)) {
+			if d.Complete && (first < 0 || d.Completed < ds[first].Completed) {
 				first = i
 			}
 		}

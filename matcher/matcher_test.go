@@ -32,17 +32,21 @@ func usdt100() Intent {
 
 func with(in Intent, f func(*Intent)) Intent { f(&in); return in }
 
-// tx is a transfer first seen and recorded at seen.
+// tx is a transfer first seen at seen, recorded in that order (the
+// second it was seen at).
 func tx(amount int64, seen time.Time) Transfer {
-	return Transfer{Asset: payment.USDT, Amount: big.NewInt(amount), FirstSeen: seen, Recorded: seen}
+	return Transfer{Asset: payment.USDT, Amount: big.NewInt(amount), FirstSeen: seen, Order: orderAt(seen)}
 }
+
+// orderAt is a record order for an instant: its second.
+func orderAt(at time.Time) int64 { return at.Unix() }
 
 func conf(t Transfer) Transfer                                      { t.Confirmed = true; return t }
 func credited(t Transfer) Transfer                                  { t.Credited = true; return t }
 func orphan(t Transfer) Transfer                                    { t.Orphaned = true; return t }
 func resolved(t Transfer, n int64) Transfer                         { t.Resolved = big.NewInt(n); return t }
 func asset(t Transfer, a payment.Asset) Transfer                    { t.Asset = a; return t }
-func recorded(t Transfer, at time.Time) Transfer                    { t.Recorded = at; return t }
+func recorded(t Transfer, at time.Time) Transfer                    { t.Order = orderAt(at); return t }
 func classes(cs ...payment.Classification) []payment.Classification { return cs }
 
 const (
@@ -327,7 +331,7 @@ func randomPayable(r *rand.Rand) (Payable, []Intent, [][]Transfer, time.Time) {
 func randomTransfer(r *rand.Rand) Transfer {
 	seen := deadline.Add(time.Duration(r.IntN(60)-50) * time.Minute)
 	t := Transfer{Asset: []payment.Asset{payment.USDT, payment.USDT, payment.USDT, payment.USDC}[r.IntN(4)],
-		Amount: big.NewInt(int64(r.IntN(160))), FirstSeen: seen, Recorded: seen.Add(time.Duration(r.IntN(5)) * time.Minute),
+		Amount: big.NewInt(int64(r.IntN(160))), FirstSeen: seen, Order: orderAt(seen) + 60*int64(r.IntN(5)),
 		Confirmed: r.IntN(3) > 0, Orphaned: r.IntN(6) == 0, Credited: r.IntN(8) == 0}
 	if r.IntN(5) == 0 {
 		t.Resolved = big.NewInt(int64(r.IntN(int(t.Amount.Int64()) + 1)))
@@ -348,7 +352,7 @@ func checkPayable(t *testing.T, p Payable, ins []Intent, trs [][]Transfer, now t
 	first := -1
 	if payer < 0 && !p.PaidByDebit {
 		for i, d := range ds {
-			if d.Complete && (first < 0 || d.Completed.Before(ds[first].Completed)) {
+			if d.Complete && (first < 0 || d.Completed < ds[first].Completed) {
 				first = i
 			}
 		}
@@ -433,8 +437,8 @@ func TestDecideHugeAmounts(t *testing.T) {
 	rest := new(big.Int).Sub(huge, half)
 	rest.Add(rest, big.NewInt(3))
 	tr := []Transfer{
-		{Asset: payment.Native, Amount: half, FirstSeen: early, Recorded: early, Confirmed: true},
-		{Asset: payment.Native, Amount: rest, FirstSeen: middle, Recorded: middle, Confirmed: true},
+		{Asset: payment.Native, Amount: half, FirstSeen: early, Order: 1, Confirmed: true},
+		{Asset: payment.Native, Amount: rest, FirstSeen: middle, Order: 2, Confirmed: true},
 	}
 	d := decideChecked(t, in, tr, before)
 	if d.Status != payment.IntentPaid || !slices.Equal(d.Classes, classes(S, O)) {
@@ -614,7 +618,7 @@ func checkDecision(in Intent, tr []Transfer, now time.Time, d Decision) error {
 func distinctRecorded(tr []Transfer) bool {
 	for i := range tr {
 		for j := range i {
-			if tr[i].Recorded.Equal(tr[j].Recorded) {
+			if tr[i].Order == tr[j].Order {
 				return false
 			}
 		}
@@ -649,8 +653,8 @@ func fmtIntent(in Intent) string {
 func fmtTransfers(tr []Transfer) string {
 	s := "["
 	for _, x := range tr {
-		s += fmt.Sprintf("{%s %v seen=%s rec=%s conf=%v orph=%v cred=%v res=%v} ",
-			x.Asset, x.Amount, x.FirstSeen.Format(time.RFC3339Nano), x.Recorded.Format(time.RFC3339Nano), x.Confirmed, x.Orphaned, x.Credited, x.Resolved)
+		s += fmt.Sprintf("{%s %v seen=%s order=%d conf=%v orph=%v cred=%v res=%v} ",
+			x.Asset, x.Amount, x.FirstSeen.Format(time.RFC3339Nano), x.Order, x.Confirmed, x.Orphaned, x.Credited, x.Resolved)
 	}
 	return s + "]"
 }

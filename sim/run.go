@@ -105,6 +105,9 @@ func (r *run) violate(inv, format string, args ...any) {
 	r.trace = append(r.trace, "       !! "+v.String())
 }
 
+// rebuildEnabled ends every history with a rebuild (off with -no-rebuild).
+var rebuildEnabled = true
+
 // Run executes h on w and returns its violations and trace.
 func Run(w *world, h History) ([]Violation, []string) {
 	r := newRun(w, h)
@@ -123,7 +126,7 @@ func Run(w *world, h History) ([]Violation, []string) {
 			break
 		}
 	}
-	if len(r.viol) == 0 && !*noRebuildFlag {
+	if len(r.viol) == 0 && rebuildEnabled {
 		r.step = len(h.Actions) + 1
 		r.rebuild()
 		if len(r.viol) == 0 {

@@ -48,6 +48,7 @@ func disabledKinds(t *testing.T) map[Kind]bool {
 // with the seed, the replay command and the trace of the first history
 // that breaks an invariant.
 func TestSim(t *testing.T) {
+	rebuildEnabled = !*noRebuildFlag
 	disabled := disabledKinds(t)
 	if *seedFlag != 0 {
 		w := newWorld(t)

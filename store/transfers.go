@@ -34,6 +34,9 @@ type Transfer struct {
 	NotifiedClass         payment.Classification
 	CreatedAt             time.Time
 	UpdatedAt             time.Time
+	// Recorded is where the transfer stands in the order paywatch recorded
+	// transfers in (a sequence shared with credit_intent decisions).
+	Recorded int64
 	// Settled is the part of Amount that pays its intent (the matcher's
 	// decision); Resolved the part finance's live decisions other than
 	// credit_intent cover. Amount − Settled − Resolved is unresolved.
@@ -61,15 +64,16 @@ func (t Transfer) Unresolved() *big.Int {
 	return u
 }
 
-// CreditedAt is when finance credited the transfer to its intent (its live
-// credit_intent decision), nil when it did not.
-func (t Transfer) CreditedAt() *time.Time {
+// CountsFrom is where the transfer stands in the record order for its
+// intent: where it was recorded, or, credited by finance, where its live
+// credit_intent decision was.
+func (t Transfer) CountsFrom() int64 {
 	for i := range t.Resolutions {
-		if r := &t.Resolutions[i]; r.Action == "credit_intent" {
-			return &r.CreatedAt
+		if r := &t.Resolutions[i]; r.Action == "credit_intent" && t.Credited {
+			return r.Recorded
 		}
 	}
-	return nil
+	return t.Recorded
 }
 
 // Resolution is finance's decision on a transfer.
@@ -87,18 +91,20 @@ type Resolution struct {
 	// credit_intent, which makes the transfer count for an intent instead).
 	Covers    *big.Int
 	CreatedAt time.Time
+	// Recorded is where the decision stands in the record order.
+	Recorded int64
 }
 
 // resolutionsJSON aggregates a transfer's live resolutions, oldest first.
 const resolutionsJSON = `(SELECT json_agg(json_build_object('seq', r.seq, 'action', r.action, 'note', r.note, 'actor', r.actor,
 		'intent_id', r.intent_id, 'account', r.account, 'amount_cents', r.amount_cents, 'refund_txid', r.refund_txid,
-		'covers', r.covers::text, 'created_at', r.created_at) ORDER BY r.seq)
+		'covers', r.covers::text, 'created_at', r.created_at, 'recorded', r.recorded) ORDER BY r.seq)
 	FROM resolutions r WHERE r.transfer_id = t.id AND r.voided_at IS NULL)`
 
 const transferColumns = `t.id, t.network, t.txid, t.idx, t.asset, t.address, t.address_key, t.amount::text,
 	coalesce(t.intent_id, ''), t.block_height, coalesce(t.block_hash, ''), t.first_seen_at, t.status,
 	t.confirmations_required, t.confirmed_at, t.classification, t.credited, coalesce(t.notified_class, ''), t.created_at, t.updated_at,
-	t.settled::text, t.resolved::text, ` + resolutionsJSON
+	t.recorded, t.settled::text, t.resolved::text, ` + resolutionsJSON
 
 const transferFrom = ` FROM transfers t `
 
@@ -114,6 +120,7 @@ type resolutionRow struct {
 	RefundTxID  *string   `json:"refund_txid"`
 	Covers      *string   `json:"covers"`
 	CreatedAt   time.Time `json:"created_at"`
+	Recorded    int64     `json:"recorded"`
 }
 
 func scanTransfer(row pgx.Row) (Transfer, error) {
@@ -123,7 +130,7 @@ func scanTransfer(row pgx.Row) (Transfer, error) {
 	err := row.Scan(&tr.ID, &tr.Network, &tr.TxID, &tr.Index, &tr.Asset, &tr.Address, &tr.AddressKey, &amount,
 		&tr.IntentID, &tr.BlockHeight, &tr.BlockHash, &tr.FirstSeenAt, &tr.Status,
 		&tr.ConfirmationsRequired, &tr.ConfirmedAt, &tr.Classification, &tr.Credited, &tr.NotifiedClass, &tr.CreatedAt, &tr.UpdatedAt,
-		&settled, &resolved, &res)
+		&tr.Recorded, &settled, &resolved, &res)
 	if err != nil {
 		return Transfer{}, translate(err)
 	}
@@ -143,7 +150,8 @@ func scanTransfer(row pgx.Row) (Transfer, error) {
 		}
 		for _, r := range rows {
 			v := Resolution{Seq: r.Seq, Action: r.Action, Note: r.Note, Actor: r.Actor, IntentID: deref(r.IntentID),
-				Account: deref(r.Account), AmountCents: r.AmountCents, RefundTxID: deref(r.RefundTxID), CreatedAt: r.CreatedAt.UTC()}
+				Account: deref(r.Account), AmountCents: r.AmountCents, RefundTxID: deref(r.RefundTxID), CreatedAt: r.CreatedAt.UTC(),
+				Recorded: r.Recorded}
 			if r.Covers != nil {
 				if v.Covers, err = parseNum(*r.Covers); err != nil {
 					return Transfer{}, err
@@ -347,10 +355,10 @@ func (t *Tx) SetNotified(ctx context.Context, id string, class payment.Classific
 }
 
 // TransfersOfIntents returns the transfers of the given intents, in the
-// order they were recorded (then by natural key).
+// order they were recorded.
 func (t *Tx) TransfersOfIntents(ctx context.Context, ids []string) ([]Transfer, error) {
 	rows, err := t.tx.Query(ctx, `SELECT `+transferColumns+transferFrom+`WHERE t.intent_id = ANY($1)
-		ORDER BY t.created_at, t.network, t.txid, t.idx`, ids)
+		ORDER BY t.recorded`, ids)
 	if err != nil {
 		return nil, translate(err)
 	}

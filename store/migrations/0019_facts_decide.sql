@@ -49,6 +49,25 @@ UPDATE transfers t SET resolved = LEAST(t.amount - t.settled, r.covered)
     WHERE r.transfer_id = t.id;
 ALTER TABLE transfers ADD CONSTRAINT transfers_parts_within_amount CHECK (settled + resolved <= amount);
 
+-- The order paywatch recorded transfers in, and credited them to an intent
+-- in: one sequence for both (a credited transfer counts for its intent from
+-- its credit on). Counting transfers add up in this order, and a payable's
+-- first complete payment is the one completed first in it; a timestamp
+-- ties within a transaction and may run backwards with the wall clock.
+CREATE SEQUENCE record_order;
+ALTER TABLE transfers ADD COLUMN recorded BIGINT;
+ALTER TABLE resolutions ADD COLUMN recorded BIGINT;
+CREATE TEMPORARY TABLE record_order_0019 ON COMMIT DROP AS
+    SELECT kind, key, row_number() OVER (ORDER BY created_at, kind DESC, key) AS n FROM (
+        SELECT 'transfer' AS kind, id AS key, created_at FROM transfers
+        UNION ALL SELECT 'resolution', lpad(seq::text, 20, '0'), created_at FROM resolutions) x;
+UPDATE transfers t SET recorded = o.n FROM record_order_0019 o WHERE o.kind = 'transfer' AND o.key = t.id;
+UPDATE resolutions r SET recorded = o.n FROM record_order_0019 o WHERE o.kind = 'resolution' AND o.key = lpad(r.seq::text, 20, '0');
+SELECT setval('record_order', (SELECT count(*) + 1 FROM record_order_0019), false);
+ALTER TABLE transfers ALTER COLUMN recorded SET DEFAULT nextval('record_order'), ALTER COLUMN recorded SET NOT NULL;
+ALTER TABLE resolutions ALTER COLUMN recorded SET DEFAULT nextval('record_order'), ALTER COLUMN recorded SET NOT NULL;
+CREATE INDEX transfers_intent_recorded ON transfers (intent_id, recorded);
+
 -- Several decisions per transfer; one live credit_intent at most.
 DROP INDEX resolutions_one_live;
 CREATE UNIQUE INDEX resolutions_one_live_credit ON resolutions (transfer_id) WHERE voided_at IS NULL AND action = 'credit_intent';
