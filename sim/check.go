@@ -38,6 +38,8 @@ var Invariants = []string{
 	"a rebuild from the chains and the recorded facts reaches the same books",
 	"every event body equals the API's answer right after the commit that wrote it",
 	"any config validation accepts confirms every payment",
+	"what the reconciliation counts resolved is what finance's decisions covered, to the base unit",
+	"deciding every payable again changes nothing: the books are up to date with the facts",
 }
 
 // Indexes of the invariants of issue 21 in Invariants.
@@ -46,6 +48,8 @@ const (
 	invRebuild   = 17
 	invBodies    = 18
 	invConfirm   = 19
+	invCovers    = 20
+	invUpToDate  = 21
 )
 
 // edges are the lifecycle's direct transitions (DESIGN.md), as events must
@@ -653,6 +657,19 @@ func (r *run) checkRecon(s *state) {
 			all[m] = new(big.Int)
 		}
 		all[m].Add(all[m], t.amount)
+	}
+	for _, row := range rep.Rows {
+		if row.Excluded {
+			continue
+		}
+		want := r.covered[row.TransferID]
+		if want == nil {
+			want = new(big.Int)
+		}
+		if got := rowResolved(row); got.Cmp(want) != 0 {
+			r.violate(Invariants[invCovers], "transfer %s (%s, %s): the reconciliation counts %s resolved, finance's decisions covered %s",
+				row.TransferID, row.Classification, row.Status, got, want)
+		}
 	}
 	if len(rep.Rows) != len(s.transfers) {
 		r.violate(Invariants[7], "reconciliation lists %d transfers, %d are recorded", len(rep.Rows), len(s.transfers))

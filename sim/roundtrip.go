@@ -287,3 +287,35 @@ func (r *run) decideAll(ctx context.Context) error {
 	rows.Close()
 	return r.w.decideAll(ctx, ids)
 }
+
+// checkUpToDate decides every payable again and checks that nothing
+// changes (no book, no event): every decision already follows from the
+// facts as they are (a finance decision that did not decide its intent
+// again at once is found here).
+func (r *run) checkUpToDate(why string) {
+	before, err := r.books()
+	if err != nil {
+		r.violate("harness", "books: %v", err)
+		return
+	}
+	var seq int64
+	_ = r.w.e.Store.Pool().QueryRow(r.ctx, `SELECT coalesce(max(seq), 0) FROM events`).Scan(&seq)
+	if err := r.decideAll(r.ctx); err != nil {
+		r.violate("harness", "decide every payable: %v", err)
+		return
+	}
+	after, err := r.books()
+	if err != nil {
+		r.violate("harness", "books: %v", err)
+		return
+	}
+	if d := before.diff(after, nil); d != "" {
+		r.violate(Invariants[invUpToDate], "%s: %s", why, d)
+		return
+	}
+	var n int64
+	_ = r.w.e.Store.Pool().QueryRow(r.ctx, `SELECT count(*) FROM events WHERE seq > $1`, seq).Scan(&n)
+	if n > 0 {
+		r.violate(Invariants[invUpToDate], "%s: deciding again wrote %d events", why, n)
+	}
+}
