@@ -175,6 +175,12 @@ func baseConfig(c *config.Config) histConfig {
 // as of the clock.
 func (w *world) decideAll(ctx context.Context, ids []string) error {
 	now := w.e.Clock.Now().UTC().Truncate(time.Microsecond)
+	type all interface {
+		RedecideAll(context.Context, *store.Tx, []string, time.Time) error
+	}
+	if d, ok := any(w.e.Service).(all); ok {
+		return w.e.Store.InTx(ctx, func(tx *store.Tx) error { return d.RedecideAll(ctx, tx, ids, now) })
+	}
 	return w.e.Store.InTx(ctx, func(tx *store.Tx) error {
 		for _, id := range ids {
 			if err := w.e.Service.Redecide(ctx, tx, id, now); err != nil {
