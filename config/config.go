@@ -584,8 +584,16 @@ func (c *Config) validateMethod(name string) error {
 		if _, err := payment.ParseUSD(m.LargeAmountUSD); err != nil {
 			return invalid(f+".large_amount_usd", "%v", err)
 		}
-		if m.LargeConfirmations == nil || *m.LargeConfirmations < 0 {
+		if m.LargeConfirmations == nil {
 			return invalid(f+".large_confirmations", "must be set when large_amount_usd is")
+		}
+		if *m.LargeConfirmations < 0 || *m.LargeConfirmations > 10000 {
+			return invalid(f+".large_confirmations", "must be between 0 and 10000")
+		}
+		if (info.Network == payment.Bitcoin || info.Network == payment.Litecoin) && *m.LargeConfirmations == 0 {
+			// A large payment would confirm with 0 blocks: at once, in the
+			// mempool, on a chain where nothing is ever final.
+			return invalid(f+".large_confirmations", "must be at least 1: %s has no finality marker", info.Network)
 		}
 	}
 	if m.DisplayDecimals == nil || *m.DisplayDecimals < 0 || *m.DisplayDecimals > info.Decimals {

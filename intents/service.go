@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/addresses"
+	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/rates"
@@ -118,7 +119,7 @@ func New(opt Options) *Service {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{store: opt.Store, cfg: opt.Config, opt: opt, now: opt.Now, log: opt.Log.With("component", "intents"), topup: map[payment.Cents]bool{},
+	s := &Service{store: opt.Store, cfg: opt.Config, opt: opt, now: clock.Stored(opt.Now), log: opt.Log.With("component", "intents"), topup: map[payment.Cents]bool{},
 		wake: map[payment.Network]chan struct{}{},
 		next: map[payment.Network]*replenishRound{}, waiting: map[payment.Network]int{},
 		creations: map[payment.Network]*creationQueue{},
@@ -339,7 +340,7 @@ func (s *Service) intentFor(p store.Payable, info payment.MethodInfo, renewedFro
 	in := store.Intent{
 		ID: store.NewID("pi"), PayableID: p.ID, Kind: p.Kind, Reference: p.Reference, Account: p.Account,
 		AmountCents: p.AmountCents, Method: string(info.Method), Network: string(info.Network), Asset: string(info.Asset),
-		Amount: amount, Tolerance: tol, DustMin: dust, Rate: q.Decimal(), RateSources: q.Sources, RateAt: q.At.UTC(),
+		Amount: amount, Tolerance: tol, DustMin: dust, Rate: q.Decimal(), RateSources: q.Sources, RateAt: q.At.UTC().Truncate(time.Microsecond), // as stored
 		ExpiresAt: now.Add(s.cfg.Deadline.Duration), Status: payment.IntentAwaiting,
 		ConfirmationsRequired: s.cfg.MethodConfirmations(info.Method, payment.Cents(p.AmountCents)),
 		RenewedFrom:           renewedFrom, CreatedAt: now, UpdatedAt: now,

@@ -23,6 +23,8 @@ var (
 	disableFlag   = flag.String("disable", "", "generator actions left out (comma-separated names); for CI only while a finding is open, see sim-findings")
 	shrinkFlag    = flag.Bool("shrink", true, "shrink a failing history to fewer steps")
 	allFlag       = flag.Bool("all", false, "keep going after a failing history: report one shrunk example per broken invariant")
+	noRebuildFlag = flag.Bool("no-rebuild", false, "skip the rebuild at the end of every history")
+	ignoreFlag    = flag.String("ignore", "", "invariants (comma-separated indexes into sim.Invariants) not to report: to look past one broken invariant, never in CI")
 )
 
 func disabledKinds(t *testing.T) map[Kind]bool {
@@ -47,6 +49,18 @@ func disabledKinds(t *testing.T) map[Kind]bool {
 // with the seed, the replay command and the trace of the first history
 // that breaks an invariant.
 func TestSim(t *testing.T) {
+	rebuildEnabled = !*noRebuildFlag
+	for _, x := range strings.Split(*ignoreFlag, ",") {
+		if x = strings.TrimSpace(x); x == "" {
+			continue
+		}
+		i, err := strconv.Atoi(x)
+		if err != nil || i < 0 || i >= len(Invariants) {
+			t.Fatalf("-ignore: %q is not an invariant index", x)
+		}
+		ignored[Invariants[i]] = true
+		t.Logf("not reporting: %s", Invariants[i])
+	}
 	disabled := disabledKinds(t)
 	if *seedFlag != 0 {
 		w := newWorld(t)

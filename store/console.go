@@ -136,8 +136,7 @@ func (s *Store) IntentsByIDs(ctx context.Context, ids []string) ([]Intent, error
 // classification, whose counts these are).
 func (s *Store) InboxCounts(ctx context.Context, f InboxFilter) (map[string]int64, error) {
 	rows, err := s.pool.Query(ctx, `SELECT t.classification, count(*)`+transferFrom+`
-		WHERE `+inboxSelection(f.Status)+`
-		AND ($1 = 'all' OR ($1 = 'unresolved' AND r.transfer_id IS NULL) OR ($1 = 'resolved' AND r.transfer_id IS NOT NULL))
+		WHERE `+inboxSelection(f.Status)+` AND $1 <> ''
 		AND ($2 = '' OR t.network = $2)
 		AND ($3::timestamptz IS NULL OR t.first_seen_at >= $3) AND ($4::timestamptz IS NULL OR t.first_seen_at < $4)
 		GROUP BY t.classification`, f.Status, f.Network, f.SeenAfter, f.SeenBefore)
