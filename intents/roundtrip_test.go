@@ -584,3 +584,23 @@ func TestRedecidingAPaidTopupCreditsItOnce(t *testing.T) {
 		t.Fatalf("balance %s", b.AvailableUSD)
 	}
 }
+
+// A renewal's commit announces the old intent as it leaves it: its last
+// event is intent.superseded with superseded_by set (it was an
+// intent.expired body saying not renewed; found by the simulator, seed
+// 115 of a 20-step run).
+func TestRenewalAnnouncesTheOldIntentAsItLeavesIt(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Ethereum), intentstest.WithConfig(smallDepths))
+	x := e.CreateIntent("order", "ORD-RN", "cust-rn", "100.00", "ETH")
+	e.Clock.Advance(31 * time.Minute)
+	e.Sync(payment.Ethereum)
+	mark := lastSeq(t, e)
+	status, body := e.Do("POST", "/v1/intents/"+x.ID+"/renew", "storefront", nil)
+	if status != 201 {
+		t.Fatalf("renew: %d %s", status, body)
+	}
+	checkBodiesSince(t, e, mark)
+	if ev := e.IntentEvents(x.ID); ev[len(ev)-1] != "intent.superseded" {
+		t.Fatalf("old intent's events %v", ev)
+	}
+}

@@ -819,10 +819,10 @@ func (s *Service) renew(ctx context.Context, id string, idem *Idem) (Result[view
 		if err != nil {
 			return 0, views.Intent{}, err
 		}
-		switch old.Status {
-		case payment.IntentExpired, payment.IntentUnderpaid:
-		case payment.IntentSuperseded:
+		switch {
+		case old.SupersededBy != "":
 			return 0, views.Intent{}, fail(Conflict, "intent %s was already renewed as %s", id, old.SupersededBy)
+		case old.Status == payment.IntentExpired, old.Status == payment.IntentUnderpaid:
 		default:
 			return 0, views.Intent{}, fail(Conflict, "intent %s is %s until %s; only an expired or underpaid intent can be renewed",
 				id, old.Status, old.ExpiresAt.UTC().Format(time.RFC3339))
@@ -838,8 +838,9 @@ func (s *Service) renew(ctx context.Context, id string, idem *Idem) (Result[view
 		if err := tx.Supersede(ctx, old.ID, view.ID, now); err != nil {
 			return 0, views.Intent{}, err
 		}
-		// Superseded, its transfers are late (matcher rule 7): decided again
-		// now, what is stored is what any later decision or rescan says.
+		// Renewed, it is superseded and its transfers are late (matcher rule
+		// 6): decided again now, with its intent.superseded event, what is
+		// stored is what any later decision or rescan says.
 		if err := s.reevaluateLocked(ctx, tx, p, old.ID, now); err != nil {
 			return 0, views.Intent{}, err
 		}

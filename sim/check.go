@@ -706,12 +706,11 @@ func (r *run) checkEvents(s *state) {
 				RenewedFrom *string `json:"renewed_from"`
 			}
 			if json.Unmarshal(e.data, &v) == nil && v.RenewedFrom != nil {
+				// Its own intent.superseded event follows in the same commit.
 				prev := r.chk.evStatus[*v.RenewedFrom]
 				if !edge(prev, "superseded") {
 					r.violate(Invariants[8], "event %d renews intent %s whose last status event is %q", e.seq, *v.RenewedFrom, prev)
 				}
-				r.chk.evStatus[*v.RenewedFrom] = "superseded"
-				delete(lastBody, *v.RenewedFrom)
 			}
 		case strings.HasPrefix(e.typ, "intent.") && e.typ != "intent.reported":
 			st := strings.TrimPrefix(e.typ, "intent.")

@@ -181,9 +181,9 @@ func status(line string) string {
 // rebuild checks, at the end of a history, that the books are a function
 // of the facts: with every network settled and the deadline sweep run, it
 // reads the books, forgets everything decided (transfers' classes,
-// settled parts, chain status and notifications; intents' statuses and
-// sums), scans every chain again from its first height, decides every
-// payable and compares. What it keeps are the facts the chain cannot give:
+// settled parts and notifications; intents' statuses and sums), scans
+// every chain again from its first height, decides every payable and
+// compares. What it keeps are the facts the chain cannot give:
 // intents and payables (with who paid a payable so far, and when an intent
 // was first paid: what the storefront was told), when each transfer was
 // first seen and recorded, finance's decisions and the ledger.
@@ -224,8 +224,11 @@ func (r *run) rebuild() {
 		return
 	}
 	pool := r.w.e.Store.Pool()
-	if _, err := pool.Exec(r.ctx, `UPDATE transfers SET notified_class = NULL, status = 'orphaned', block_height = NULL,
-			block_hash = NULL, confirmed_at = NULL,
+	// Where each transfer is on its chain stays: forgetting it would make
+	// the chains come back one after the other, a round trip across
+	// networks in which another intent may rightly take the payable (the
+	// latch of DESIGN.md invariant 6). The rescan reads it again.
+	if _, err := pool.Exec(r.ctx, `UPDATE transfers SET notified_class = NULL,
 			classification = CASE WHEN intent_id IS NULL THEN classification ELSE 'partial' END
 		WHERE classification <> 'unexplained';
 		UPDATE intents SET status = CASE WHEN superseded_by IS NOT NULL THEN 'superseded' ELSE 'awaiting_payment' END,
@@ -293,6 +296,11 @@ func (r *run) decideAll(ctx context.Context) error {
 // facts as they are (a finance decision that did not decide its intent
 // again at once is found here).
 func (r *run) checkUpToDate(why string) {
+	// Deadlines that passed since the last sweep are the sweep's to apply.
+	if _, err := r.w.e.Service.Sweep(r.ctx); err != nil {
+		r.violate("no scanner halts on business state", "deadline sweep failed: %v", err)
+		return
+	}
 	before, err := r.books()
 	if err != nil {
 		r.violate("harness", "books: %v", err)

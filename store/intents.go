@@ -228,9 +228,10 @@ func (t *Tx) SetReported(ctx context.Context, id string, now time.Time) (bool, e
 	return tag.RowsAffected() == 1, nil
 }
 
-// Supersede marks oldID as replaced by newID.
+// Supersede records that newID renewed oldID (a fact: the decision that
+// follows makes oldID superseded and announces it).
 func (t *Tx) Supersede(ctx context.Context, oldID, newID string, now time.Time) error {
-	_, err := t.tx.Exec(ctx, `UPDATE intents SET status = 'superseded', superseded_by = $2, updated_at = $3 WHERE id = $1`, oldID, newID, now)
+	_, err := t.tx.Exec(ctx, `UPDATE intents SET superseded_by = $2, updated_at = $3 WHERE id = $1`, oldID, newID, now)
 	return translate(err)
 }
 
