@@ -96,39 +96,45 @@ func TestSim(t *testing.T) {
 		deadline = start.Add(*durationFlag)
 	}
 	last := *firstFlag + uint64(*historiesFlag)
-	t.Run("workers", func(t *testing.T) {
-		for i := range workers {
-			t.Run(fmt.Sprintf("w%d", i), func(t *testing.T) {
-				t.Parallel()
-				w := newWorld(t)
-				for !failed.Load() {
-					seed := next.Add(1) - 1
-					if deadline.IsZero() && seed >= last || !deadline.IsZero() && time.Now().After(deadline) {
-						return
-					}
-					h := Generate(seed, *stepsFlag, disabled)
-					viol, trace := Run(w, h)
-					done.Add(1)
-					if len(viol) > 0 && *allFlag {
-						mu.Lock()
-						first := !seen[viol[0].Invariant]
-						seen[viol[0].Invariant] = true
-						counts[viol[0].Invariant]++
-						mu.Unlock()
-						if first {
-							report(t, w, h, viol, trace, disabled)
-						}
-						continue
-					}
-					if len(viol) > 0 && !failed.Swap(true) {
-						mu.Lock()
-						report(t, w, h, viol, trace, disabled)
-						mu.Unlock()
-					}
+	// The workers are goroutines, not parallel subtests: -test.parallel
+	// (GOMAXPROCS by default, 2 here) would run only that many at once.
+	worlds := make([]*world, workers)
+	for i := range worlds {
+		worlds[i] = newWorld(t)
+	}
+	var wg sync.WaitGroup
+	for _, w := range worlds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !failed.Load() {
+				seed := next.Add(1) - 1
+				if deadline.IsZero() && seed >= last || !deadline.IsZero() && time.Now().After(deadline) {
+					return
 				}
-			})
-		}
-	})
+				h := Generate(seed, *stepsFlag, disabled)
+				viol, trace := Run(w, h)
+				done.Add(1)
+				if len(viol) > 0 && *allFlag {
+					mu.Lock()
+					first := !seen[viol[0].Invariant]
+					seen[viol[0].Invariant] = true
+					counts[viol[0].Invariant]++
+					mu.Unlock()
+					if first {
+						report(t, w, h, viol, trace, disabled)
+					}
+					continue
+				}
+				if len(viol) > 0 && !failed.Swap(true) {
+					mu.Lock()
+					report(t, w, h, viol, trace, disabled)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
 	el := time.Since(start)
 	for inv, n := range counts {
 		t.Logf("%4d histories broke: %s", n, inv)
