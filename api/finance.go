@@ -10,6 +10,7 @@ import (
 	"github.com/paywatch/paywatch/reports"
 	"github.com/paywatch/paywatch/store"
 	"github.com/paywatch/paywatch/views"
+	"github.com/paywatch/paywatch/webhooks"
 )
 
 func (s *Server) listTransfers(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
@@ -190,8 +191,10 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, _ store.AP
 	}
 	out := []WebhookEndpointView{}
 	for _, e := range eps {
-		out = append(out, WebhookEndpointView{Name: e.Name, URL: e.URL, LastSeq: e.LastSeq, Attempts: e.Attempts,
-			NextAttemptAt: e.NextAttemptAt, FirstFailedAt: e.FirstFailedAt, LastError: e.LastError, UpdatedAt: e.UpdatedAt})
+		// Redacted again: rows stored before the sender redacted them may
+		// hold an endpoint's credentials.
+		out = append(out, WebhookEndpointView{Name: e.Name, URL: webhooks.RedactURL(e.URL), LastSeq: e.LastSeq, Attempts: e.Attempts,
+			NextAttemptAt: e.NextAttemptAt, FirstFailedAt: e.FirstFailedAt, LastError: webhooks.RedactText(e.LastError), UpdatedAt: e.UpdatedAt})
 	}
 	writeJSON(w, 200, map[string]any{"endpoints": out})
 }
@@ -221,6 +224,7 @@ func (s *Server) webhookDeliveries(w http.ResponseWriter, r *http.Request, _ sto
 		Next       *int64         `json:"next"`
 	}{Deliveries: []DeliveryView{}}
 	for _, a := range as {
+		a.Error = webhooks.RedactText(a.Error)
 		out.Deliveries = append(out.Deliveries, DeliveryView(a))
 	}
 	if len(as) == limit {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/paywatch/paywatch/availability"
@@ -51,6 +52,22 @@ type Server struct {
 	table   []Route // every mounted route (openapi.go)
 	// Extra lets other packages mount routes (finance, events) on the mux.
 	now func() time.Time
+
+	// readyMu guards ready, the last /readyz answer, computed at most once
+	// per readyFor.
+	readyMu sync.Mutex
+	ready   readyAnswer
+}
+
+// readyFor is how long a /readyz answer is reused: the route is
+// unauthenticated, and each computation is two database round trips.
+const readyFor = time.Second
+
+// readyAnswer is a computed /readyz answer.
+type readyAnswer struct {
+	at     time.Time
+	status int
+	body   []byte
 }
 
 // Options wires a Server.
@@ -96,6 +113,20 @@ func New(opt Options) *Server {
 // LongPolls returns the number of event long-polls waiting now.
 func (s *Server) LongPolls() int { return s.feed.Waiting() }
 
+// ErrTooManyWaiters refuses a long-poll beyond the event feed's caps
+// (events.max_waiters, events.max_waiters_per_key); GET /v1/events answers
+// it with 429 rate_limited.
+var ErrTooManyWaiters = errTooManyWaiters
+
+// WaitEvents waits, as GET /v1/events?wait= does and under the same caps,
+// until an event after seq exists or ctx ends (nil either way). Beyond the
+// caps it fails at once with ErrTooManyWaiters. The console's live refresh
+// waits here.
+func (s *Server) WaitEvents(ctx context.Context, keyID string, seq int64) error {
+	_, err := s.feed.Wait(ctx, keyID, seq, nil, 1)
+	return err
+}
+
 // Run runs the reader that serves the event feed's long-polls until ctx
 // ends (a clean exit, nil). Waiting requests get an empty page then.
 func (s *Server) Run(ctx context.Context) error { return s.feed.Run(ctx) }
@@ -103,6 +134,9 @@ func (s *Server) Run(ctx context.Context) error { return s.feed.Run(ctx) }
 // ServeHTTP serves the API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
+	// Answers are JSON (or a PNG): never sniffed into something a browser
+	// renders.
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if !cleanPath(r.URL.EscapedPath()) {
 		// ServeMux would redirect to the cleaned path, with an HTML body,
 		// and a POST would follow to whatever route that names.
@@ -142,19 +176,39 @@ func (s *Server) routes() {
 	})
 }
 
+// readyz answers whether the database answers with every migration
+// applied. The answer is computed at most once per readyFor (by the first
+// request after that; the others wait for it) and reused meanwhile.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+	s.readyMu.Lock()
+	now := s.now()
+	if a := s.ready; a.body == nil || now.Sub(a.at) >= readyFor || now.Before(a.at) {
+		status, body := s.computeReady(context.WithoutCancel(r.Context()))
+		s.ready = readyAnswer{at: now, status: status, body: body}
+	}
+	a := s.ready
+	s.readyMu.Unlock()
+	writeRaw(w, a.status, a.body)
+}
+
+// computeReady pings the database and counts the pending migrations.
+func (s *Server) computeReady(ctx context.Context) (int, []byte) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
+	fail := func(code, msg string) (int, []byte) {
+		var b ErrorBody
+		b.Error.Code, b.Error.Message = code, msg
+		body, _ := json.Marshal(b)
+		return http.StatusServiceUnavailable, body
+	}
 	if err := s.store.Ping(ctx); err != nil {
-		writeError(w, http.StatusServiceUnavailable, "database_unavailable", "the database does not answer")
-		return
+		return fail("database_unavailable", "the database does not answer")
 	}
 	pending, err := s.store.Pending(ctx)
 	if err != nil || pending > 0 {
-		writeError(w, http.StatusServiceUnavailable, "migrations_pending", fmt.Sprintf("%d migrations are not applied: run `paywatch migrate`", pending))
-		return
+		return fail("migrations_pending", fmt.Sprintf("%d migrations are not applied: run `paywatch migrate`", pending))
 	}
-	writeJSON(w, 200, map[string]string{"status": "ready"})
+	return http.StatusOK, []byte(`{"status":"ready"}`)
 }
 
 type ctxKey struct{}

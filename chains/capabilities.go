@@ -32,6 +32,8 @@ import (
 //	SparseMode       Sparse          fallback: a SparseSource is always
 //	                                 sparse
 //	Notifier         Notify          fallback: polling only
+//	ChainVerifier    VerifyChain     fallback: the node's chain is never
+//	                                 checked (identity.go)
 //
 // Optional sink roles (fields of Sinks; nil takes the fallback):
 //

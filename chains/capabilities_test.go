@@ -24,6 +24,7 @@ var capabilities = map[string]reflect.Type{
 	"SparseSource":    reflect.TypeFor[chains.SparseSource](),
 	"SparseMode":      reflect.TypeFor[chains.SparseMode](),
 	"Notifier":        reflect.TypeFor[chains.Notifier](),
+	"ChainVerifier":   reflect.TypeFor[chains.ChainVerifier](),
 }
 
 // TestSourceCapabilities states which optional capabilities each source has:
@@ -37,11 +38,11 @@ func TestSourceCapabilities(t *testing.T) {
 		src  chains.Source
 		want []string
 	}{
-		{"bitcoin.Client", (*bitcoin.Client)(nil), []string{"ChainMembership", "HeaderSource", "Notifier", "PendingSource"}},
-		{"evm.Client", (*evm.Client)(nil), []string{"BalanceChecker", "BalanceNeed", "HeaderSource", "Notifier"}},
-		{"solana.Client", (*solana.Client)(nil), []string{"HeaderSource", "Notifier"}},
-		{"solana.ModeSource", (*solana.ModeSource)(nil), []string{"HeaderSource", "Notifier", "SparseMode", "SparseSource"}},
-		{"tron.Client", (*tron.Client)(nil), []string{"HeaderSource"}},
+		{"bitcoin.Client", (*bitcoin.Client)(nil), []string{"ChainMembership", "ChainVerifier", "HeaderSource", "Notifier", "PendingSource"}},
+		{"evm.Client", (*evm.Client)(nil), []string{"BalanceChecker", "BalanceNeed", "ChainVerifier", "HeaderSource", "Notifier"}},
+		{"solana.Client", (*solana.Client)(nil), []string{"ChainVerifier", "HeaderSource", "Notifier"}},
+		{"solana.ModeSource", (*solana.ModeSource)(nil), []string{"ChainVerifier", "HeaderSource", "Notifier", "SparseMode", "SparseSource"}},
+		{"tron.Client", (*tron.Client)(nil), []string{"ChainVerifier", "HeaderSource"}},
 		{"chainstest.Fake", (*chainstest.Fake)(nil), []string{"HeaderSource", "PendingSource"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

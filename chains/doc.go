@@ -7,5 +7,8 @@
 // is an error, a slot with no block is ErrSkipped); a Block always carries its
 // own hash and its parent's, so the scanner can detect a reorg; transfers are
 // matched on binary keys (output script, 20-byte account, 32-byte public key),
-// never on address strings.
+// never on address strings. A scanner given the configured chain
+// (ScannerConfig.Chain) over a ChainVerifier asks the node which chain it
+// runs before it places a cursor and at least once per poll interval; a
+// node on another chain (ErrWrongChain) is critical and scans nothing.
 package chains

@@ -38,6 +38,11 @@ var ErrNodeInconsistent = errors.New("the node's chain does not extend its own b
 // ScannerConfig configures one network's scanner.
 type ScannerConfig struct {
 	Network payment.Network
+	// Chain is the configured chain (mainnet, testnet or regtest). When set
+	// and the source is a ChainVerifier, the node's chain is checked before
+	// the first step and at least every poll interval; a mismatch
+	// (ErrWrongChain) is critical and stops the scanner at its cursor.
+	Chain string
 	// PollInterval between tip checks when caught up.
 	PollInterval time.Duration
 	// Parallel blocks fetched at once when catching up.
@@ -79,6 +84,8 @@ type Scanner struct {
 	// in full (pendingKnown), to tell when one went missing.
 	lastPending  map[string]bool
 	pendingKnown bool
+	// chainVerifiedAt is when the node's chain was last found right.
+	chainVerifiedAt time.Time
 }
 
 // NewScanner returns a scanner for one network. sinks.Cursor, Chain and
@@ -126,10 +133,14 @@ func (s *Scanner) Run(ctx context.Context) error {
 		h := Health{Healthy: err == nil}
 		if err != nil {
 			h.LastError = err.Error()
-			if errors.Is(err, ErrDeepReorg) {
+			switch {
+			case errors.Is(err, ErrWrongChain):
+				h.Critical = err.Error()
+				s.log.Error("the node is on another chain than configured: scanner stopped at its cursor", "chain", s.cfg.Chain, "err", err)
+			case errors.Is(err, ErrDeepReorg):
 				h.Critical = err.Error()
 				s.log.Error("deep reorg: scanner stopped at its cursor until an operator rescans", "err", err)
-			} else {
+			default:
 				s.log.Warn("scan step failed", "err", err)
 			}
 		}
@@ -157,6 +168,18 @@ func (s *Scanner) Run(ctx context.Context) error {
 	}
 }
 
+// stoppedError is a step of a network whose critical failure is recorded
+// (a deep reorg, a node on another chain): the scanner stays at its cursor
+// until an operator rescans. It matches ErrDeepReorg, the error every
+// critical stop of the scanner matches, whatever the recorded cause.
+type stoppedError struct{ critical string }
+
+func (e *stoppedError) Error() string {
+	return "stopped at the cursor until an operator rescans: " + e.critical
+}
+
+func (e *stoppedError) Is(target error) bool { return target == ErrDeepReorg }
+
 // backoff is the retry delay after failed steps: from the poll interval,
 // doubling up to MaxBackoff, the lower half drawn at random. MaxBackoff
 // caps it even when the poll interval is longer (a node that fails is
@@ -169,6 +192,11 @@ func (s *Scanner) backoff() clock.Backoff {
 // tips and the mempool. It reports whether the scanner is caught up.
 func (s *Scanner) Step(ctx context.Context) (bool, error) {
 	n := s.cfg.Network
+	// Before anything is read or written: a node on another chain must not
+	// even place a fresh cursor.
+	if err := s.verifyChain(ctx); err != nil {
+		return false, err
+	}
 	if s.keys != nil {
 		if err := s.keys.Refresh(ctx, n, s.watched); err != nil {
 			return false, fmt.Errorf("refresh watched addresses: %w", err)
@@ -191,7 +219,7 @@ func (s *Scanner) Step(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("cursor: %w", err)
 	}
 	if cur.Critical != "" {
-		return true, fmt.Errorf("%w: %s", ErrDeepReorg, cur.Critical)
+		return true, &stoppedError{critical: cur.Critical}
 	}
 	if cur.RescanFrom != nil {
 		return false, s.rescan(ctx, *cur.RescanFrom)

@@ -7,11 +7,13 @@ import (
 	"math/big"
 	"testing"
 
+	"github.com/paywatch/paywatch/addresses"
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/views"
 )
 
 func count(t *testing.T, e *intentstest.Env, query string, args ...any) int64 {
@@ -374,4 +376,65 @@ func TestLaggingNodeIsWaitedForNotRewound(t *testing.T) {
 	if got := cursorHeight(t, e, payment.Tron); got != int64(f.TipHeight()) {
 		t.Fatalf("cursor %d, tip %d", got, f.TipHeight())
 	}
+}
+
+// misnumbered answers the block of height at with its height off by one
+// (a node or proxy answering for another height): its parent links it to
+// the cursor, so only its height tells.
+type misnumbered struct {
+	*chainstest.Fake
+	at chains.Height
+}
+
+func (m *misnumbered) Block(ctx context.Context, h chains.Height, w chains.Watched) (chains.Block, error) {
+	b, err := m.Fake.Block(ctx, h, w)
+	if err == nil && h == m.at {
+		b.Height = h + 1
+	}
+	return b, err
+}
+
+// A block whose height is not the one asked for is an invalid answer: the
+// scanner stops at the cursor and never stores a block at a height it is
+// not at (issue 21: accepting it passed every test before).
+func TestBlockOfAnotherHeightIsRefused(t *testing.T) {
+	f := chainstest.NewFake(nil)
+	f.Mine(1)
+	src := &misnumbered{Fake: f, at: -1}
+	e := intentstest.New(t, intentstest.Only(payment.Litecoin), intentstest.WithSource(payment.Litecoin, src))
+	v := e.CreateIntent("order", "ORD-MN", "", "50.00", "LTC")
+	start := chains.Height(cursorHeight(t, e, payment.Litecoin))
+	f.Mine(1)
+	key := keyOfIntent(t, e, v)
+	f.Send(chainstest.TxID("mn-1"), 0, payment.Native, key, v.Address, intentstest.Units(v.AmountBaseUnits))
+	f.Mine(8) // the payment at start+2
+	src.at = start + 2
+	sc := e.Scanners[payment.Litecoin]
+	for i := 0; i < 3; i++ {
+		_, err := sc.Step(context.Background())
+		if !errors.Is(err, chains.ErrInvalidResponse) {
+			t.Fatalf("step %d: %v, want ErrInvalidResponse", i, err)
+		}
+		if got := chains.Height(cursorHeight(t, e, payment.Litecoin)); got >= src.at {
+			t.Fatalf("cursor %d at or past the misnumbered block %d", got, src.at)
+		}
+	}
+	if n := count(t, e, `SELECT count(*) FROM transfers`); n != 0 {
+		t.Fatalf("%d transfers recorded from a misnumbered block", n)
+	}
+	src.at = -1
+	e.Sync(payment.Litecoin)
+	tr := e.Intent(v.ID).Transfers
+	if len(tr) != 1 || tr[0].BlockHeight == nil || chains.Height(*tr[0].BlockHeight) != start+2 {
+		t.Fatalf("after the node answers right: %+v", tr)
+	}
+}
+
+func keyOfIntent(t *testing.T, e *intentstest.Env, v views.Intent) []byte {
+	t.Helper()
+	a, err := addresses.ParseAddress(payment.Network(v.Network), e.Config.Networks[v.Network].Chain, v.Address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a.Key
 }

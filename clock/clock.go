@@ -175,3 +175,14 @@ func (f *Fake) BlockUntil(ctx context.Context, n int) error {
 		}
 	}
 }
+
+// Stored returns a clock of what is written to the database: now in UTC at
+// the microsecond, the precision PostgreSQL keeps. A time a writer puts in
+// an event body or an answer is then the one a later read returns (nil
+// now: time.Now).
+func Stored(now func() time.Time) func() time.Time {
+	if now == nil {
+		now = time.Now
+	}
+	return func() time.Time { return now().UTC().Truncate(time.Microsecond) }
+}

@@ -29,6 +29,12 @@ func (c *Config) validateCheckout() error {
 			return invalid("checkout.public_base_url", "must be an http(s) URL without credentials, query or fragment, like https://pay.example.com")
 		}
 	}
+	if u, err := url.Parse(k.PublicBaseURL); k.Enabled && err == nil && u.Scheme == "http" && !LoopbackHost(u.Hostname()) {
+		if mainnet := c.MainnetNetworks(); len(mainnet) > 0 {
+			return invalid("checkout.public_base_url", "is plain http on a non-loopback host, and networks.%s is on chain: mainnet: "+
+				"a page URL is a capability, and anyone who reads the traffic could open it; serve it over https", mainnet[0])
+		}
+	}
 	if !envName.MatchString(k.SecretEnv) {
 		return invalid("checkout.secret_env", "must name the environment variable holding the page secret, like PAYWATCH_CHECKOUT_SECRET")
 	}

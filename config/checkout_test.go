@@ -67,3 +67,27 @@ checkout:
 		t.Fatalf("checkout: %+v", c.Checkout)
 	}
 }
+
+// On mainnet the page must be reached over https (or on loopback, behind a
+// proxy on the same host).
+func TestCheckoutOverHTTPOnMainnet(t *testing.T) {
+	base := strings.Replace(valid, "chain: regtest", "chain: mainnet", 1)
+	base = strings.Replace(base, "rates: {sources: [static], min_sources: 1, static: {BTC: \"50000\"}}", "rates: {sources: [coinbase, kraken]}", 1)
+	for _, c := range []struct {
+		url string
+		ok  bool
+	}{{"http://pay.example.com", false}, {"https://pay.example.com", true}, {"http://127.0.0.1:8080", true}, {"http://localhost:8080", true}} {
+		y := base + "\ncheckout: {enabled: true, public_base_url: \"" + c.url + "\"}\n"
+		_, err := config.Parse(strings.NewReader(y), env(nil))
+		if c.ok && err != nil {
+			t.Errorf("%s refused: %v", c.url, err)
+		}
+		if !c.ok && (err == nil || !strings.Contains(err.Error(), "checkout.public_base_url")) {
+			t.Errorf("%s on mainnet: %v", c.url, err)
+		}
+	}
+	// Regtest: plain http is the sandbox's.
+	if _, err := config.Parse(strings.NewReader(valid+"\ncheckout: {enabled: true, public_base_url: \"http://pay.example.com\"}\n"), env(nil)); err != nil {
+		t.Errorf("regtest over http: %v", err)
+	}
+}

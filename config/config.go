@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"reflect"
@@ -14,6 +16,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/paywatch/paywatch/addresses"
 	"github.com/paywatch/paywatch/payment"
 )
 
@@ -24,6 +27,14 @@ var ErrInvalid = errors.New("invalid config")
 type Config struct {
 	// Listen is the HTTP listen address of the API.
 	Listen string `yaml:"listen"`
+	// AdminListen is a second listener serving /metrics and the console,
+	// and only them ("" = none: both are served on Listen). Keep it on
+	// loopback or a private interface.
+	AdminListen string `yaml:"admin_listen"`
+	// TrustedProxies are the proxies (IPs or CIDRs) whose X-Forwarded-For
+	// and X-Forwarded-Proto headers are believed; from any other peer they
+	// are ignored.
+	TrustedProxies []string `yaml:"trusted_proxies"`
 	// DatabaseURL is the PostgreSQL URL; PAYWATCH_DATABASE_URL overrides it.
 	DatabaseURL string `yaml:"database_url"`
 	// Instance names this instance in the status endpoint (leader); default
@@ -114,9 +125,14 @@ type Console struct {
 	Enabled bool `yaml:"enabled"`
 	// SessionTTL is how long a sign-in lasts.
 	SessionTTL Duration `yaml:"session_ttl"`
-	// SecureCookies marks the session cookie Secure even when the request
-	// did not arrive over TLS (set it behind a TLS-terminating proxy).
-	SecureCookies bool `yaml:"secure_cookies"`
+	// SecureCookies marks the session cookie Secure (and names it with the
+	// __Host- prefix) whatever the request. Unset (the default): Secure
+	// unless the console listens on loopback. A request over TLS, or one a
+	// trusted proxy says came over https, always gets a Secure cookie.
+	SecureCookies *bool `yaml:"secure_cookies"`
+	// IdleTimeout ends a session unused this long (the pages' live refresh
+	// is not use), besides session_ttl.
+	IdleTimeout Duration `yaml:"idle_timeout"`
 	// SignInAttempts is how many failed sign-ins one client address may make
 	// per minute before it is refused for a minute.
 	SignInAttempts int `yaml:"signin_attempts"`
@@ -241,6 +257,11 @@ type Webhook struct {
 	URL string `yaml:"url"`
 	// SecretEnv names the environment variable holding the signing secret.
 	SecretEnv string `yaml:"secret_env"`
+	// NextSecretEnv names the variable holding the next secret during a
+	// rotation ("" when none): every delivery is then signed with both, so
+	// the receiver can switch at its own pace; afterwards the next secret
+	// moves to secret_env and this is emptied.
+	NextSecretEnv string `yaml:"next_secret_env"`
 	// Events filters event types; empty means all.
 	Events []string `yaml:"events"`
 	// Start is where a newly configured endpoint begins: "beginning" (the
@@ -282,8 +303,9 @@ func Default() *Config {
 		Methods:      map[string]*Method{},
 		Networks:     map[string]*Network{},
 		LogLevel:     "info",
-		Console:      Console{Enabled: true, SessionTTL: Duration{12 * time.Hour}, SignInAttempts: 5, Explorers: map[string]string{}},
-		Events:       Events{MaxWaiters: 2000, MaxWaitersPerKey: 200, PollInterval: Duration{5 * time.Second}},
+		Console: Console{Enabled: true, SessionTTL: Duration{12 * time.Hour}, IdleTimeout: Duration{30 * time.Minute},
+			SignInAttempts: 5, Explorers: map[string]string{}},
+		Events: Events{MaxWaiters: 2000, MaxWaitersPerKey: 200, PollInterval: Duration{5 * time.Second}},
 		Checkout: Checkout{SecretEnv: "PAYWATCH_CHECKOUT_SECRET", ReturnHosts: []string{}, FrameAncestors: []string{},
 			TrustedProxies: []string{}, LinkLifetime: Duration{30 * 24 * time.Hour}, RequestsPerMinute: 120,
 			MaxLive: 5000, MaxLivePerClient: 20, ProgressInterval: Duration{time.Second}},
@@ -478,6 +500,22 @@ func (c *Config) Validate() error {
 	if c.Listen == "" {
 		return invalid("listen", "must not be empty")
 	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return invalid("listen", "must be host:port, like 127.0.0.1:8080")
+	}
+	if c.AdminListen != "" {
+		if _, _, err := net.SplitHostPort(c.AdminListen); err != nil {
+			return invalid("admin_listen", "must be host:port, like 127.0.0.1:9090, or empty")
+		}
+		if _, port, _ := net.SplitHostPort(c.AdminListen); c.AdminListen == c.Listen && port != "0" {
+			return invalid("admin_listen", "must differ from listen")
+		}
+	}
+	for i, p := range c.TrustedProxies {
+		if _, err := parseProxy(p); err != nil {
+			return invalid(fmt.Sprintf("trusted_proxies[%d]", i), "%q is not an IP address or a CIDR like 10.0.0.0/8", p)
+		}
+	}
 	if c.DatabaseURL == "" {
 		return invalid("database_url", "must be set (or PAYWATCH_DATABASE_URL)")
 	}
@@ -527,6 +565,9 @@ func (c *Config) Validate() error {
 	if err := c.validateCheckout(); err != nil {
 		return err
 	}
+	if err := c.validateProduction(); err != nil {
+		return err
+	}
 	if c.Events.MaxWaiters < 1 || c.Events.MaxWaiters > 100000 {
 		return invalid("events.max_waiters", "must be between 1 and 100000")
 	}
@@ -543,11 +584,19 @@ func (c *Config) Validate() error {
 			return invalid(f+".name", "must be set and unique")
 		}
 		seen[w.Name] = true
-		if u, err := url.Parse(w.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return invalid(f+".url", "must be an http(s) URL")
+		u, err := url.Parse(w.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return invalid(f+".url", "must be an https URL (http only to this host)")
+		}
+		if u.Scheme == "http" && !LoopbackHost(u.Hostname()) {
+			return invalid(f+".url", "must be https: events are signed, not encrypted, and http to another host "+
+				"shows every payment on the way (http is accepted to this host only: 127.0.0.1, ::1, localhost)")
 		}
 		if w.SecretEnv == "" {
 			return invalid(f+".secret_env", "must name the environment variable holding the signing secret")
+		}
+		if w.NextSecretEnv == w.SecretEnv {
+			return invalid(f+".next_secret_env", "must name another variable than secret_env")
 		}
 		if w.Start != "" && w.Start != "beginning" && w.Start != "now" {
 			return invalid(f+".start", "must be beginning or now")
@@ -560,6 +609,9 @@ func (c *Config) validateConsole() error {
 	cc := c.Console
 	if cc.SessionTTL.Duration < time.Minute || cc.SessionTTL.Duration > 30*24*time.Hour {
 		return invalid("console.session_ttl", "must be between 1m and 720h, got %s", cc.SessionTTL)
+	}
+	if cc.IdleTimeout.Duration < time.Minute || cc.IdleTimeout.Duration > cc.SessionTTL.Duration {
+		return invalid("console.idle_timeout", "must be between 1m and session_ttl (%s), got %s", cc.SessionTTL, cc.IdleTimeout)
 	}
 	if cc.SignInAttempts < 1 || cc.SignInAttempts > 1000 {
 		return invalid("console.signin_attempts", "must be between 1 and 1000")
@@ -593,8 +645,16 @@ func (c *Config) validateMethod(name string) error {
 		if _, err := payment.ParseUSD(m.LargeAmountUSD); err != nil {
 			return invalid(f+".large_amount_usd", "%v", err)
 		}
-		if m.LargeConfirmations == nil || *m.LargeConfirmations < 0 {
+		if m.LargeConfirmations == nil {
 			return invalid(f+".large_confirmations", "must be set when large_amount_usd is")
+		}
+		if *m.LargeConfirmations < 0 || *m.LargeConfirmations > 10000 {
+			return invalid(f+".large_confirmations", "must be between 0 and 10000")
+		}
+		if (info.Network == payment.Bitcoin || info.Network == payment.Litecoin) && *m.LargeConfirmations == 0 {
+			// A large payment would confirm with 0 blocks: at once, in the
+			// mempool, on a chain where nothing is ever final.
+			return invalid(f+".large_confirmations", "must be at least 1: %s has no finality marker", info.Network)
 		}
 	}
 	if m.DisplayDecimals == nil || *m.DisplayDecimals < 0 || *m.DisplayDecimals > info.Decimals {
@@ -678,6 +738,125 @@ func (c *Config) validateNetwork(name payment.Network) error {
 		return invalid(f+".account_key", "is a PRIVATE extended key; paywatch is watch-only and needs the public key (xpub)")
 	}
 	return nil
+}
+
+// parseProxy parses a trusted proxy: an IP or a CIDR.
+func parseProxy(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		return p.Masked(), err
+	}
+	ip, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	ip = ip.Unmap()
+	return netip.PrefixFrom(ip, ip.BitLen()), nil
+}
+
+// Proxies returns TrustedProxies parsed (Validate has checked them).
+func (c *Config) Proxies() []netip.Prefix {
+	out := make([]netip.Prefix, 0, len(c.TrustedProxies))
+	for _, s := range c.TrustedProxies {
+		if p, err := parseProxy(s); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// LoopbackHost reports whether host (a name or an IP, no port) is this
+// machine: localhost or a loopback address.
+func LoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	return err == nil && ip.IsLoopback()
+}
+
+// LoopbackAddr reports whether a listen address (host:port) listens on
+// this machine only; ":8080" and "0.0.0.0:8080" do not.
+func LoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	return err == nil && LoopbackHost(host)
+}
+
+// MainnetNetworks returns the enabled networks on chain mainnet, in
+// payment.Networks order: where real money is watched.
+func (c *Config) MainnetNetworks() []payment.Network {
+	var out []payment.Network
+	for _, n := range payment.Networks {
+		if nc := c.Networks[string(n)]; nc != nil && nc.Enabled && nc.Chain == "mainnet" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// validateProduction refuses, once any enabled network is on mainnet, the
+// settings that only make sense in the sandbox: an account key of a public
+// test mnemonic (its private keys are anyone's, so deposits to its
+// addresses are anyone's to take), static rates (a made-up price for real
+// payments) and one-time sign-in links (a session without an API key).
+func (c *Config) validateProduction() error {
+	mainnet := c.MainnetNetworks()
+	if len(mainnet) == 0 {
+		return nil
+	}
+	first := "networks." + string(mainnet[0]) + " is on chain: mainnet"
+	for _, n := range mainnet {
+		nc := c.Networks[string(n)]
+		if what, ok := addresses.WellKnownTestKey(nc.AccountKey); ok {
+			return invalid("networks."+string(n)+".account_key", "%s is the well-known test key %s: its private keys are public, "+
+				"so anyone can take what is paid to its addresses; chain: mainnet needs the account key of your own wallet",
+				abbreviate(nc.AccountKey), what)
+		}
+	}
+	for i, s := range c.Rates.Sources {
+		if s == "static" {
+			return invalid(fmt.Sprintf("rates.sources[%d]", i), "static prices are for the sandbox and tests, and %s: "+
+				"real payments would be quoted at a made-up rate; list live sources (coinbase, kraken, binance, coingecko)", first)
+		}
+	}
+	if c.Console.SignInLinks {
+		return invalid("console.signin_links", "one-time sign-in links are the sandbox's, and %s: "+
+			"they open a session without an API key; sign in with an API key instead", first)
+	}
+	if sc := c.Console.SecureCookies; c.Console.Enabled && sc != nil && !*sc && !LoopbackAddr(c.ConsoleListen()) {
+		return invalid("console.secure_cookies", "is false on %s, which is not loopback, and %s: a session cookie "+
+			"sent over plain http is a finance clerk's key to whoever reads the traffic; terminate TLS in front "+
+			"and leave secure_cookies unset", c.ConsoleListen(), first)
+	}
+	return nil
+}
+
+// ConsoleListen is the address the console is served on: admin_listen
+// when set, else listen.
+func (c *Config) ConsoleListen() string {
+	if c.AdminListen != "" {
+		return c.AdminListen
+	}
+	return c.Listen
+}
+
+// ConsoleSecureCookies reports whether every console cookie is Secure:
+// console.secure_cookies when set, else whether the console listens
+// beyond loopback.
+func (c *Config) ConsoleSecureCookies() bool {
+	if sc := c.Console.SecureCookies; sc != nil {
+		return *sc
+	}
+	return !LoopbackAddr(c.ConsoleListen())
+}
+
+// abbreviate shortens a public key for a message: its first and last
+// characters name it.
+func abbreviate(k string) string {
+	if len(k) <= 16 {
+		return k
+	}
+	return k[:8] + "…" + k[len(k)-6:]
 }
 
 // validateNotifyURL checks networks.<name>.notify_url by what the network's

@@ -28,7 +28,12 @@ func TestExampleParsesToTheDefaults(t *testing.T) {
 	}
 	d := config.Default()
 	d.DatabaseURL = c.DatabaseURL
-	if c.Deadline != d.Deadline || c.Listen != d.Listen || c.Rates.Refresh != d.Rates.Refresh ||
+	// The example listens where a container's published port arrives; the
+	// default is this host's loopback.
+	if c.Listen != "0.0.0.0:8080" || d.Listen != "127.0.0.1:8080" {
+		t.Fatalf("listen: example %q, default %q", c.Listen, d.Listen)
+	}
+	if c.Deadline != d.Deadline || c.Rates.Refresh != d.Rates.Refresh ||
 		!reflect.DeepEqual(c.TopupAmounts, d.TopupAmounts) || c.MaxBodyBytes != d.MaxBodyBytes || c.Events != d.Events ||
 		!reflect.DeepEqual(c.Checkout, d.Checkout) {
 		t.Fatalf("example top-level settings differ from the defaults")
@@ -102,6 +107,11 @@ func TestInvalidConfigNamesTheField(t *testing.T) {
 		{"unknown method", valid + "  DOGE: {enabled: true}\n", "methods.DOGE"},
 		{"unknown network", strings.Replace(valid, "networks:\n", "networks:\n  ripple: {enabled: true}\n", 1), "networks.ripple"},
 		{"zero confirmations on bitcoin", strings.Replace(valid, "BTC: {enabled: true}", "BTC: {enabled: true, confirmations: 0}", 1), "methods.BTC.confirmations"},
+		// Issue 21 item 7: a large payment on a chain without finality
+		// needs at least one confirmation too.
+		{"zero large confirmations on bitcoin", strings.Replace(valid, "BTC: {enabled: true}", `BTC: {enabled: true, large_amount_usd: "1000.00", large_confirmations: 0}`, 1), "methods.BTC.large_confirmations"},
+		{"negative large confirmations", strings.Replace(valid, "BTC: {enabled: true}", `BTC: {enabled: true, large_amount_usd: "1000.00", large_confirmations: -1}`, 1), "methods.BTC.large_confirmations"},
+		{"too many large confirmations", strings.Replace(valid, "BTC: {enabled: true}", `BTC: {enabled: true, large_amount_usd: "1000.00", large_confirmations: 10001}`, 1), "methods.BTC.large_confirmations"},
 		{"bad display decimals", strings.Replace(valid, "BTC: {enabled: true}", "BTC: {enabled: true, display_decimals: 9}", 1), "methods.BTC.display_decimals"},
 		{"bad dust", strings.Replace(valid, "BTC: {enabled: true}", "BTC: {enabled: true, dust_min: \"-1\"}", 1), "methods.BTC.dust_min"},
 		{"private key", strings.Replace(valid, "xpubX", "xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiChkVvvNKmPGJxWUtg6LnF5kejMRNNU3TGtRBeJgk33yuGBxrMPHi", 1), "networks.bitcoin.account_key"},

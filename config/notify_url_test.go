@@ -19,9 +19,9 @@ networks:
 	case "bitcoin", "litecoin":
 		y += "  " + network + `: {enabled: true, chain: regtest, rpc_url: "http://u:p@127.0.0.1:18443", account_key: "xpubX", notify_url: "` + notifyURL + `"}` + "\n"
 	case "ethereum", "tron":
-		y += "  " + network + `: {enabled: true, rpc_url: "http://127.0.0.1:8545", account_key: "xpubX", notify_url: "` + notifyURL + `"}` + "\n"
+		y += "  " + network + `: {enabled: true, chain: regtest, rpc_url: "http://127.0.0.1:8545", account_key: "xpubX", notify_url: "` + notifyURL + `"}` + "\n"
 	case "solana":
-		y += `  solana: {enabled: true, rpc_url: "http://127.0.0.1:8899", notify_url: "` + notifyURL + `"}` + "\n"
+		y += `  solana: {enabled: true, chain: regtest, rpc_url: "http://127.0.0.1:8899", notify_url: "` + notifyURL + `"}` + "\n"
 	}
 	return y
 }

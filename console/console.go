@@ -13,10 +13,9 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
-	"net"
 	"net/http"
+	"net/netip"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/paywatch/paywatch/api"
@@ -35,11 +34,27 @@ const (
 	ScopeOperator   = api.ScopeOperator
 )
 
-// SessionCookie is the name of the console's session cookie.
+// SessionCookie is the name of the console's session cookie when it is
+// not Secure (the console on loopback, over plain http), scoped to
+// /console/.
 const SessionCookie = "paywatch_console"
 
-// signinCookie carries the pre-session CSRF value of the sign-in form.
+// SecureSessionCookie is its name when it is Secure: the __Host- prefix
+// makes the browser keep it only from a secure origin, for this host
+// alone (no Domain) and path /, so no sibling host can set or shadow it.
+const SecureSessionCookie = "__Host-" + SessionCookie
+
+// signinCookie carries the pre-session CSRF value of the sign-in forms
+// (with the __Host- prefix when Secure).
 const signinCookie = "paywatch_console_signin"
+
+// hsts is the Strict-Transport-Security of an answer whose cookies are
+// Secure: a year, this host.
+const hsts = "max-age=31536000"
+
+// touchEvery is how stale a session's recorded last use may get before a
+// request records it again (one write per session per minute at most).
+const touchEvery = time.Minute
 
 //go:embed ui/*.html
 var pageFiles embed.FS
@@ -61,13 +76,24 @@ type Options struct {
 	Config  *config.Config
 	Log     *slog.Logger
 	Now     func() time.Time
-	// SignInLinks enables GET /console/signin/link (one-time sign-in
-	// tokens); the daemon sets it from console.signin_links, which only the
-	// local sandbox turns on.
+	// Events is the API's event feed, which /console/live waits on under the
+	// feed's caps (events.max_waiters, events.max_waiters_per_key): an
+	// *api.Server. Required.
+	Events EventWaiter
+	// SignInLinks enables /console/signin/link (one-time sign-in tokens,
+	// confirmed by a POST); the daemon sets it from console.signin_links,
+	// which only the local sandbox turns on (and mainnet refuses).
 	SignInLinks bool
 	// SampleEvery is how often Run samples network lag for the lag chart;
 	// default 30s.
 	SampleEvery time.Duration
+}
+
+// EventWaiter waits for the event feed, under its caps.
+type EventWaiter interface {
+	// WaitEvents returns once an event after seq exists or ctx ends; beyond
+	// the caps it fails with api.ErrTooManyWaiters at once.
+	WaitEvents(ctx context.Context, keyID string, seq int64) error
 }
 
 // Console is the console's HTTP handler.
@@ -83,8 +109,11 @@ type Console struct {
 	opt     Options
 	mux     *http.ServeMux
 	pages   map[string]*template.Template
-	fails   failLimiter
+	fails   *failLimiter
 	lag     *lagRing
+	events  EventWaiter
+	// proxies are the trusted proxies (config trusted_proxies).
+	proxies []netip.Prefix
 }
 
 // New returns the console handler with every route mounted.
@@ -98,10 +127,13 @@ func New(opt Options) (*Console, error) {
 	if opt.SampleEvery <= 0 {
 		opt.SampleEvery = 30 * time.Second
 	}
+	if opt.Events == nil {
+		return nil, errors.New("console: Options.Events (the API's event feed) is required")
+	}
 	c := &Console{svc: opt.Service, finance: opt.Finance, reports: opt.Reports, store: opt.Service.Store(), status: opt.Status, cfg: opt.Config,
 		log: opt.Log.With("component", "console"), now: opt.Now, opt: opt, mux: http.NewServeMux(),
-		pages: map[string]*template.Template{}, lag: newLagRing(time.Hour)}
-	c.fails.max = opt.Config.Console.SignInAttempts
+		pages: map[string]*template.Template{}, lag: newLagRing(time.Hour), events: opt.Events,
+		fails: newFailLimiter(opt.Config.Console.SignInAttempts), proxies: opt.Config.Proxies()}
 	names, err := fs.Glob(pageFiles, "ui/*.html")
 	if err != nil {
 		return nil, err
@@ -129,6 +161,9 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
+	if c.secure(r) {
+		h.Set("Strict-Transport-Security", hsts)
+	}
 	c.mux.ServeHTTP(w, r)
 }
 
@@ -149,7 +184,8 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("GET /console/signin", c.signinPage)
 	c.mux.HandleFunc("POST /console/signin", c.signin)
 	if c.opt.SignInLinks {
-		c.mux.HandleFunc("GET /console/signin/link", c.signinLink)
+		c.mux.HandleFunc("GET /console/signin/link", c.signinLinkPage)
+		c.mux.HandleFunc("POST /console/signin/link", c.signinLink)
 	}
 	c.mux.Handle("POST /console/signout", c.auth("", c.signout))
 	c.mux.Handle("GET /console/{$}", c.auth("", c.home))
@@ -180,20 +216,40 @@ func (c *Console) routes() {
 // key); POSTs must carry the session's CSRF token.
 func (c *Console) auth(scope string, h handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ck, err := r.Cookie(SessionCookie)
+		secure := c.secure(r)
+		ck, err := r.Cookie(cookieName(SessionCookie, secure))
 		if err != nil || ck.Value == "" || len(ck.Value) > 100 {
 			c.toSignin(w, r)
 			return
 		}
-		cs, err := c.store.ConsoleSessionByToken(r.Context(), ck.Value, c.now())
+		now := c.now()
+		cs, err := c.store.ConsoleSessionByToken(r.Context(), ck.Value, now)
 		if errors.Is(err, store.ErrNotFound) {
-			clearCookie(w, r, c.secure(r), SessionCookie)
+			clearCookie(w, secure, SessionCookie)
 			c.toSignin(w, r)
 			return
 		}
 		if err != nil {
 			c.internal(w, r, err)
 			return
+		}
+		if idle := c.cfg.Console.IdleTimeout.Duration; now.Sub(cs.LastSeenAt) > idle {
+			if err := c.store.DeleteConsoleSession(r.Context(), ck.Value, now); err != nil {
+				c.internal(w, r, err)
+				return
+			}
+			clearCookie(w, secure, SessionCookie)
+			c.log.Info("console session ended: idle", "key", cs.Key.Name, "session", cs.ID, "idle", now.Sub(cs.LastSeenAt).Round(time.Second))
+			c.toSignin(w, r)
+			return
+		}
+		// The pages' live refresh is not use: a tab left open must not keep
+		// a session alive.
+		if !strings.HasPrefix(r.URL.Path, "/console/live") && now.Sub(cs.LastSeenAt) >= touchEvery {
+			if err := c.store.TouchConsoleSession(r.Context(), ck.Value, now); err != nil {
+				c.internal(w, r, err)
+				return
+			}
 		}
 		s := &session{key: cs.Key, token: ck.Value, csrf: csrfOf(ck.Value)}
 		if r.Method == http.MethodPost {
@@ -237,16 +293,39 @@ func randomToken() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-func (c *Console) secure(r *http.Request) bool { return r.TLS != nil || c.cfg.Console.SecureCookies }
-
-func setCookie(w http.ResponseWriter, secure bool, name, value string, maxAge time.Duration) {
-	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: "/console/", MaxAge: int(maxAge / time.Second),
-		HttpOnly: true, Secure: secure, SameSite: http.SameSiteStrictMode})
+// secure reports whether the answer's cookies are Secure (and the answer
+// says HSTS): always when configured or by default off loopback
+// (config.ConsoleSecureCookies), and for a request over TLS or one a
+// trusted proxy says came over https.
+func (c *Console) secure(r *http.Request) bool {
+	return c.cfg.ConsoleSecureCookies() || c.secureRequest(r)
 }
 
-func clearCookie(w http.ResponseWriter, _ *http.Request, secure bool, name string) {
-	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: "/console/", MaxAge: -1,
-		HttpOnly: true, Secure: secure, SameSite: http.SameSiteStrictMode})
+// cookieName is a cookie's name: with the __Host- prefix when Secure.
+func cookieName(name string, secure bool) string {
+	if secure {
+		return "__Host-" + name
+	}
+	return name
+}
+
+// newCookie is a console cookie: a Secure one is a __Host- cookie (path /,
+// no Domain), a plain one is scoped to /console/.
+func newCookie(secure bool, name, value string, maxAge int) *http.Cookie {
+	ck := &http.Cookie{Name: cookieName(name, secure), Value: value, Path: "/console/", MaxAge: maxAge,
+		HttpOnly: true, Secure: secure, SameSite: http.SameSiteStrictMode}
+	if secure {
+		ck.Path = "/"
+	}
+	return ck
+}
+
+func setCookie(w http.ResponseWriter, secure bool, name, value string, maxAge time.Duration) {
+	http.SetCookie(w, newCookie(secure, name, value, int(maxAge/time.Second)))
+}
+
+func clearCookie(w http.ResponseWriter, secure bool, name string) {
+	http.SetCookie(w, newCookie(secure, name, "", -1))
 }
 
 // startSession opens a session for key and sets its cookie.
@@ -258,8 +337,8 @@ func (c *Console) startSession(w http.ResponseWriter, r *http.Request, key store
 		return err
 	}
 	setCookie(w, c.secure(r), SessionCookie, token, ttl)
-	clearCookie(w, r, c.secure(r), signinCookie)
-	c.log.Info("console sign-in", "key", key.Name)
+	clearCookie(w, c.secure(r), signinCookie)
+	c.log.Info("console sign-in", "key", key.Name, "session", store.ConsoleSessionID(token))
 	return nil
 }
 
@@ -278,18 +357,17 @@ func (c *Console) renderSignin(w http.ResponseWriter, r *http.Request, status in
 	c.render(w, r, status, "signin", nil, "Sign in", signinData{Token: tok, Message: msg})
 }
 
-// signin exchanges an API key (POST body) for a session.
+// signin exchanges an API key (POST body) for a session. A valid key
+// always signs in; a wrong one counts against its client (clientAddr,
+// bucketed by clientBucket), which beyond console.signin_attempts a minute
+// is answered 429. The key is checked either way: the throttle must never
+// stand between a valid key and its session (another person behind the
+// same address), and the check costs what any API request with a bearer
+// key costs.
 func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
-	ck, err := r.Cookie(signinCookie)
-	if err != nil || ck.Value == "" || !hmac.Equal([]byte(ck.Value), []byte(r.PostFormValue("csrf"))) {
+	if !c.signinCSRF(r) {
 		c.renderSignin(w, r, http.StatusForbidden, "missing or wrong CSRF token: the sign-in form expired, try again")
-		return
-	}
-	ip := clientIP(r)
-	now := c.now()
-	if !c.fails.allowed(ip, now) {
-		c.renderSignin(w, r, http.StatusTooManyRequests, "too many failed sign-ins from your address: wait a minute and try again")
 		return
 	}
 	plain := strings.TrimSpace(r.PostFormValue("api_key"))
@@ -298,9 +376,8 @@ func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 		key, err = c.store.APIKeyByPlain(r.Context(), plain)
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		c.fails.fail(ip, now)
-		c.log.Warn("console sign-in refused", "client", ip)
-		c.renderSignin(w, r, http.StatusUnauthorized, "unknown or revoked API key")
+		status, msg := c.failed(r)
+		c.renderSignin(w, r, status, msg)
 		return
 	}
 	if err != nil {
@@ -314,22 +391,68 @@ func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/console/", http.StatusSeeOther)
 }
 
-// signinLink exchanges a one-time sign-in token for a session (sandbox).
+// signinCSRF checks the sign-in forms' pre-session CSRF value.
+func (c *Console) signinCSRF(r *http.Request) bool {
+	ck, err := r.Cookie(cookieName(signinCookie, c.secure(r)))
+	return err == nil && ck.Value != "" && hmac.Equal([]byte(ck.Value), []byte(r.PostFormValue("csrf")))
+}
+
+// failed counts a failed sign-in of the request's client and says how to
+// answer it: 401, or 429 once the client is over its limit (logged once
+// per window, so a guessing client cannot fill the log).
+func (c *Console) failed(r *http.Request) (int, string) {
+	client := c.clientAddr(r)
+	bucket := clientBucket(client)
+	n := c.fails.fail(bucket, c.now())
+	if n <= c.fails.max {
+		c.log.Warn("console sign-in refused", "client", client.String())
+		return http.StatusUnauthorized, "unknown or revoked API key"
+	}
+	if n == c.fails.max+1 {
+		c.log.Warn("console sign-in throttled: too many failures", "client", client.String(), "per", bucket.String())
+	}
+	return http.StatusTooManyRequests, "too many failed sign-ins from your address: wait a minute (a valid key still signs in)"
+}
+
+type signinLinkData struct {
+	Token   string
+	Message string
+}
+
+// signinLinkPage is where a one-time link leads: a form that POSTs the
+// token, which the page's script takes from the link's fragment (browsers
+// never send a fragment, so no proxy or log sees the token), after the
+// person confirms. Nothing is exchanged on a GET.
+func (c *Console) signinLinkPage(w http.ResponseWriter, r *http.Request) {
+	c.renderSigninLink(w, r, http.StatusOK, "")
+}
+
+func (c *Console) renderSigninLink(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	tok := randomToken()
+	setCookie(w, c.secure(r), signinCookie, tok, 30*time.Minute)
+	c.render(w, r, status, "signinlink", nil, "Sign in with a one-time link", signinLinkData{Token: tok, Message: msg})
+}
+
+// signinLink exchanges a one-time sign-in token (POST body, with the
+// form's CSRF value) for a session (sandbox).
 func (c *Console) signinLink(w http.ResponseWriter, r *http.Request) {
-	ip := clientIP(r)
-	now := c.now()
-	if !c.fails.allowed(ip, now) {
-		c.renderSignin(w, r, http.StatusTooManyRequests, "too many failed sign-ins from your address: wait a minute and try again")
+	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
+	if !c.signinCSRF(r) {
+		c.renderSigninLink(w, r, http.StatusForbidden, "missing or wrong CSRF token: open the link again")
 		return
 	}
-	tok := r.URL.Query().Get("t")
+	now := c.now()
+	tok := strings.TrimSpace(r.PostFormValue("token"))
 	key, err := store.APIKey{}, error(store.ErrNotFound)
 	if tok != "" && len(tok) <= 100 {
 		key, err = c.store.UseSignInToken(r.Context(), tok, now)
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		c.fails.fail(ip, now)
-		c.renderSignin(w, r, http.StatusUnauthorized, "this sign-in link was used already or has expired: sign in with an API key")
+		status, msg := c.failed(r)
+		if status == http.StatusUnauthorized {
+			msg = "this sign-in link was used already or has expired: sign in with an API key"
+		}
+		c.renderSignin(w, r, status, msg)
 		return
 	}
 	if err != nil {
@@ -359,15 +482,17 @@ type SignInTokens interface {
 }
 
 // NewSignInLink stores a one-time sign-in token for key, valid from now for
-// ttl, and returns the path of its link. Another process (the local
-// sandbox) may issue it; the daemon exchanges it only when
-// console.signin_links is on. The token is single-use and is not the API key.
+// ttl, and returns the path of its link: /console/signin/link#<token>. The
+// token is in the fragment, which a browser never sends; the page posts it
+// once the person confirms. Another process (the local sandbox) may issue
+// it; the daemon exchanges it only when console.signin_links is on. The
+// token is single-use and is not the API key.
 func NewSignInLink(ctx context.Context, st SignInTokens, key store.APIKey, now time.Time, ttl time.Duration) (string, error) {
 	tok := randomToken()
 	if err := st.CreateSignInToken(ctx, tok, key.ID, now, now.Add(ttl)); err != nil {
 		return "", fmt.Errorf("console: sign-in link for key %s: %w", key.Name, err)
 	}
-	return "/console/signin/link?t=" + tok, nil
+	return "/console/signin/link#" + tok, nil
 }
 
 func (c *Console) signout(w http.ResponseWriter, r *http.Request, s *session) {
@@ -375,8 +500,8 @@ func (c *Console) signout(w http.ResponseWriter, r *http.Request, s *session) {
 		c.internal(w, r, err)
 		return
 	}
-	clearCookie(w, r, c.secure(r), SessionCookie)
-	c.log.Info("console sign-out", "key", s.key.Name)
+	clearCookie(w, c.secure(r), SessionCookie)
+	c.log.Info("console sign-out", "key", s.key.Name, "session", store.ConsoleSessionID(s.token))
 	http.Redirect(w, r, "/console/signin", http.StatusSeeOther)
 }
 
@@ -390,48 +515,6 @@ func (c *Console) home(w http.ResponseWriter, r *http.Request, s *session) {
 	default:
 		http.Redirect(w, r, "/console/search", http.StatusSeeOther)
 	}
-}
-
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
-
-// failLimiter counts failed sign-ins per client address in one-minute
-// windows; at max failures the address is refused until its window ends.
-type failLimiter struct {
-	mu  sync.Mutex
-	max int
-	by  map[string]failWindow
-}
-
-type failWindow struct {
-	start time.Time
-	n     int
-}
-
-func (l *failLimiter) allowed(ip string, now time.Time) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	w, ok := l.by[ip]
-	return !ok || now.Sub(w.start) >= time.Minute || now.Before(w.start) || w.n < l.max
-}
-
-func (l *failLimiter) fail(ip string, now time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.by == nil || len(l.by) > 10000 {
-		l.by = map[string]failWindow{}
-	}
-	w := l.by[ip]
-	if now.Sub(w.start) >= time.Minute || now.Before(w.start) {
-		w = failWindow{start: now}
-	}
-	w.n++
-	l.by[ip] = w
 }
 
 // page is what every template receives.

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +44,9 @@ func newSiteWith(t testing.TB, co console.Options, opts ...intentstest.Option) *
 	})}, opts...)
 	e := intentstest.New(t, opts...)
 	co.Service, co.Finance, co.Reports, co.Status, co.Config, co.Now = e.Service, e.Finance, e.Reports, e.Nets, e.Config, e.Clock.Now
+	if co.Events == nil {
+		co.Events = e.API // as serve wires it
+	}
 	c, err := console.New(co)
 	if err != nil {
 		t.Fatal(err)
@@ -188,14 +192,25 @@ func (c *client) signIn(t testing.TB, key string) string {
 	return formCSRF(t, page)
 }
 
-// sessionCookie returns the Set-Cookie of the console session in resp.
+// sessionCookie returns the Set-Cookie of the console session in resp
+// (either name: plain, or __Host- when Secure).
 func sessionCookie(resp *http.Response) *http.Cookie {
 	for _, c := range resp.Cookies() {
-		if c.Name == console.SessionCookie && c.Value != "" {
+		if (c.Name == console.SessionCookie || c.Name == console.SecureSessionCookie) && c.Value != "" {
 			return c
 		}
 	}
 	return nil
+}
+
+// useLink follows a one-time sign-in link as a browser does: it opens the
+// link's page (the token stays in the fragment) and confirms, posting the
+// token with the page's CSRF value.
+func (c *client) useLink(t testing.TB, link string) (*http.Response, string) {
+	t.Helper()
+	path, token, _ := strings.Cut(link, "#")
+	_, page := c.get(t, path)
+	return c.post(t, "/console/signin/link", url.Values{"csrf": {formCSRF(t, page)}, "token": {token}})
 }
 
 // transfer reads a transfer through the API.

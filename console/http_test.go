@@ -41,8 +41,9 @@ func TestPagesSendStrictSecurityHeaders(t *testing.T) {
 	}
 }
 
-// The session cookie is HttpOnly, SameSite=Strict, path-scoped, and Secure
-// over TLS or when configured; only its hash is stored.
+// The session cookie is HttpOnly, SameSite=Strict, path-scoped on plain
+// http, and Secure (a __Host- cookie) over TLS or when configured; only its
+// hash is stored.
 func TestSessionCookieFlagsAndHashedStorage(t *testing.T) {
 	s := newSite(t)
 	c := s.client(t)
@@ -66,16 +67,16 @@ func TestSessionCookieFlagsAndHashedStorage(t *testing.T) {
 	}
 
 	// Configured Secure (behind a TLS proxy).
-	sec := newSite(t, intentstest.WithConfig(func(c *config.Config) { c.Console.SecureCookies = true }))
+	sec := newSite(t, intentstest.WithConfig(func(c *config.Config) { on := true; c.Console.SecureCookies = &on }))
 	c2 := sec.client(t)
 	_, page = c2.get(t, "/console/signin")
 	resp, _ = c2.post(t, "/console/signin", url.Values{"csrf": {formCSRF(t, page)}, "api_key": {sec.Keys["finance"]}})
-	if ck := sessionCookie(resp); ck == nil || !ck.Secure || !ck.HttpOnly {
+	if ck := sessionCookie(resp); ck == nil || !ck.Secure || !ck.HttpOnly || ck.Name != console.SecureSessionCookie || ck.Path != "/" {
 		t.Fatalf("secure_cookies: cookie %+v", ck)
 	}
 
 	// Over TLS.
-	con, err := console.New(console.Options{Service: s.Service, Finance: s.Finance, Reports: s.Reports, Status: s.Nets, Config: s.Config, Now: s.Clock.Now})
+	con, err := console.New(console.Options{Service: s.Service, Finance: s.Finance, Reports: s.Reports, Status: s.Nets, Config: s.Config, Now: s.Clock.Now, Events: s.API})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,13 +89,14 @@ func TestSessionCookieFlagsAndHashedStorage(t *testing.T) {
 	tls := &client{Client: tc, base: ts.URL}
 	_, page = tls.get(t, "/console/signin")
 	resp, _ = tls.post(t, "/console/signin", url.Values{"csrf": {formCSRF(t, page)}, "api_key": {s.Keys["finance"]}})
-	if ck := sessionCookie(resp); ck == nil || !ck.Secure {
+	if ck := sessionCookie(resp); ck == nil || !ck.Secure || ck.Name != console.SecureSessionCookie {
 		t.Fatalf("over TLS: cookie %+v (%d)", ck, resp.StatusCode)
 	}
 }
 
 // An API key in a URL never signs anyone in; the sign-in form needs its
-// CSRF value; failed sign-ins are rate-limited per address.
+// CSRF value; failed sign-ins are rate-limited per address, but a valid
+// key always signs in.
 func TestSignInRefusalsAndRateLimit(t *testing.T) {
 	s := newSite(t)
 	c := s.client(t)
@@ -115,13 +117,19 @@ func TestSignInRefusalsAndRateLimit(t *testing.T) {
 		}
 	}
 	_, page := c.get(t, "/console/signin")
-	resp, body = c.post(t, "/console/signin", url.Values{"csrf": {formCSRF(t, page)}, "api_key": {s.Keys["finance"]}})
+	resp, body = c.post(t, "/console/signin", url.Values{"csrf": {formCSRF(t, page)}, "api_key": {"pw_wrong"}})
 	if resp.StatusCode != http.StatusTooManyRequests || sessionCookie(resp) != nil || !strings.Contains(body, "too many failed sign-ins") {
-		t.Fatalf("after %d failures the right key got %d", max, resp.StatusCode)
+		t.Fatalf("a wrong key after %d failures got %d", max, resp.StatusCode)
 	}
-	// A minute later the right key works again.
-	s.Clock.Advance(61e9)
+	// The right key is never refused: another person may share the address.
 	c.signIn(t, s.Keys["finance"])
+	// A minute later a wrong key is a plain failure again.
+	s.Clock.Advance(61e9)
+	other := s.client(t)
+	_, page = other.get(t, "/console/signin")
+	if resp, _ := other.post(t, "/console/signin", url.Values{"csrf": {formCSRF(t, page)}, "api_key": {"pw_wrong"}}); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a wrong key a minute later: %d", resp.StatusCode)
+	}
 }
 
 // A storefront key sees lookups only: it cannot open or post a resolution,
@@ -150,8 +158,8 @@ func TestStorefrontCannotResolve(t *testing.T) {
 	}
 }
 
-// A one-time sign-in link opens one session, once; it is refused when
-// links are off, used or expired.
+// A one-time sign-in link opens one session, once (confirmed by a POST);
+// it is refused when links are off, used or expired.
 func TestSignInLinkIsSingleUse(t *testing.T) {
 	s := newSiteWith(t, console.Options{SignInLinks: true})
 	key, err := s.Store.APIKeyByPlain(context.Background(), s.Keys["finance"])
@@ -166,14 +174,14 @@ func TestSignInLinkIsSingleUse(t *testing.T) {
 		t.Fatal("the link carries the API key")
 	}
 	c := s.client(t)
-	resp, _ := c.get(t, link)
+	resp, _ := c.useLink(t, link)
 	if resp.StatusCode != http.StatusSeeOther || sessionCookie(resp) == nil {
 		t.Fatalf("first use: %d", resp.StatusCode)
 	}
 	if resp, _ := c.get(t, "/console/inbox"); resp.StatusCode != http.StatusOK {
 		t.Fatalf("signed in by link, inbox: %d", resp.StatusCode)
 	}
-	resp, body := s.client(t).get(t, link)
+	resp, body := s.client(t).useLink(t, link)
 	if resp.StatusCode != http.StatusUnauthorized || sessionCookie(resp) != nil || !strings.Contains(body, "used already or has expired") {
 		t.Fatalf("second use: %d", resp.StatusCode)
 	}
@@ -182,7 +190,7 @@ func TestSignInLinkIsSingleUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Clock.Advance(2 * 60e9)
-	if resp, _ := s.client(t).get(t, late); resp.StatusCode != http.StatusUnauthorized {
+	if resp, _ := s.client(t).useLink(t, late); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("expired link: %d", resp.StatusCode)
 	}
 	// Without SignInLinks (serve, not the sandbox) there is no such route.
@@ -190,8 +198,12 @@ func TestSignInLinkIsSingleUse(t *testing.T) {
 	if _, err := off.Console.IssueSignInLink(context.Background(), key, 60e9); err == nil {
 		t.Fatal("links issued while disabled")
 	}
-	if resp, _ := off.client(t).get(t, link); resp.StatusCode != http.StatusNotFound {
+	path, _, _ := strings.Cut(link, "#")
+	if resp, _ := off.client(t).get(t, path); resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("link route without SignInLinks: %d", resp.StatusCode)
+	}
+	if resp, _ := off.client(t).post(t, path, url.Values{"token": {"x"}}); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("link POST without SignInLinks: %d", resp.StatusCode)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -12,9 +13,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/paywatch/paywatch/api"
 	"github.com/paywatch/paywatch/availability"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/webhooks"
 )
 
 // lagSample is one network's lag at one time.
@@ -217,11 +220,15 @@ func (c *Console) renderWebhooks(w http.ResponseWriter, r *http.Request, s *sess
 			c.internal(w, r, err)
 			return
 		}
+		e.URL, e.LastError = webhooks.RedactURL(e.URL), webhooks.RedactText(e.LastError)
 		d.Endpoints = append(d.Endpoints, endpointRow{E: e, Backlog: n})
 	}
 	if d.Log, err = c.store.WebhookAttempts(r.Context(), d.Endpoint, 0, 100); err != nil {
 		c.internal(w, r, err)
 		return
+	}
+	for i := range d.Log {
+		d.Log[i].Error = webhooks.RedactText(d.Log[i].Error)
 	}
 	if r.URL.Query().Get("done") == "redeliver" {
 		d.Done = "Redelivery scheduled for " + r.URL.Query().Get("name") + " from seq " + r.URL.Query().Get("from") + "."
@@ -277,10 +284,26 @@ const maxLiveWait = 15 * time.Second
 // or none for "answer now"), it waits until a newer event exists or
 // maxLiveWait passes, then answers the unresolved inbox count (finance) and
 // network health (operator).
+//
+// The wait is one of the event feed's long-polls (Options.Events), under
+// its caps: beyond them the answer is 429 with Retry-After.
 func (c *Console) live(w http.ResponseWriter, r *http.Request, s *session) {
 	seq, err := strconv.ParseInt(r.URL.Query().Get("seq"), 10, 64)
 	if err == nil && seq >= 0 {
-		c.waitEvent(r.Context(), seq)
+		wctx, cancel := context.WithTimeout(r.Context(), maxLiveWait)
+		err := c.events.WaitEvents(wctx, s.key.ID, seq)
+		cancel()
+		if errors.Is(err, api.ErrTooManyWaiters) {
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(c.cfg.Events.PollInterval.Seconds()))))
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = w.Write([]byte(`{"error":"rate_limited"}` + "\n"))
+			return
+		}
+		if err != nil {
+			c.liveFail(w, r, err)
+			return
+		}
 	}
 	ctx := r.Context()
 	var v liveView
@@ -325,31 +348,4 @@ func (c *Console) liveFail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	c.log.Error("console live failed", "err", err)
 	http.Error(w, `{"error":"internal"}`, http.StatusInternalServerError)
-}
-
-// waitEvent returns once an event after seq exists, maxLiveWait passed, or
-// ctx ended; a NOTIFY wakes it, a slow tick re-reads without one.
-func (c *Console) waitEvent(ctx context.Context, seq int64) {
-	ctx, cancel := context.WithTimeout(ctx, maxLiveWait)
-	defer cancel()
-	sub, err := c.store.Notifier().Subscribe(ctx)
-	var wake <-chan struct{}
-	if err == nil {
-		defer sub.Close()
-		wake = sub.C
-	}
-	tick := time.NewTicker(2 * time.Second)
-	defer tick.Stop()
-	for {
-		last, err := c.store.LastEventSeq(ctx)
-		if err != nil || last > seq {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-wake:
-		case <-tick.C:
-		}
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/rates"
 	"github.com/paywatch/paywatch/store"
@@ -13,10 +14,11 @@ import (
 // Decider decides intents again once a finance decision changed what their
 // transfers mean; *intents.Service is one.
 type Decider interface {
-	// Redecide decides intent id again in tx, locking its payable then it.
-	Redecide(ctx context.Context, tx *store.Tx, id string, now time.Time) error
+	// RedecideAll decides the payables of the given intents again in tx,
+	// each once, locking each payable then its intents.
+	RedecideAll(ctx context.Context, tx *store.Tx, ids []string, now time.Time) error
 	// RedecidePayable decides every intent of a payable again in tx after
-	// the payable was paid by other means; the caller holds its row lock.
+	// the payable was paid by other means.
 	RedecidePayable(ctx context.Context, tx *store.Tx, payableID int64, now time.Time) error
 }
 
@@ -58,6 +60,6 @@ func New(opt Options) *Service {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{store: opt.Store, decider: opt.Decider, quotes: opt.Quotes, now: opt.Now,
+	return &Service{store: opt.Store, decider: opt.Decider, quotes: opt.Quotes, now: clock.Stored(opt.Now),
 		log: opt.Log.With("component", "finance")}
 }

@@ -9,11 +9,12 @@ import (
 	"github.com/paywatch/paywatch/views"
 )
 
-// FollowChain keeps the credit_account credit of transfer id standing
+// FollowChain keeps each credit_account credit of transfer id standing
 // exactly while the transfer is confirmed on the chain, as a paid top-up's
-// credit is (net per transfer, so replays and rescans never double
-// anything). The scanner sink calls it in its transaction for every
-// transfer with that decision that a block, tip or rewind moved:
+// credit is (net per decision, so replays and rescans never double
+// anything; a transfer may carry one for its surplus and one for the
+// rest). The scanner sink calls it in its transaction for every transfer
+// with such a decision that a block, tip or rewind moved:
 //   - not confirmed any more (orphaned by a reorg, or moved to a block not
 //     deep enough yet) and credited net: a reversal of the credited amount,
 //     taking what the balance holds and recording the rest as unrecovered,
@@ -30,15 +31,25 @@ func (s *Service) FollowChain(ctx context.Context, tx *store.Tx, id string, now 
 	if err != nil {
 		return err
 	}
-	r := t.Resolution
-	if r == nil || r.Action != ActionCreditAccount || r.Account == "" || r.AmountCents == nil {
-		return nil
+	for _, r := range t.Resolutions {
+		if r.Action != ActionCreditAccount || r.Account == "" || r.AmountCents == nil {
+			continue
+		}
+		if err := s.follow(ctx, tx, t, r, now); err != nil {
+			return err
+		}
 	}
-	n, err := tx.NetTransferCredits(ctx, t.ID)
+	return nil
+}
+
+// follow brings one credit_account decision's credit in line with its
+// transfer.
+func (s *Service) follow(ctx context.Context, tx *store.Tx, t store.Transfer, r store.Resolution, now time.Time) error {
+	n, err := tx.NetResolutionCredits(ctx, r.Seq)
 	if err != nil {
 		return err
 	}
-	entry := store.LedgerEntry{Account: r.Account, AmountCents: *r.AmountCents, Reference: "transfer:" + t.ID, TransferID: t.ID}
+	entry := store.LedgerEntry{Account: r.Account, AmountCents: *r.AmountCents, Reference: "transfer:" + t.ID, TransferID: t.ID, ResolutionSeq: r.Seq}
 	var out []store.LedgerEntry
 	switch {
 	case t.Status != payment.TransferConfirmed && n > 0:
@@ -60,7 +71,7 @@ func (s *Service) FollowChain(ctx context.Context, tx *store.Tx, id string, now 
 			return err
 		}
 		out = append(out, e)
-		owed, err := tx.TransferUnrecovered(ctx, t.ID)
+		owed, err := tx.ResolutionUnrecovered(ctx, r.Seq)
 		if err != nil {
 			return err
 		}

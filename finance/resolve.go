@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math/big"
-	"sort"
 	"strings"
 	"time"
 
@@ -82,36 +81,35 @@ func (s *Service) Inbox(ctx context.Context, f store.InboxFilter) (InboxPage, er
 	return page, nil
 }
 
-// Split divides a transfer's amount into the part that settled an intent and
-// the part finance reviews. A settles transfer settles all of it; an
-// overpaid one settles what the intent still needed after its other
-// settling transfers (intentAmount − otherSettled) and its surplus is
-// reviewed; any other class is reviewed whole. Excluded is true for an
+// Parts divides a transfer's amount as the books count it: settled is
+// what pays its intent (the matcher's decision), resolved what finance's
+// decisions cover, unresolved the rest, which finance still has to decide
+// (settled + resolved + unresolved = amount). Excluded is true for an
 // orphaned transfer that never paid anything (classification other than
 // reverted): the money is not on the chain, so it counts in no sum.
-func Split(t store.Transfer, intentAmount, otherSettled *big.Int) (settled, review *big.Int, excluded bool) {
-	zero := new(big.Int)
+func Parts(t store.Transfer) (settled, resolved, unresolved *big.Int, excluded bool) {
+	zero := func() *big.Int { return new(big.Int) }
 	if t.Status == payment.TransferOrphaned && t.Classification != payment.Reverted {
-		return zero, new(big.Int), true
+		return zero(), zero(), zero(), true
 	}
-	switch t.Classification {
-	case payment.Settles:
-		return new(big.Int).Set(t.Amount), zero, false
-	case payment.Overpaid:
-		need := new(big.Int).Sub(intentAmount, otherSettled)
-		if need.Sign() < 0 {
-			need.SetInt64(0)
-		}
-		if need.Cmp(t.Amount) > 0 {
-			need.Set(t.Amount)
-		}
-		return need, new(big.Int).Sub(t.Amount, need), false
+	settled, resolved = orZero(t.Settled), orZero(t.Resolved)
+	return settled, resolved, t.Unresolved(), false
+}
+
+func orZero(x *big.Int) *big.Int {
+	if x == nil {
+		return new(big.Int)
 	}
-	return zero, new(big.Int).Set(t.Amount), false
+	return new(big.Int).Set(x)
 }
 
 // Resolve records finance's decision on a transfer, in one transaction with
-// its effects and a transfer.resolved event:
+// its effects, the decision of the intents it touches and a
+// transfer.resolved event. A decision covers what of the transfer is still
+// unresolved (Parts): the whole transfer, or the surplus of an overpayment
+// on top of what pays its intent; a later decision may cover what becomes
+// unresolved afterwards (the rest of a transfer whose partner left the
+// chain). Every decision decides the transfer's intent again at once.
 //   - credit_intent counts the transfer for the intent (SetCredited, then the
 //     matcher): the intent may become paid and a top-up credited. Refused
 //     when the transfer's network or asset is not the intent's, the
@@ -122,8 +120,8 @@ func Split(t store.Transfer, intentAmount, otherSettled *big.Int) (settled, revi
 //     chain and come back after the payable was paid by other means, the
 //     matcher makes it a duplicate and the decision is voided (the transfer
 //     is a finance item again); it never fails a scan.
-//   - credit_account credits the USD value of the reviewed part (the whole
-//     transfer, or an overpayment's surplus) to an account: at the locked
+//   - credit_account credits the USD value of the unresolved part (the
+//     whole transfer, or an overpayment's surplus) to an account: at the locked
 //     rate of the intent it went to when it is in that intent's asset, else
 //     at req.USDPerUnit, else at the current quote. Refused, like
 //     credit_intent, for a transfer that is orphaned or not confirmed yet.
@@ -135,10 +133,10 @@ func Split(t store.Transfer, intentAmount, otherSettled *big.Int) (settled, revi
 //
 // The note is required; actor is who decided (the API key name, or
 // "cli:<user>"). The result is the transfer after the decision (intents.Applied).
-// A transfer is resolved at most once (conflict). A
-// transfer that settled cleanly has nothing to resolve, and a partial
-// payment of an intent still waiting for the rest (awaiting_payment,
-// detected) is not a finance item yet (conflict).
+// A transfer with nothing unresolved (it settles its intent, or decisions
+// cover the rest) has nothing to resolve, and a partial payment of an
+// intent still waiting for the rest (awaiting_payment, detected) is not a
+// finance item yet (conflict).
 func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveRequest, actor string, idem *intents.Idem) (intents.Result[views.Transfer], error) {
 	if res, done, err := intents.Replay[views.Transfer](ctx, s.store, idem); done || err != nil {
 		return res, err
@@ -197,12 +195,13 @@ func resolvable(ctx context.Context, tx *store.Tx, transferID string) (store.Tra
 	if err != nil {
 		return tr, err
 	}
-	if tr.Resolution != nil {
-		return tr, intents.Fail(intents.Conflict, "transfer %s was already resolved (%s by %s at %s); a resolution is final",
-			tr.ID, tr.Resolution.Action, tr.Resolution.Actor, tr.Resolution.CreatedAt.UTC().Format(time.RFC3339))
-	}
 	if tr.Classification == payment.Settles {
 		return tr, intents.Fail(intents.Conflict, "transfer %s settles intent %s; there is nothing to resolve", tr.ID, tr.IntentID)
+	}
+	if tr.Unresolved().Sign() == 0 && (tr.Amount.Sign() > 0 || tr.Resolution != nil) {
+		r := tr.Resolution
+		return tr, intents.Fail(intents.Conflict, "transfer %s was already resolved (%s by %s at %s): no part of it is left undecided; a decision is final",
+			tr.ID, r.Action, r.Actor, r.CreatedAt.UTC().Format(time.RFC3339))
 	}
 	if tr.Classification == payment.Partial && tr.IntentID != "" && tr.Status != payment.TransferOrphaned {
 		// A part of a payment still in progress is not a finance item
@@ -222,7 +221,8 @@ func resolvable(ctx context.Context, tx *store.Tx, transferID string) (store.Tra
 
 // applyResolution applies the action and records the resolution; it
 // returns the resolution, the ledger entry a credit_account wrote, and the
-// intents to decide again.
+// intents to decide again (the transfer's own, and the one it was credited
+// to).
 func (s *Service) applyResolution(ctx context.Context, tx *store.Tx, tr store.Transfer, req ResolveRequest, actor string, now time.Time) (store.Resolution, *store.LedgerEntry, []string, error) {
 	if req.Action == ActionRefunded {
 		id, err := refundTxID(tr.Network, req.RefundTxID)
@@ -232,39 +232,54 @@ func (s *Service) applyResolution(ctx context.Context, tx *store.Tx, tr store.Tr
 		req.RefundTxID = id
 	}
 	res := store.Resolution{Action: req.Action, Note: req.Note, Actor: actor, RefundTxID: req.RefundTxID, CreatedAt: now}
-	var ledger *store.LedgerEntry
 	var reeval []string
+	if tr.IntentID != "" {
+		reeval = append(reeval, tr.IntentID)
+	}
+	var cents int64
 	switch req.Action {
 	case ActionCreditIntent:
-		ids, cents, err := s.creditIntent(ctx, tx, tr, req.IntentID, now)
+		c, err := s.creditIntent(ctx, tx, tr, req.IntentID, now)
 		if err != nil {
 			return res, nil, nil, err
 		}
-		reeval, res.IntentID, res.AmountCents = ids, req.IntentID, &cents
-	case ActionCreditAccount:
-		e, err := s.creditAccount(ctx, tx, tr, req, now)
-		if err != nil {
-			return res, nil, nil, err
+		reeval, res.IntentID, res.AmountCents = append(reeval, req.IntentID), req.IntentID, &c
+	default:
+		// It covers what is unresolved: the whole transfer, or the surplus
+		// on top of what pays its intent.
+		res.Covers = tr.Unresolved()
+		if req.Action == ActionCreditAccount {
+			c, err := s.creditAccountValue(ctx, tx, tr, res.Covers, req, now)
+			if err != nil {
+				return res, nil, nil, err
+			}
+			res.Account, res.AmountCents, cents = req.Account, &c, c
 		}
-		ledger, res.Account, res.AmountCents = &e, req.Account, &e.AmountCents
 	}
-	if err := tx.InsertResolution(ctx, tr.ID, res); errors.Is(err, store.ErrConflict) {
-		return res, nil, nil, intents.Fail(intents.Conflict, "transfer %s was already resolved", tr.ID)
+	seq, err := tx.InsertResolution(ctx, tr.ID, res)
+	if errors.Is(err, store.ErrConflict) {
+		return res, nil, nil, intents.Fail(intents.Conflict, "transfer %s is already credited to an intent", tr.ID)
 	} else if err != nil {
 		return res, nil, nil, err
 	}
-	return res, ledger, reeval, nil
+	res.Seq = seq
+	if req.Action != ActionCreditAccount {
+		return res, nil, reeval, nil
+	}
+	e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: req.Account, Type: payment.EntryCredit, AmountCents: cents,
+		Reference: "transfer:" + tr.ID, TransferID: tr.ID, ResolutionSeq: seq}, now)
+	if err != nil {
+		return res, nil, nil, err
+	}
+	return res, &e, reeval, nil
 }
 
 // afterResolution decides the credited intents again (the matcher and its
 // events after the resolution row), then appends the ledger.credited and
 // transfer.resolved events, last; it returns the transfer as resolved.
 func (s *Service) afterResolution(ctx context.Context, tx *store.Tx, tr store.Transfer, res store.Resolution, ledger *store.LedgerEntry, reeval []string, now time.Time) (views.Transfer, error) {
-	sort.Strings(reeval)
-	for _, id := range reeval {
-		if err := s.decider.Redecide(ctx, tx, id, now); err != nil {
-			return views.Transfer{}, err
-		}
+	if err := s.decider.RedecideAll(ctx, tx, reeval, now); err != nil {
+		return views.Transfer{}, err
 	}
 	fresh, err := tx.GetTransfer(ctx, tr.ID)
 	if err != nil {
@@ -294,45 +309,46 @@ func (s *Service) afterResolution(ctx context.Context, tx *store.Tx, tr store.Tr
 	return view, nil
 }
 
-// creditIntent checks and applies credit_intent; it returns the intents to
-// re-decide and the USD value credited at the intent's rate.
-func (s *Service) creditIntent(ctx context.Context, tx *store.Tx, tr store.Transfer, intentID string, now time.Time) ([]string, int64, error) {
+// creditIntent checks and applies credit_intent; it returns the USD value
+// credited (what of the transfer counts, at the intent's rate).
+func (s *Service) creditIntent(ctx context.Context, tx *store.Tx, tr store.Transfer, intentID string, now time.Time) (int64, error) {
 	in, err := tx.GetIntent(ctx, intentID)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, 0, intents.Fail(intents.NotFound, "no intent %q", intentID)
+		return 0, intents.Fail(intents.NotFound, "no intent %q", intentID)
 	}
 	if err != nil {
-		return nil, 0, err
+		return 0, err
 	}
 	if in.Network != tr.Network || in.Asset != tr.Asset {
-		return nil, 0, intents.Fail(intents.Conflict, "transfer %s moved %s on %s but intent %s asks for %s on %s; use credit_account or refunded",
+		return 0, intents.Fail(intents.Conflict, "transfer %s moved %s on %s but intent %s asks for %s on %s; use credit_account or refunded",
 			tr.ID, tr.Asset, tr.Network, in.ID, in.Asset, in.Network)
 	}
 	if tr.Status == payment.TransferOrphaned {
-		return nil, 0, intents.Fail(intents.Conflict, "transfer %s is not on the chain any more (orphaned by a reorg); it cannot pay anything", tr.ID)
+		return 0, intents.Fail(intents.Conflict, "transfer %s is not on the chain any more (orphaned by a reorg); it cannot pay anything", tr.ID)
 	}
 	if tr.Status != payment.TransferConfirmed {
-		return nil, 0, notConfirmed(tr, ActionCreditIntent)
+		return 0, notConfirmed(tr, ActionCreditIntent)
+	}
+	if tr.Settled != nil && tr.Settled.Sign() > 0 {
+		return 0, intents.Fail(intents.Conflict, "transfer %s already pays intent %s; its surplus can be credited to an account, refunded or ignored",
+			tr.ID, tr.IntentID)
 	}
 	p, err := tx.PayableForUpdate(ctx, in.PayableID)
 	if err != nil {
-		return nil, 0, err
+		return 0, err
 	}
 	if p.PaidAt != nil {
 		by := p.PaidByIntent
 		if by == "" {
 			by = "ledger entry " + p.PaidByEntry
 		}
-		return nil, 0, intents.Fail(intents.AlreadyPaid, "%s %s is already paid (by %s); use credit_account or refunded", p.Kind, p.Reference, by)
+		return 0, intents.Fail(intents.AlreadyPaid, "%s %s is already paid (by %s); use credit_account or refunded", p.Kind, p.Reference, by)
 	}
 	if err := tx.SetCredited(ctx, tr.ID, in.ID, now); err != nil {
-		return nil, 0, err
+		return 0, err
 	}
-	ids := []string{in.ID}
-	if tr.IntentID != "" && tr.IntentID != in.ID {
-		ids = append(ids, tr.IntentID)
-	}
-	return ids, int64(views.USDValue(tr.Amount, in.Rate, views.Decimals(tr.Network, tr.Asset))), nil
+	counts := new(big.Int).Sub(tr.Amount, orZero(tr.Resolved))
+	return int64(views.USDValue(counts, in.Rate, views.Decimals(tr.Network, tr.Asset))), nil
 }
 
 // notConfirmed is the refusal of a credit for a transfer that has not got
@@ -346,37 +362,26 @@ func notConfirmed(tr store.Transfer, action string) error {
 		tr.ID, where, tr.ConfirmationsRequired, action)
 }
 
-// creditAccount checks and applies credit_account.
-func (s *Service) creditAccount(ctx context.Context, tx *store.Tx, tr store.Transfer, req ResolveRequest, now time.Time) (store.LedgerEntry, error) {
+// creditAccountValue checks credit_account and returns the USD value, in
+// cents, of the part of the transfer it covers: at the locked rate of the
+// intent the transfer went to when it is in that intent's asset, else at
+// req.USDPerUnit, else at the current quote.
+func (s *Service) creditAccountValue(ctx context.Context, tx *store.Tx, tr store.Transfer, covers *big.Int, req ResolveRequest, now time.Time) (int64, error) {
 	if tr.Status == payment.TransferOrphaned {
-		return store.LedgerEntry{}, intents.Fail(intents.Conflict, "transfer %s is not on the chain any more (orphaned by a reorg); there is nothing to credit", tr.ID)
+		return 0, intents.Fail(intents.Conflict, "transfer %s is not on the chain any more (orphaned by a reorg); there is nothing to credit", tr.ID)
 	}
 	if tr.Status != payment.TransferConfirmed {
-		return store.LedgerEntry{}, notConfirmed(tr, ActionCreditAccount)
+		return 0, notConfirmed(tr, ActionCreditAccount)
 	}
 	dec := views.Decimals(tr.Network, tr.Asset)
-	review := new(big.Int).Set(tr.Amount)
 	rate := ""
 	if tr.IntentID != "" {
 		in, err := tx.GetIntent(ctx, tr.IntentID)
 		if err != nil {
-			return store.LedgerEntry{}, err
+			return 0, err
 		}
 		if in.Asset == tr.Asset {
 			rate = in.Rate
-		}
-		if tr.Classification == payment.Overpaid {
-			others, err := tx.TransfersByIntent(ctx, in.ID)
-			if err != nil {
-				return store.LedgerEntry{}, err
-			}
-			other := new(big.Int)
-			for _, o := range others {
-				if o.ID != tr.ID && o.Classification == payment.Settles && o.Status != payment.TransferOrphaned {
-					other.Add(other, o.Amount)
-				}
-			}
-			_, review, _ = Split(tr, in.Amount, other)
 		}
 	}
 	if rate == "" {
@@ -385,18 +390,18 @@ func (s *Service) creditAccount(ctx context.Context, tx *store.Tx, tr store.Tran
 	if rate == "" {
 		m, ok := payment.MethodFor(payment.Network(tr.Network), payment.Asset(tr.Asset))
 		if !ok || s.quotes == nil {
-			return store.LedgerEntry{}, intents.Fail(intents.RateUnavailable, "transfer %s has no locked rate; give usd_per_unit", tr.ID)
+			return 0, intents.Fail(intents.RateUnavailable, "transfer %s has no locked rate; give usd_per_unit", tr.ID)
 		}
 		q, err := s.quotes.Quote(m.Symbol, now)
 		if err != nil {
-			return store.LedgerEntry{}, intents.Fail(intents.RateUnavailable, "transfer %s has no locked rate and no quote is available (%v); give usd_per_unit", tr.ID, err)
+			return 0, intents.Fail(intents.RateUnavailable, "transfer %s has no locked rate and no quote is available (%v); give usd_per_unit", tr.ID, err)
 		}
 		rate = q.Decimal()
 	}
-	cents := views.USDValue(review, rate, dec)
+	cents := views.USDValue(covers, rate, dec)
 	if cents <= 0 {
-		return store.LedgerEntry{}, intents.Fail(intents.InvalidAmount, "transfer %s is worth less than one cent at %s USD per unit; use ignore", tr.ID, rate)
+		return 0, intents.Fail(intents.InvalidAmount, "transfer %s (%s base units undecided) is worth less than one cent at %s USD per unit; use ignore",
+			tr.ID, covers, rate)
 	}
-	return tx.AppendLedger(ctx, store.LedgerEntry{Account: req.Account, Type: payment.EntryCredit, AmountCents: int64(cents),
-		Reference: "transfer:" + tr.ID, TransferID: tr.ID}, now)
+	return int64(cents), nil
 }

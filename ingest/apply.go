@@ -10,7 +10,6 @@ import (
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
-	"github.com/paywatch/paywatch/views"
 )
 
 // ErrCursorMoved is returned by ApplyBlock when the block does not extend
@@ -32,18 +31,20 @@ func (s *Sink) requiredFor(network string, asset payment.Asset, a store.Address)
 	return 1
 }
 
-// recordTransfer upserts one observed transfer and returns the intent it
-// belongs to ("" for none).
-func (s *Sink) recordTransfer(ctx context.Context, tx *store.Tx, network string, t chains.Transfer, height *int64,
-	hash string, status payment.TransferStatus, seen, now time.Time) (string, error) {
+// recordTransfer upserts one observed transfer and returns the intents its
+// decision touches: the one the stored transfer belongs to (finance may
+// have credited it to another intent than its address's) and its
+// address's.
+func (s *Sink) recordTransfer(ctx context.Context, tx *store.Tx, m *moves, network string, t chains.Transfer, height *int64,
+	hash string, status payment.TransferStatus, seen, now time.Time) ([]string, error) {
 	a, err := tx.AddressByKey(ctx, network, t.Key)
 	if errors.Is(err, store.ErrNotFound) {
 		// The source reported a key we do not own (a watch-set race cannot
 		// cause this: keys are only ever added). Record nothing.
-		return "", fmt.Errorf("transfer %s:%d to %s: key is not one of our addresses", t.TxID, t.Index, t.Address)
+		return nil, fmt.Errorf("transfer %s:%d to %s: key is not one of our addresses", t.TxID, t.Index, t.Address)
 	}
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	required := s.requiredFor(network, t.Asset, a)
 	class, notified := payment.UnknownAddress, payment.UnknownAddress
@@ -62,21 +63,18 @@ func (s *Sink) recordTransfer(ctx context.Context, tx *store.Tx, network string,
 	}
 	stored, inserted, err := tx.UpsertTransfer(ctx, rec)
 	if err != nil {
-		return "", fmt.Errorf("record transfer %s:%d: %w", t.TxID, t.Index, err)
+		return nil, fmt.Errorf("record transfer %s:%d: %w", t.TxID, t.Index, err)
 	}
 	if inserted && s.counter != nil {
 		tx.AfterCommit(func() { s.counter.TransferRecorded(network, string(t.Asset)) })
 	}
 	if inserted && a.IntentID == "" {
-		tip, err := tx.NodeHeight(ctx, network)
-		if err != nil {
-			return "", err
-		}
-		if err := tx.QueueAppendEvent(payment.EventTransferUnmatched, "", stored.ID, "", views.TransferOf(stored, tip), now); err != nil {
-			return "", err
-		}
+		// A finance item from the start: announced once the transaction's
+		// confirmations are applied (settle), so that its body is what a
+		// read after the commit shows.
+		m.unknown = append(m.unknown, stored.ID)
 	}
-	return a.IntentID, nil
+	return []string{stored.IntentID, a.IntentID}, nil
 }
 
 // ApplyBlock stores one block in one transaction: its ref, its transfers to
@@ -96,20 +94,15 @@ func (s *Sink) confirm(ctx context.Context, tx *store.Tx, network string, tip, f
 	return nil
 }
 
-// reevaluateAll re-runs the matcher on each affected intent, in a stable
-// order so concurrent writers lock rows in the same order.
+// reevaluateAll decides the affected intents' payables again (in payable
+// order, so concurrent writers lock rows in the same order).
 func (s *Sink) reevaluateAll(ctx context.Context, tx *store.Tx, affected map[string]bool, now time.Time) error {
 	ids := make([]string, 0, len(affected))
 	for id := range affected {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	for _, id := range ids {
-		if err := s.decider.Redecide(ctx, tx, id, now); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.decider.RedecideAll(ctx, tx, ids, now)
 }
 
 // ApplyTips records a new node tip and final height and promotes the
@@ -184,11 +177,11 @@ func (s *Sink) applyPending(ctx context.Context, network payment.Network, pendin
 		keep := make([]string, 0, len(pending))
 		for _, t := range pending {
 			keep = append(keep, t.TxID)
-			id, err := s.recordPending(ctx, tx, n, t, now)
+			ids, err := s.recordPending(ctx, tx, m, n, t, now)
 			if err != nil {
 				return err
 			}
-			m.intent(id)
+			m.intent(ids...)
 		}
 		if orphan {
 			gone, err := tx.OrphanPending(ctx, n, keep, now)
@@ -203,14 +196,14 @@ func (s *Sink) applyPending(ctx context.Context, network payment.Network, pendin
 
 // recordPending records a mempool transfer unless it is already known in a
 // block; an orphaned one that is back in the mempool becomes pending again.
-func (s *Sink) recordPending(ctx context.Context, tx *store.Tx, network string, t chains.Transfer, now time.Time) (string, error) {
+func (s *Sink) recordPending(ctx context.Context, tx *store.Tx, m *moves, network string, t chains.Transfer, now time.Time) ([]string, error) {
 	existing, err := tx.TransferByKey(ctx, network, t.TxID, t.Index)
 	if err == nil {
 		if existing.Status != payment.TransferOrphaned {
-			return "", nil
+			return nil, nil
 		}
 	} else if !errors.Is(err, store.ErrNotFound) {
-		return "", err
+		return nil, err
 	}
-	return s.recordTransfer(ctx, tx, network, t, nil, "", payment.TransferPending, now, now)
+	return s.recordTransfer(ctx, tx, m, network, t, nil, "", payment.TransferPending, now, now)
 }

@@ -57,11 +57,11 @@ func (s *Sink) ApplyBlocks(ctx context.Context, network payment.Network, bs []ch
 				seen = b.Time.UTC()
 			}
 			for _, t := range b.Transfers {
-				id, err := s.recordTransfer(ctx, tx, n, t, &h, b.Hash, payment.TransferConfirming, seen, now)
+				id, err := s.recordTransfer(ctx, tx, m, n, t, &h, b.Hash, payment.TransferConfirming, seen, now)
 				if err != nil {
 					return fmt.Errorf("block %d: %w", b.Height, err)
 				}
-				m.intent(id)
+				m.intent(id...)
 			}
 		}
 		if err := s.confirm(ctx, tx, n, max(int64(tips.Node), height), int64(tips.Final), now, m); err != nil {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/intents"
@@ -14,8 +15,9 @@ import (
 // Decider decides an intent again after what the chain says about its
 // transfers changed; *intents.Service is one.
 type Decider interface {
-	// Redecide decides intent id again in tx, locking its payable then it.
-	Redecide(ctx context.Context, tx *store.Tx, id string, now time.Time) error
+	// RedecideAll decides the payables of the given intents again in tx,
+	// each once, in payable order, locking each payable then its intents.
+	RedecideAll(ctx context.Context, tx *store.Tx, ids []string, now time.Time) error
 }
 
 // CreditFollower keeps finance's account credits in line with the chain;
@@ -75,5 +77,5 @@ func New(opt Options) *Sink {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Sink{store: opt.Store, cfg: opt.Config, decider: opt.Decider, credits: opt.Credits, counter: opt.Counter,
-		now: opt.Now, log: opt.Log.With("component", "ingest")}
+		now: clock.Stored(opt.Now), log: opt.Log.With("component", "ingest")}
 }

@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/finance"
+	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
 )
 
 // moves collects what one chain-side transaction (blocks applied, tips,
@@ -17,16 +19,21 @@ import (
 type moves struct {
 	intents  map[string]bool
 	credited map[string]bool
+	// unknown are transfers to addresses without an intent recorded in
+	// this transaction: finance items, announced at its end.
+	unknown []string
 }
 
 func newMoves() *moves {
 	return &moves{intents: map[string]bool{}, credited: map[string]bool{}}
 }
 
-// intent marks an intent to re-decide.
-func (m *moves) intent(id string) {
-	if id != "" {
-		m.intents[id] = true
+// intent marks intents to re-decide.
+func (m *moves) intent(ids ...string) {
+	for _, id := range ids {
+		if id != "" {
+			m.intents[id] = true
+		}
 	}
 }
 
@@ -34,8 +41,10 @@ func (m *moves) intent(id string) {
 func (m *moves) add(trs []store.Transfer) {
 	for _, t := range trs {
 		m.intent(t.IntentID)
-		if t.Resolution != nil && t.Resolution.Action == finance.ActionCreditAccount {
-			m.credited[t.ID] = true
+		for _, r := range t.Resolutions {
+			if r.Action == finance.ActionCreditAccount {
+				m.credited[t.ID] = true
+			}
 		}
 	}
 }
@@ -54,6 +63,19 @@ func (s *Sink) settle(ctx context.Context, tx *store.Tx, m *moves, now time.Time
 	sort.Strings(ids)
 	for _, id := range ids {
 		if err := s.credits.FollowChain(ctx, tx, id, now); err != nil {
+			return err
+		}
+	}
+	for _, id := range m.unknown {
+		t, err := tx.GetTransfer(ctx, id)
+		if err != nil {
+			return err
+		}
+		tip, err := tx.NodeHeight(ctx, t.Network)
+		if err != nil {
+			return err
+		}
+		if err := tx.QueueAppendEvent(payment.EventTransferUnmatched, "", t.ID, "", views.TransferOf(t, tip), now); err != nil {
 			return err
 		}
 	}

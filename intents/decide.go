@@ -3,6 +3,7 @@ package intents
 import (
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/paywatch/paywatch/matcher"
@@ -11,335 +12,401 @@ import (
 	"github.com/paywatch/paywatch/views"
 )
 
-// Redecide decides intent id again in tx, as of now: it locks the intent's
-// payable then the intent, asks the matcher about all of the intent's
-// transfers and writes the decision (the transfers' classes, the intent's
-// state, the payable's paid state, a top-up's credit or its reversal, and
-// their events, queued to commit). Deciding an intent that nothing changed
-// for writes nothing. The scanner sink calls it for every intent a block,
-// tip or rewind touched, and finance after a resolution.
+// Redecide decides intent id again in tx, as of now: it decides the
+// intent's payable (every intent of it at once, matcher.DecidePayable).
+// The scanner sink calls it (RedecideAll) for every intent a block, tip or
+// rewind touched, finance after a resolution, the sweep at a deadline.
 func (s *Service) Redecide(ctx context.Context, tx *store.Tx, id string, now time.Time) error {
-	in, err := tx.GetIntent(ctx, id)
-	if err != nil {
-		return fmt.Errorf("intent %s: %w", id, err)
-	}
-	p, err := tx.PayableForUpdate(ctx, in.PayableID)
-	if err != nil {
-		return err
-	}
-	return s.reevaluateLocked(ctx, tx, p, id, now)
+	return s.RedecideAll(ctx, tx, []string{id}, now)
 }
 
-// reevaluateLocked applies the matcher with the payable already locked.
-// When the decision changes whether the payable is paid, the payable's
-// other intents are decided again in the same transaction, so that what
-// their transfers mean follows at once (a partial payment of another intent
-// becomes a duplicate of a paid payable, for finance; a reverted payer lets
-// them count again), not only when something next touches them.
-func (s *Service) reevaluateLocked(ctx context.Context, tx *store.Tx, p store.Payable, id string, now time.Time) error {
-	return s.decide(ctx, tx, p, id, now, 0)
-}
-
-// maxSiblingDepth bounds how often a change of a payable's paid state may
-// re-decide its intents within one decision. One level settles it (the
-// payer is decided first); the bound only guards against a cycle.
-const maxSiblingDepth = 2
-
-// RedecidePayable decides every intent of the payable again in tx, after
-// the payable's paid state changed by other means than one of its intents
-// (a balance debit paid it): what they received becomes a duplicate for
-// finance at once. The caller holds the payable's row lock.
-func (s *Service) RedecidePayable(ctx context.Context, tx *store.Tx, payableID int64, now time.Time) error {
-	return s.redecideSiblings(ctx, tx, payableID, "", now, 0)
-}
-
-// redecideSiblings decides the payable's intents other than except again,
-// re-reading the payable (locked by the caller) for its new paid state.
-func (s *Service) redecideSiblings(ctx context.Context, tx *store.Tx, payableID int64, except string, now time.Time, depth int) error {
-	if depth >= maxSiblingDepth {
+// RedecideAll decides the payables of the given intents again in tx, each
+// once, in payable id order (so that concurrent writers lock payables in
+// the same order).
+func (s *Service) RedecideAll(ctx context.Context, tx *store.Tx, ids []string, now time.Time) error {
+	if len(ids) == 0 {
 		return nil
 	}
-	ids, err := tx.IntentIDsOfPayable(ctx, payableID)
+	payables, err := tx.PayablesOfIntents(ctx, ids)
 	if err != nil {
 		return err
 	}
-	for _, sib := range ids {
-		if sib == except {
-			continue
+	if len(payables) < len(uniq(ids)) {
+		// An unknown intent id: as GetIntent would say.
+		for _, id := range ids {
+			if _, err := tx.GetIntent(ctx, id); err != nil {
+				return fmt.Errorf("intent %s: %w", id, err)
+			}
 		}
-		p, err := tx.PayableForUpdate(ctx, payableID)
+	}
+	for _, pid := range payables {
+		if err := s.RedecidePayable(ctx, tx, pid, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func uniq(ids []string) map[string]bool {
+	m := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		m[id] = true
+	}
+	return m
+}
+
+// RedecidePayable decides every intent of the payable again in tx, as of
+// now: it locks the payable, then its intents, asks the matcher about all
+// of them at once and writes the decision (the transfers' classes and
+// settled parts, the intents' states, the payable's payer, the top-ups'
+// credits or their reversals) and then its events, each rendered from
+// what the transaction leaves: every body is what the API shows after the
+// commit. Deciding a payable that nothing changed for writes nothing.
+func (s *Service) RedecidePayable(ctx context.Context, tx *store.Tx, payableID int64, now time.Time) error {
+	p, err := tx.PayableForUpdate(ctx, payableID)
+	if err != nil {
+		return err
+	}
+	dc, err := s.readPayable(ctx, tx, p)
+	if err != nil {
+		return err
+	}
+	others, err := s.decideVoiding(ctx, tx, dc, now)
+	if err != nil {
+		return err
+	}
+	if err := s.writeDecision(ctx, tx, dc, now); err != nil {
+		return err
+	}
+	if err := s.appendDecisionEvents(ctx, tx, dc, now); err != nil {
+		return err
+	}
+	// A voided credit's transfer went back to the intent of its address,
+	// which may be another payable's.
+	return s.RedecideAll(ctx, tx, others, now)
+}
+
+// reevaluateLocked decides intent id's payable, p, locked by the caller.
+func (s *Service) reevaluateLocked(ctx context.Context, tx *store.Tx, p store.Payable, _ string, now time.Time) error {
+	return s.RedecidePayable(ctx, tx, p.ID, now)
+}
+
+// payableDecision is one payable's decision in the making: what was read
+// under the locks, what the matcher decided, and what was written, for
+// the events rendered at the end.
+type payableDecision struct {
+	p       store.Payable
+	intents []store.Intent
+	// all are each intent's transfers (for its view), matched those the
+	// matcher decides (balance-check items count only once credited).
+	all, matched [][]store.Transfer
+	payer        int
+	ds           []matcher.Decision
+	// after are the intents as the decision leaves them.
+	after []store.Intent
+	// unmatched are the transfers that became a finance item, ledger the
+	// entries written, per intent.
+	unmatched [][]store.Transfer
+	ledger    [][]store.LedgerEntry
+	voided    map[string]bool
+}
+
+// readPayable locks and reads the payable's intents and their transfers.
+func (s *Service) readPayable(ctx context.Context, tx *store.Tx, p store.Payable) (*payableDecision, error) {
+	ins, err := tx.IntentsOfPayableForUpdate(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(ins))
+	at := make(map[string]int, len(ins))
+	for i, in := range ins {
+		ids[i], at[in.ID] = in.ID, i
+	}
+	trs, err := tx.TransfersOfIntents(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	dc := &payableDecision{p: p, intents: ins, all: make([][]store.Transfer, len(ins)), matched: make([][]store.Transfer, len(ins)),
+		unmatched: make([][]store.Transfer, len(ins)), ledger: make([][]store.LedgerEntry, len(ins)), voided: map[string]bool{}}
+	for _, t := range trs {
+		i := at[t.IntentID]
+		dc.all[i] = append(dc.all[i], t)
+	}
+	for i := range ins {
+		dc.matched[i] = matchable(dc.all[i])
+	}
+	return dc, nil
+}
+
+// decide asks the matcher about the payable's intents as read.
+func (dc *payableDecision) decide(now time.Time) {
+	ins := make([]matcher.Intent, len(dc.intents))
+	trs := make([][]matcher.Transfer, len(dc.intents))
+	dc.payer = -1
+	for i, in := range dc.intents {
+		ins[i] = matcher.Intent{Asset: payment.Asset(in.Asset), Amount: in.Amount, Tolerance: in.Tolerance, DustMin: in.DustMin,
+			Deadline: in.ExpiresAt, Superseded: in.SupersededBy != "", WasPaid: in.PaidAt != nil}
+		if dc.p.PaidByIntent == in.ID {
+			dc.payer = i
+		}
+		trs[i] = make([]matcher.Transfer, len(dc.matched[i]))
+		for j, t := range dc.matched[i] {
+			trs[i][j] = matcher.Transfer{Asset: payment.Asset(t.Asset), Amount: t.Amount, FirstSeen: t.FirstSeenAt,
+				Order: t.CountsFrom(), Confirmed: t.Status == payment.TransferConfirmed, Orphaned: t.Status == payment.TransferOrphaned,
+				Credited: t.Credited, Resolved: t.Resolved}
+		}
+	}
+	payer, ds := matcher.DecidePayable(matcher.Payable{PaidByDebit: dc.p.PaidByEntry != "", Payer: dc.payer}, ins, trs, now)
+	dc.payer, dc.ds = payer, ds
+}
+
+// decideVoiding decides the payable, voiding first every credit_intent that
+// can no longer take effect (its transfer is a duplicate of a payable paid
+// by other means: finance decides anew) and deciding again without it, so
+// that what is written is what a later decision on the same facts says.
+// It returns the intents the voided transfers went back to.
+func (s *Service) decideVoiding(ctx context.Context, tx *store.Tx, dc *payableDecision, now time.Time) ([]string, error) {
+	var others []string
+	for {
+		dc.decide(now)
+		voided := false
+		for i := range dc.intents {
+			for j, t := range dc.matched[i] {
+				if !t.Credited || dc.ds[i].Classes[j] != payment.Duplicate || dc.payer == i {
+					continue
+				}
+				_, err := tx.VoidCredit(ctx, t.ID, "payable "+dc.p.Reference+" was paid by other means before this transfer could pay it", now)
+				if err != nil {
+					return nil, err
+				}
+				dc.voided[t.ID] = true
+				voided = true
+				tx.AfterCommit(func() { // logged once written: the transaction may be retried
+					s.log.Warn("credited transfer of a payable paid elsewhere: credit void, back to finance",
+						"transfer", t.ID, "intent", dc.intents[i].ID, "reference", dc.p.Reference)
+				})
+				fresh, err := tx.GetTransfer(ctx, t.ID)
+				if err != nil {
+					return nil, err
+				}
+				if fresh.IntentID != t.IntentID {
+					dc.drop(i, t.ID)
+					if fresh.IntentID != "" {
+						if k := dc.index(fresh.IntentID); k >= 0 {
+							dc.all[k] = append(dc.all[k], fresh)
+							sortRecorded(dc.all[k])
+						} else {
+							others = append(others, fresh.IntentID)
+						}
+					}
+				} else {
+					dc.replace(i, fresh)
+				}
+			}
+		}
+		if !voided {
+			return others, nil
+		}
+		for i := range dc.intents {
+			dc.matched[i] = matchable(dc.all[i])
+		}
+	}
+}
+
+func (dc *payableDecision) index(intentID string) int {
+	for i, in := range dc.intents {
+		if in.ID == intentID {
+			return i
+		}
+	}
+	return -1
+}
+
+func (dc *payableDecision) drop(i int, transferID string) {
+	out := dc.all[i][:0:0]
+	for _, t := range dc.all[i] {
+		if t.ID != transferID {
+			out = append(out, t)
+		}
+	}
+	dc.all[i] = out
+}
+
+func (dc *payableDecision) replace(i int, t store.Transfer) {
+	for j := range dc.all[i] {
+		if dc.all[i][j].ID == t.ID {
+			dc.all[i][j] = t
+		}
+	}
+}
+
+// sortRecorded orders transfers as TransfersOfIntents does.
+func sortRecorded(trs []store.Transfer) {
+	sort.SliceStable(trs, func(a, b int) bool { return trs[a].Recorded < trs[b].Recorded })
+}
+
+// writeDecision writes the decision: each transfer's class and settled
+// part (and the finance items it makes), each intent's state (those
+// leaving paid first, so that a payable never has two paid intents), the
+// payable's payer, and each top-up intent's credit.
+func (s *Service) writeDecision(ctx context.Context, tx *store.Tx, dc *payableDecision, now time.Time) error {
+	dc.after = make([]store.Intent, len(dc.intents))
+	for i := range dc.intents {
+		if err := s.writeTransfers(ctx, tx, dc, i, now); err != nil {
+			return err
+		}
+		dc.after[i] = stateAfter(dc.intents[i], dc.ds[i], now)
+	}
+	for _, leaving := range []bool{true, false} {
+		for i, in := range dc.intents {
+			if (in.Status == payment.IntentPaid && dc.after[i].Status != payment.IntentPaid) != leaving || !stateChanged(in, dc.after[i]) {
+				continue
+			}
+			a := dc.after[i]
+			st := store.IntentState{Status: a.Status, Overpaid: a.Overpaid, Late: a.Late, Received: a.Received,
+				ConfirmedSum: a.ConfirmedSum, DetectedAt: a.DetectedAt, PaidAt: a.PaidAt}
+			if err := tx.UpdateIntentState(ctx, in.ID, st, now); err != nil {
+				return err
+			}
+		}
+	}
+	if err := s.writePayer(ctx, tx, dc); err != nil {
+		return err
+	}
+	if dc.p.Kind != payment.Topup {
+		return nil
+	}
+	for i := range dc.intents {
+		es, err := s.creditFollows(ctx, tx, dc.after[i], now)
 		if err != nil {
 			return err
 		}
-		if err := s.decide(ctx, tx, p, sib, now, depth+1); err != nil {
-			return err
-		}
+		dc.ledger[i] = es
 	}
 	return nil
 }
 
-// decision is one intent's matcher decision in the making: what was read
-// under the locks, what the matcher decided, and what the steps of decide
-// wrote, for the events rendered at the end.
-type decision struct {
-	p         store.Payable
-	in        store.Intent
-	all       []store.Transfer // every transfer of the intent, for its view
-	trs       []store.Transfer // those the matcher sees (matchable)
-	elsewhere bool             // the payable is paid by another intent or a debit
-	d         matcher.Decision
-	st        store.IntentState
-	changed   bool
-	classes   map[string]payment.Classification
-	voided    map[string]bool
-	unmatched []store.Transfer
-	ledger    []store.LedgerEntry
-}
-
-// decide is reevaluateLocked at a sibling depth: it asks the matcher about
-// the intent (locked here, its payable by the caller) and writes the
-// decision in order: the transfers' classes, the intent's state, the
-// payable and ledger following the paid status, the siblings, then the
-// events.
-func (s *Service) decide(ctx context.Context, tx *store.Tx, p store.Payable, id string, now time.Time, depth int) error {
-	dc, err := s.readDecision(ctx, tx, p, id, now)
-	if err != nil {
-		return err
-	}
-	if err := s.writeClasses(ctx, tx, dc, now); err != nil {
-		return err
-	}
-	if err := writeIntentState(ctx, tx, dc, now); err != nil {
-		return err
-	}
-	wasPaid, isPaid := dc.in.Status == payment.IntentPaid, dc.d.Status == payment.IntentPaid
-	if err := s.followPaid(ctx, tx, dc, wasPaid, isPaid, now); err != nil {
-		return err
-	}
-	if isPaid != wasPaid {
-		if err := s.redecideSiblings(ctx, tx, p.ID, id, now, depth); err != nil {
-			return err
-		}
-	}
-	return s.appendDecisionEvents(ctx, tx, dc, now)
-}
-
-// readDecision locks and reads the intent and its transfers and asks the
-// matcher.
-func (s *Service) readDecision(ctx context.Context, tx *store.Tx, p store.Payable, id string, now time.Time) (*decision, error) {
-	in, err := tx.IntentForUpdate(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	all, err := tx.TransfersByIntent(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	trs := matchable(all) // balance-check items (package ingest) count only once credited
-	mtrs := make([]matcher.Transfer, len(trs))
-	for i, t := range trs {
-		mtrs[i] = matcher.Transfer{
-			Asset: payment.Asset(t.Asset), Amount: t.Amount, FirstSeen: t.FirstSeenAt,
-			Confirmed: t.Status == payment.TransferConfirmed, Orphaned: t.Status == payment.TransferOrphaned, Credited: t.Credited,
-			// Invariant 7: a finance decision other than credit_intent
-			// means the transfer never counts on its own again.
-			Resolved: t.Resolution != nil && !t.Credited,
-			Previous: t.Classification,
-		}
-	}
-	// Read under the payable's lock, as SetPayablePaid checks it: with it
-	// the matcher never decides paid for a second intent of a payable, so
-	// that write cannot conflict (invariant 8: no business state stops a
-	// scanner).
-	elsewhere := p.PaidByEntry != "" || (p.PaidByIntent != "" && p.PaidByIntent != in.ID)
-	d := matcher.Decide(matcher.Intent{
-		Asset: payment.Asset(in.Asset), Amount: in.Amount, Tolerance: in.Tolerance, DustMin: in.DustMin,
-		Deadline: in.ExpiresAt, Status: in.Status, PayablePaidElsewhere: elsewhere,
-	}, mtrs, now)
-	return &decision{p: p, in: in, all: all, trs: trs, elsewhere: elsewhere, d: d,
-		classes: make(map[string]payment.Classification, len(trs)), voided: map[string]bool{}}, nil
-}
-
-// writeClasses stores each transfer's new class, voids the credit of a
-// transfer credited to an intent whose payable was paid elsewhere, and
-// collects the transfers that became a finance item (dc.unmatched).
-func (s *Service) writeClasses(ctx context.Context, tx *store.Tx, dc *decision, now time.Time) error {
-	for i, t := range dc.trs {
-		c := dc.d.Classes[i]
-		dc.classes[t.ID] = c
-		if c != t.Classification {
-			if err := tx.SetClassification(ctx, t.ID, c, now); err != nil {
+// writeTransfers stores intent i's transfers' decisions and collects those
+// that became a finance item.
+func (s *Service) writeTransfers(ctx context.Context, tx *store.Tx, dc *payableDecision, i int, now time.Time) error {
+	d := dc.ds[i]
+	for j := range dc.matched[i] {
+		t := &dc.matched[i][j]
+		c, settled := d.Classes[j], d.Settled[j]
+		if c != t.Classification || settled.Cmp(t.Settled) != 0 {
+			if err := tx.SetDecision(ctx, t.ID, c, settled, now); err != nil {
 				return err
 			}
+			t.Classification, t.Settled = c, settled
 		}
-		if t.Credited && dc.elsewhere && c == payment.Duplicate {
-			// Finance credited it, but the payable was paid by other means
-			// before it could pay: a payment for an already paid payable.
-			// The decision is void and the transfer a finance item again.
-			if err := tx.VoidCredit(ctx, t.ID, "payable "+dc.p.Reference+" was paid by other means before this transfer could pay it", now); err != nil {
-				return err
-			}
-			t.Credited, t.Resolution, t.NotifiedClass = false, nil, ""
-			dc.voided[t.ID] = true
-			tx.AfterCommit(func() { // logged once written: the transaction may be retried
-				s.log.Warn("credited transfer of a payable paid elsewhere: credit void, back to finance",
-					"transfer", t.ID, "intent", dc.in.ID, "reference", dc.p.Reference)
-			})
-		}
-		if forFinance(dc.d, c, t) && t.NotifiedClass != c {
+		if forFinance(d, c, *t) && t.NotifiedClass != c {
 			if err := tx.SetNotified(ctx, t.ID, c); err != nil {
 				return err
 			}
-			t.Classification, t.NotifiedClass = c, c
-			dc.unmatched = append(dc.unmatched, t)
+			t.NotifiedClass = c
+			dc.unmatched[i] = append(dc.unmatched[i], *t)
 		}
+		dc.replace(i, *t)
 	}
 	return nil
 }
 
-// writeIntentState stores the intent's new state when it changed.
-func writeIntentState(ctx context.Context, tx *store.Tx, dc *decision, now time.Time) error {
-	in, d := dc.in, dc.d
-	dc.st = store.IntentState{Status: d.Status, Overpaid: d.Overpaid, Late: d.Late, Received: d.Received,
-		ConfirmedSum: d.ConfirmedSum, DetectedAt: in.DetectedAt, PaidAt: in.PaidAt}
-	if dc.st.DetectedAt == nil && d.Received.Sign() > 0 {
-		dc.st.DetectedAt = &now
+// stateAfter is intent in as decision d leaves it. paid_at is when it was
+// first paid (a round trip that pays it again gives the same books), and
+// detected_at when something first counted.
+func stateAfter(in store.Intent, d matcher.Decision, now time.Time) store.Intent {
+	a := in
+	a.Status, a.Overpaid, a.Late, a.Received, a.ConfirmedSum = d.Status, d.Overpaid, d.Late, d.Received, d.ConfirmedSum
+	if a.DetectedAt == nil && d.Received.Sign() > 0 {
+		a.DetectedAt = &now
 	}
-	if d.Status == payment.IntentPaid && in.Status != payment.IntentPaid {
-		dc.st.PaidAt = &now
+	if d.Status == payment.IntentPaid && a.PaidAt == nil {
+		a.PaidAt = &now
 	}
-	st := dc.st
-	dc.changed = st.Status != in.Status || st.Overpaid != in.Overpaid || st.Late != in.Late ||
-		st.Received.Cmp(in.Received) != 0 || st.ConfirmedSum.Cmp(in.ConfirmedSum) != 0
-	if !dc.changed {
-		return nil
-	}
-	return tx.UpdateIntentState(ctx, in.ID, st, now)
+	return a
 }
 
-// followPaid makes the payable and the ledger follow the paid status: a
-// payable paid by the intent (and a top-up credited once), or no longer
-// paid (and the credit reversed).
-func (s *Service) followPaid(ctx context.Context, tx *store.Tx, dc *decision, wasPaid, isPaid bool, now time.Time) error {
-	p, in := dc.p, dc.in
-	if isPaid && !wasPaid {
-		if err := tx.SetPayablePaid(ctx, p.ID, in.ID, now); err != nil {
-			return fmt.Errorf("intent %s paid but payable %s is not payable: %w", in.ID, p.Reference, err)
-		}
-		if p.Kind == payment.Topup {
-			es, err := s.creditOnce(ctx, tx, in, now)
-			if err != nil {
-				return err
-			}
-			dc.ledger = append(dc.ledger, es...)
-		}
+func stateChanged(a, b store.Intent) bool {
+	return a.Status != b.Status || a.Overpaid != b.Overpaid || a.Late != b.Late || a.Received.Cmp(b.Received) != 0 ||
+		a.ConfirmedSum.Cmp(b.ConfirmedSum) != 0 || !sameTime(a.DetectedAt, b.DetectedAt) || !sameTime(a.PaidAt, b.PaidAt)
+}
+
+func sameTime(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
 	}
-	if wasPaid && !isPaid {
-		if err := tx.ClearPayablePaid(ctx, p.ID, in.ID); err != nil {
+	return a.Equal(*b)
+}
+
+// writePayer makes the payable's paid state follow the decision.
+func (s *Service) writePayer(ctx context.Context, tx *store.Tx, dc *payableDecision) error {
+	p := dc.p
+	want := ""
+	if dc.payer >= 0 {
+		want = dc.intents[dc.payer].ID
+	}
+	if p.PaidByIntent == want {
+		return nil
+	}
+	if p.PaidByIntent != "" {
+		if err := tx.ClearPayablePaid(ctx, p.ID, p.PaidByIntent); err != nil {
 			return err
 		}
-		if p.Kind == payment.Topup {
-			e, err := s.reverseOnce(ctx, tx, in, now)
-			if err != nil {
-				return err
-			}
-			if e != nil {
-				dc.ledger = append(dc.ledger, *e)
-			}
-		}
+		was := dc.intents[dc.index(p.PaidByIntent)]
 		tx.AfterCommit(func() { // logged once written: the transaction may be retried
-			s.log.Error("paid intent reverted by a reorg", "intent", in.ID, "network", in.Network, "reference", p.Reference)
+			s.log.Error("paid intent reverted by a reorg", "intent", was.ID, "network", was.Network, "reference", p.Reference)
 		})
 	}
-	return nil
-}
-
-// appendDecisionEvents appends the decision's events, last: they take the
-// event lock, held until commit. Their bodies are rendered from what this
-// transaction decided and wrote, not read back.
-func (s *Service) appendDecisionEvents(ctx context.Context, tx *store.Tx, dc *decision, now time.Time) error {
-	if len(dc.unmatched) == 0 && !dc.changed && len(dc.ledger) == 0 {
-		return nil
-	}
-	in, id := dc.in, dc.in.ID
-	tip, err := tx.NodeHeight(ctx, in.Network)
-	if err != nil {
-		return err
-	}
-	for _, t := range dc.unmatched {
-		if err := tx.QueueAppendEvent(payment.EventTransferUnmatched, id, t.ID, in.Account, views.TransferOf(t, tip), now); err != nil {
-			return err
-		}
-	}
-	if dc.st.Status != in.Status {
-		view := s.viewOf(dc.after(), dc.shown(), tip)
-		if err := tx.QueueAppendEvent(payment.IntentEvent(dc.st.Status), id, "", in.Account, view, now); err != nil {
-			return err
-		}
-	}
-	for _, e := range dc.ledger {
-		if err := tx.QueueAppendEvent(payment.LedgerEvent(e.Type), id, "", e.Account, views.LedgerEntryOf(e), now); err != nil {
-			return err
+	if want != "" {
+		a := dc.after[dc.payer]
+		if err := tx.SetPayablePaid(ctx, p.ID, want, *a.PaidAt); err != nil {
+			return fmt.Errorf("intent %s paid but payable %s is not payable: %w", want, p.Reference, err)
 		}
 	}
 	return nil
 }
 
-// after is the intent as the decision left it.
-func (dc *decision) after() store.Intent {
-	after, st := dc.in, dc.st
-	after.Status, after.Overpaid, after.Late = st.Status, st.Overpaid, st.Late
-	after.Received, after.ConfirmedSum, after.DetectedAt, after.PaidAt = st.Received, st.ConfirmedSum, st.DetectedAt, st.PaidAt
-	return after
-}
-
-// shown is the intent's transfers as the decision left them.
-func (dc *decision) shown() []store.Transfer {
-	shown := make([]store.Transfer, len(dc.all))
-	for i, t := range dc.all {
-		if c, ok := dc.classes[t.ID]; ok {
-			t.Classification = c
-		}
-		if dc.voided[t.ID] {
-			t.Credited, t.Resolution = false, nil
-		}
-		shown[i] = t
-	}
-	return shown
-}
-
-// forFinance reports whether a transfer's classification is a finance item
-// now: every class but settles, except that a partial payment is only one
-// once its intent stopped waiting for the rest, and a transfer that vanished
-// in a reorg only when it had paid the intent (reverted).
-func forFinance(d matcher.Decision, c payment.Classification, t store.Transfer) bool {
-	if !c.NeedsReview() {
-		return false
-	}
-	if t.Status == payment.TransferOrphaned {
-		return c == payment.Reverted
-	}
-	if c == payment.Partial {
-		switch d.Status {
-		case payment.IntentAwaiting, payment.IntentDetected:
-			return false
-		}
-	}
-	return true
-}
-
-// creditOnce credits a paid top-up unless it is already credited (net).
-// A re-credit (paid, reverted by a reorg, paid again, through this intent
-// or another of the top-up) whose reversal could not take everything back,
+// creditFollows keeps a top-up intent's credit standing exactly while the
+// intent is paid: one credit net while paid, none otherwise, whatever was
+// written before (so a replay, a rescan or a round trip never credits
+// twice). A re-credit (paid, reverted, paid again, through this intent or
+// another of the top-up) whose reversal could not take everything back,
 // because the customer had spent it, first settles that rest: a recovery
-// entry of the intent right after the credit,
-// under the same account lock, so the credit never makes the same money
-// spendable twice. It returns the entries written, in order.
-func (s *Service) creditOnce(ctx context.Context, tx *store.Tx, in store.Intent, now time.Time) ([]store.LedgerEntry, error) {
+// entry right after the credit, under the same account lock, so the credit
+// never makes the same money spendable twice. It returns the entries
+// written, in order.
+func (s *Service) creditFollows(ctx context.Context, tx *store.Tx, in store.Intent, now time.Time) ([]store.LedgerEntry, error) {
+	if in.PaidAt == nil {
+		return nil, nil // never paid: never credited
+	}
 	n, err := tx.NetIntentCredits(ctx, in.ID)
-	if err != nil || n > 0 {
+	if err != nil {
 		return nil, err
 	}
+	paid := in.Status == payment.IntentPaid
+	switch {
+	case paid && n < 1:
+		return s.credit(ctx, tx, in, now)
+	case !paid && n > 0:
+		e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: in.Account, Type: payment.EntryReversal, AmountCents: in.AmountCents,
+			Reference: in.Reference, IntentID: in.ID}, now)
+		if err != nil {
+			return nil, err
+		}
+		if e.UnrecoveredCents > 0 {
+			tx.AfterCommit(func() { // logged once written: the transaction may be retried
+				s.log.Error("reversed top-up exceeded the balance", "account", in.Account, "intent", in.ID,
+					"unrecovered_cents", e.UnrecoveredCents)
+			})
+		}
+		return []store.LedgerEntry{e}, nil
+	}
+	return nil, nil
+}
+
+// credit credits a paid top-up intent, then recovers what an earlier
+// reversal of the top-up could not take back.
+func (s *Service) credit(ctx context.Context, tx *store.Tx, in store.Intent, now time.Time) ([]store.LedgerEntry, error) {
 	e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: in.Account, Type: payment.EntryCredit, AmountCents: in.AmountCents,
 		Reference: in.Reference, IntentID: in.ID}, now)
 	if err != nil {
@@ -365,21 +432,67 @@ func (s *Service) creditOnce(ctx context.Context, tx *store.Tx, in store.Intent,
 	return out, nil
 }
 
-// reverseOnce compensates the credit of a reverted top-up, once.
-func (s *Service) reverseOnce(ctx context.Context, tx *store.Tx, in store.Intent, now time.Time) (*store.LedgerEntry, error) {
-	n, err := tx.NetIntentCredits(ctx, in.ID)
-	if err != nil || n <= 0 {
-		return nil, err
+// appendDecisionEvents appends the decision's events, last: they take the
+// event lock, held until commit. Their bodies are rendered from what this
+// transaction leaves, which is what the API shows after the commit.
+func (s *Service) appendDecisionEvents(ctx context.Context, tx *store.Tx, dc *payableDecision, now time.Time) error {
+	tips := map[string]int64{}
+	for i, in := range dc.intents {
+		changed := in.Status != dc.after[i].Status
+		if len(dc.unmatched[i]) == 0 && !changed && len(dc.ledger[i]) == 0 {
+			continue
+		}
+		tip, ok := tips[in.Network]
+		if !ok {
+			var err error
+			if tip, err = tx.NodeHeight(ctx, in.Network); err != nil {
+				return err
+			}
+			tips[in.Network] = tip
+		}
+		for _, t := range dc.unmatched[i] {
+			if err := tx.QueueAppendEvent(payment.EventTransferUnmatched, in.ID, t.ID, in.Account, views.TransferOf(t, tip), now); err != nil {
+				return err
+			}
+		}
+		if changed {
+			a := dc.after[i]
+			view := s.viewOf(a, dc.all[i], tip)
+			if err := tx.QueueAppendEvent(payment.IntentEvent(a.Status), in.ID, "", in.Account, view, now); err != nil {
+				return err
+			}
+		}
+		for _, e := range dc.ledger[i] {
+			if err := tx.QueueAppendEvent(payment.LedgerEvent(e.Type), in.ID, "", e.Account, views.LedgerEntryOf(e), now); err != nil {
+				return err
+			}
+		}
 	}
-	e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: in.Account, Type: payment.EntryReversal, AmountCents: in.AmountCents,
-		Reference: in.Reference, IntentID: in.ID}, now)
-	if err == nil && e.UnrecoveredCents > 0 {
-		tx.AfterCommit(func() { // logged once written: the transaction may be retried
-			s.log.Error("reversed top-up exceeded the balance", "account", in.Account, "intent", in.ID,
-				"unrecovered_cents", e.UnrecoveredCents)
-		})
+	return nil
+}
+
+// forFinance reports whether a transfer is a finance item now: a class
+// that needs review, with a part no decision covers, except that a partial
+// payment is only one once its intent stopped waiting for the rest, and a
+// transfer that vanished in a reorg only when it had paid the intent
+// (reverted).
+func forFinance(d matcher.Decision, c payment.Classification, t store.Transfer) bool {
+	if !c.NeedsReview() {
+		return false
 	}
-	return &e, err
+	if t.Unresolved().Sign() == 0 && t.Amount.Sign() > 0 {
+		return false
+	}
+	if t.Status == payment.TransferOrphaned {
+		return c == payment.Reverted
+	}
+	if c == payment.Partial {
+		switch d.Status {
+		case payment.IntentAwaiting, payment.IntentDetected:
+			return false
+		}
+	}
+	return true
 }
 
 // Sweep enforces deadlines: every open intent past its deadline is decided
@@ -389,12 +502,12 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 	const batch = 500
 	total := 0
 	for {
-		ids, err := s.store.DueIntents(ctx, s.now().UTC(), batch)
+		ids, err := s.store.DueIntents(ctx, s.now(), batch)
 		if err != nil {
 			return total, err
 		}
 		for _, id := range ids {
-			err := s.store.InTx(ctx, func(tx *store.Tx) error { return s.Redecide(ctx, tx, id, s.now().UTC()) })
+			err := s.store.InTx(ctx, func(tx *store.Tx) error { return s.Redecide(ctx, tx, id, s.now()) })
 			if err != nil {
 				return total, fmt.Errorf("sweep intent %s: %w", id, err)
 			}
@@ -408,7 +521,7 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 
 // matchable drops the Unexplained items finance has not credited: the
 // matcher never counts them, and they keep their classification. It returns
-// a new slice: trs (every transfer, for the intent's view) is left as is.
+// a new slice: the intent's transfers (for its view) are left as they are.
 func matchable(trs []store.Transfer) []store.Transfer {
 	out := make([]store.Transfer, 0, len(trs))
 	for _, t := range trs {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/addresses"
+	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/rates"
@@ -131,7 +132,7 @@ func New(opt Options) *Service {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{store: opt.Store, cfg: opt.Config, opt: opt, now: opt.Now, log: opt.Log.With("component", "intents"), topup: map[payment.Cents]bool{},
+	s := &Service{store: opt.Store, cfg: opt.Config, opt: opt, now: clock.Stored(opt.Now), log: opt.Log.With("component", "intents"), topup: map[payment.Cents]bool{},
 		wake: map[payment.Network]chan struct{}{},
 		next: map[payment.Network]*replenishRound{}, waiting: map[payment.Network]int{},
 		creations: map[payment.Network]*creationQueue{},
@@ -364,7 +365,7 @@ func (s *Service) intentFor(p store.Payable, info payment.MethodInfo, renewedFro
 	in := store.Intent{
 		ID: store.NewID("pi"), PayableID: p.ID, Kind: p.Kind, Reference: p.Reference, Account: p.Account,
 		AmountCents: p.AmountCents, Method: string(info.Method), Network: string(info.Network), Asset: string(info.Asset),
-		Amount: amount, Tolerance: tol, DustMin: dust, Rate: q.Decimal(), RateSources: q.Sources, RateAt: q.At.UTC(),
+		Amount: amount, Tolerance: tol, DustMin: dust, Rate: q.Decimal(), RateSources: q.Sources, RateAt: q.At.UTC().Truncate(time.Microsecond), // as stored
 		ExpiresAt: now.Add(s.cfg.Deadline.Duration), Status: payment.IntentAwaiting,
 		ConfirmationsRequired: s.cfg.MethodConfirmations(info.Method, payment.Cents(p.AmountCents)),
 		RenewedFrom:           renewedFrom, CreatedAt: now, UpdatedAt: now,
@@ -852,10 +853,10 @@ func (s *Service) renew(ctx context.Context, id string, idem *Idem) (Result[view
 		if err != nil {
 			return 0, views.Intent{}, err
 		}
-		switch old.Status {
-		case payment.IntentExpired, payment.IntentUnderpaid:
-		case payment.IntentSuperseded:
+		switch {
+		case old.SupersededBy != "":
 			return 0, views.Intent{}, fail(Conflict, "intent %s was already renewed as %s", id, old.SupersededBy)
+		case old.Status == payment.IntentExpired, old.Status == payment.IntentUnderpaid:
 		default:
 			return 0, views.Intent{}, fail(Conflict, "intent %s is %s until %s; only an expired or underpaid intent can be renewed",
 				id, old.Status, old.ExpiresAt.UTC().Format(time.RFC3339))
@@ -871,8 +872,9 @@ func (s *Service) renew(ctx context.Context, id string, idem *Idem) (Result[view
 		if err := tx.Supersede(ctx, old.ID, view.ID, now); err != nil {
 			return 0, views.Intent{}, err
 		}
-		// Superseded, its transfers are late (matcher rule 7): decided again
-		// now, what is stored is what any later decision or rescan says.
+		// Renewed, it is superseded and its transfers are late (matcher rule
+		// 6): decided again now, with its intent.superseded event, what is
+		// stored is what any later decision or rescan says.
 		if err := s.reevaluateLocked(ctx, tx, p, old.ID, now); err != nil {
 			return 0, views.Intent{}, err
 		}

@@ -7,14 +7,15 @@ import (
 )
 
 func BenchmarkDecide(b *testing.B) {
-	in := usdt100(payment.IntentDetected)
+	in := usdt100()
 	cases := []struct {
 		name string
 		tr   []Transfer
 	}{
-		{"1transfer", []Transfer{conf(prev(tx(100, early), payment.Settles))}},
+		{"1transfer", []Transfer{conf(tx(100, early))}},
 		{"3transfers", []Transfer{conf(tx(40, early)), conf(tx(60, middle)), tx(100, later)}},
 		{"3transfers_unsorted", []Transfer{tx(100, later), conf(tx(60, middle)), conf(tx(40, early))}},
+		{"3transfers_one_orphaned", []Transfer{conf(tx(40, early)), conf(tx(60, middle)), orphan(tx(100, later))}},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {

@@ -47,6 +47,8 @@ type ReconRow struct {
 	Confirmations   int64                  `json:"confirmations"`
 	Settled         string                 `json:"settled_base_units"`
 	Review          string                 `json:"review_base_units"`
+	Resolved        string                 `json:"resolved_base_units"`
+	Unresolved      string                 `json:"unresolved_base_units"`
 	Excluded        bool                   `json:"excluded"`
 	Resolution      string                 `json:"resolution"`
 	ResolutionNote  string                 `json:"resolution_note"`
@@ -120,14 +122,14 @@ func (s *Service) Reconcile(ctx context.Context, from, to, asOf time.Time) (Reco
 	rep := Reconciliation{From: from.UTC(), To: to.UTC(), AsOf: asOf, Rows: []ReconRow{}, Totals: []MethodTotals{}}
 	by := map[string]*methodSums{}
 	for _, r := range rows {
-		row, settled, review := reconRow(r)
+		row, settled, resolved, unresolved := reconRow(r)
 		rep.Rows = append(rep.Rows, row)
 		sm := by[row.Method]
 		if sm == nil {
 			sm = newMethodSums(views.Decimals(r.Transfer.Network, r.Transfer.Asset))
 			by[row.Method] = sm
 		}
-		sm.add(r.Transfer, settled, review, row.Excluded)
+		sm.add(r.Transfer, settled, resolved, unresolved, row.Excluded)
 	}
 	names := make([]string, 0, len(by))
 	for m := range by {
@@ -141,21 +143,23 @@ func (s *Service) Reconcile(ctx context.Context, from, to, asOf time.Time) (Reco
 }
 
 // reconRow is the report's row of one transfer as it stood at the report's
-// as-of time, with the parts of its amount that settled an intent and that
-// finance reviews (Split).
-func reconRow(r store.ReconRow) (row ReconRow, settled, review *big.Int) {
+// as-of time, with the parts of its amount (finance.Parts): what settled an
+// intent, what finance's decisions cover, and the unresolved rest.
+func reconRow(r store.ReconRow) (row ReconRow, settled, resolved, unresolved *big.Int) {
 	t := r.Transfer
 	method := t.Network + "/" + t.Asset
 	if m, ok := payment.MethodFor(payment.Network(t.Network), payment.Asset(t.Asset)); ok {
 		method = string(m.Method)
 	}
 	dec := views.Decimals(t.Network, t.Asset)
-	settled, review, excluded := finance.Split(t, r.IntentAmount, r.OtherSettled)
+	settled, resolved, unresolved, excluded := finance.Parts(t)
+	review := new(big.Int).Add(resolved, unresolved)
 	row = ReconRow{TransferID: t.ID, FirstSeenAt: t.FirstSeenAt.UTC(), Network: t.Network, Method: method, Asset: t.Asset,
 		TxID: t.TxID, Index: t.Index, BlockHeight: t.BlockHeight, Address: t.Address,
 		Amount: payment.FormatUnits(t.Amount, dec), AmountBaseUnits: t.Amount.String(),
 		IntentID: t.IntentID, IntentStatus: r.IntentStatus, PayableKind: r.PayableKind, Payable: r.PayableRef, Account: r.Account,
-		Classification: t.Classification, Status: t.Status, Settled: settled.String(), Review: review.String(), Excluded: excluded}
+		Classification: t.Classification, Status: t.Status, Settled: settled.String(), Review: review.String(),
+		Resolved: resolved.String(), Unresolved: unresolved.String(), Excluded: excluded}
 	if r.IntentRate != "" && r.Method == method {
 		row.USDAtLockedRate = views.USDValue(t.Amount, r.IntentRate, dec).String()
 	}
@@ -169,7 +173,7 @@ func reconRow(r store.ReconRow) (row ReconRow, settled, review *big.Int) {
 			row.ResolutionUSD = payment.Cents(*res.AmountCents).String()
 		}
 	}
-	return row, settled, review
+	return row, settled, resolved, unresolved
 }
 
 // methodSums adds up one method's transfers in base units (MethodTotals).
@@ -183,9 +187,9 @@ func newMethodSums(dec int) *methodSums {
 	return &methodSums{total: new(big.Int), settled: new(big.Int), unres: new(big.Int), resolved: new(big.Int), excl: new(big.Int), dec: dec}
 }
 
-// add counts transfer t, whose amount splits into settled and review
-// (excluded: counted apart).
-func (sm *methodSums) add(t store.Transfer, settled, review *big.Int, excluded bool) {
+// add counts transfer t, whose amount splits into settled, resolved and
+// unresolved (excluded: counted apart).
+func (sm *methodSums) add(t store.Transfer, settled, resolved, unresolved *big.Int, excluded bool) {
 	sm.n++
 	if excluded {
 		sm.nx++
@@ -194,11 +198,8 @@ func (sm *methodSums) add(t store.Transfer, settled, review *big.Int, excluded b
 	}
 	sm.total.Add(sm.total, t.Amount)
 	sm.settled.Add(sm.settled, settled)
-	if t.Resolution != nil {
-		sm.resolved.Add(sm.resolved, review)
-	} else {
-		sm.unres.Add(sm.unres, review)
-	}
+	sm.resolved.Add(sm.resolved, resolved)
+	sm.unres.Add(sm.unres, unresolved)
 }
 
 // totals is the sums as the report's totals of method m.
@@ -214,7 +215,7 @@ func (sm *methodSums) totals(m string) MethodTotals {
 var ReconCSVHeader = []string{"transfer_id", "first_seen_at", "network", "method", "asset", "txid", "index", "block_height",
 	"address", "amount", "amount_base_units", "usd_at_locked_rate", "intent_id", "intent_status", "payable_kind",
 	"payable_reference", "account", "classification", "status", "confirmations", "settled_base_units",
-	"review_base_units", "excluded", "resolution", "resolution_note", "resolved_by", "resolved_at", "resolution_usd", "refund_txid"}
+	"review_base_units", "resolved_base_units", "unresolved_base_units", "excluded", "resolution", "resolution_note", "resolved_by", "resolved_at", "resolution_usd", "refund_txid"}
 
 // WriteCSV writes the report's rows as CSV: a header, then exactly one row
 // per transfer (totals are in the JSON format). Text that a spreadsheet
@@ -235,7 +236,7 @@ func (r Reconciliation) WriteCSV(w io.Writer) error {
 		rec := []string{x.TransferID, x.FirstSeenAt.Format(time.RFC3339Nano), x.Network, x.Method, x.Asset, x.TxID,
 			strconv.FormatInt(x.Index, 10), height, x.Address, x.Amount, x.AmountBaseUnits, x.USDAtLockedRate, x.IntentID,
 			string(x.IntentStatus), string(x.PayableKind), x.Payable, x.Account, string(x.Classification), string(x.Status),
-			strconv.FormatInt(x.Confirmations, 10), x.Settled, x.Review, strconv.FormatBool(x.Excluded), x.Resolution,
+			strconv.FormatInt(x.Confirmations, 10), x.Settled, x.Review, x.Resolved, x.Unresolved, strconv.FormatBool(x.Excluded), x.Resolution,
 			x.ResolutionNote, x.ResolvedBy, resolvedAt, x.ResolutionUSD, x.RefundTxID}
 		// Every cell, not only the free-text ones: txids and addresses come
 		// from the chain, and a guarded number or time never starts with a

@@ -5,13 +5,18 @@
 // block times, reorged out, re-ordered or kept; node lag, fetch errors,
 // outages, skipped slots; balance debits, concurrent ones too; finance
 // decisions valid and invalid; rescans valid and invalid; scanner and
-// service restarts, and a commit killed inside a batch transaction) and
+// service restarts, a commit killed inside a batch transaction, and round
+// trips: blocks taken away and the same transactions mined back), each
+// under a config of its own drawn at the edges of validation, and
 // runs it against the real Service, scanners and API handlers over
 // scripted chains (chains/chainstest.Fake), an injected clock and real
-// PostgreSQL. The invariants of DESIGN.md, and those of issue 9, are
-// checked after every step (Invariants lists them); a violation prints the
-// seed, the command that replays it and the history's trace, shrunk to the
-// steps that still fail.
+// PostgreSQL. The invariants of DESIGN.md, and those of issues 9 and 21,
+// are checked after every step (Invariants lists them), every event body
+// right after the commit that wrote it (store OnCommit), and every history
+// ends with a rebuild: every decision forgotten, every chain scanned again
+// from its first height, the same books. A violation prints the seed, the
+// command that replays it and the history's trace, shrunk to the steps
+// that still fail.
 //
 // The same seed gives the same history: the chains are scripted, time is
 // the injected clock, nothing sleeps, and the scanners run one step at a

@@ -37,11 +37,12 @@ const (
 	RestartScanner             // a scanner restarts
 	RestartService             // the service (and every scanner) restarts
 	Kill                       // a scan whose batch commit fails, then a restart
+	RoundTrip                  // blocks taken away and the same transactions mined back (issue 21)
 	numKinds
 )
 
 var kindNames = [...]string{"create", "replay", "report", "renew", "sweep", "clock", "pay", "evict", "replace", "mine",
-	"reorg", "lag", "fault", "skip", "debit", "resolve", "rescan", "scan", "restart-scanner", "restart-service", "kill"}
+	"reorg", "lag", "fault", "skip", "debit", "resolve", "rescan", "scan", "restart-scanner", "restart-service", "kill", "round-trip"}
 
 func (k Kind) String() string { return kindNames[k] }
 
@@ -59,7 +60,7 @@ func ParseKind(s string) (Kind, bool) {
 var weights = [numKinds]int{
 	Create: 14, Replay: 3, Report: 2, Renew: 3, Sweep: 3, Clock: 5, Pay: 16, Evict: 3, ReplaceTx: 2, Mine: 14,
 	Reorg: 5, Lag: 2, Fault: 3, Skip: 1, Debit: 5, Resolve: 7, Rescan: 2, Scan: 16, RestartScanner: 1,
-	RestartService: 1, Kill: 2,
+	RestartService: 1, Kill: 2, RoundTrip: 6,
 }
 
 // Action is one step of a history.

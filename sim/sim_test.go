@@ -23,6 +23,8 @@ var (
 	disableFlag   = flag.String("disable", "", "generator actions left out (comma-separated names); for CI only while a finding is open, see sim-findings")
 	shrinkFlag    = flag.Bool("shrink", true, "shrink a failing history to fewer steps")
 	allFlag       = flag.Bool("all", false, "keep going after a failing history: report one shrunk example per broken invariant")
+	noRebuildFlag = flag.Bool("no-rebuild", false, "skip the rebuild at the end of every history")
+	ignoreFlag    = flag.String("ignore", "", "invariants (comma-separated indexes into sim.Invariants) not to report: to look past one broken invariant, never in CI")
 )
 
 func disabledKinds(t *testing.T) map[Kind]bool {
@@ -47,6 +49,18 @@ func disabledKinds(t *testing.T) map[Kind]bool {
 // with the seed, the replay command and the trace of the first history
 // that breaks an invariant.
 func TestSim(t *testing.T) {
+	rebuildEnabled = !*noRebuildFlag
+	for _, x := range strings.Split(*ignoreFlag, ",") {
+		if x = strings.TrimSpace(x); x == "" {
+			continue
+		}
+		i, err := strconv.Atoi(x)
+		if err != nil || i < 0 || i >= len(Invariants) {
+			t.Fatalf("-ignore: %q is not an invariant index", x)
+		}
+		ignored[Invariants[i]] = true
+		t.Logf("not reporting: %s", Invariants[i])
+	}
 	disabled := disabledKinds(t)
 	if *seedFlag != 0 {
 		w := newWorld(t)
@@ -82,39 +96,45 @@ func TestSim(t *testing.T) {
 		deadline = start.Add(*durationFlag)
 	}
 	last := *firstFlag + uint64(*historiesFlag)
-	t.Run("workers", func(t *testing.T) {
-		for i := range workers {
-			t.Run(fmt.Sprintf("w%d", i), func(t *testing.T) {
-				t.Parallel()
-				w := newWorld(t)
-				for !failed.Load() {
-					seed := next.Add(1) - 1
-					if deadline.IsZero() && seed >= last || !deadline.IsZero() && time.Now().After(deadline) {
-						return
-					}
-					h := Generate(seed, *stepsFlag, disabled)
-					viol, trace := Run(w, h)
-					done.Add(1)
-					if len(viol) > 0 && *allFlag {
-						mu.Lock()
-						first := !seen[viol[0].Invariant]
-						seen[viol[0].Invariant] = true
-						counts[viol[0].Invariant]++
-						mu.Unlock()
-						if first {
-							report(t, w, h, viol, trace, disabled)
-						}
-						continue
-					}
-					if len(viol) > 0 && !failed.Swap(true) {
-						mu.Lock()
-						report(t, w, h, viol, trace, disabled)
-						mu.Unlock()
-					}
+	// The workers are goroutines, not parallel subtests: -test.parallel
+	// (GOMAXPROCS by default, 2 here) would run only that many at once.
+	worlds := make([]*world, workers)
+	for i := range worlds {
+		worlds[i] = newWorld(t)
+	}
+	var wg sync.WaitGroup
+	for _, w := range worlds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !failed.Load() {
+				seed := next.Add(1) - 1
+				if deadline.IsZero() && seed >= last || !deadline.IsZero() && time.Now().After(deadline) {
+					return
 				}
-			})
-		}
-	})
+				h := Generate(seed, *stepsFlag, disabled)
+				viol, trace := Run(w, h)
+				done.Add(1)
+				if len(viol) > 0 && *allFlag {
+					mu.Lock()
+					first := !seen[viol[0].Invariant]
+					seen[viol[0].Invariant] = true
+					counts[viol[0].Invariant]++
+					mu.Unlock()
+					if first {
+						report(t, w, h, viol, trace, disabled)
+					}
+					continue
+				}
+				if len(viol) > 0 && !failed.Swap(true) {
+					mu.Lock()
+					report(t, w, h, viol, trace, disabled)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
 	el := time.Since(start)
 	for inv, n := range counts {
 		t.Logf("%4d histories broke: %s", n, inv)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/store"
 )
 
 // errInjected is every fault the simulator injects into a node (fetch
@@ -151,6 +153,42 @@ type world struct {
 	ours map[payment.Network]map[string]bool
 	// resetSQL empties the tables a history writes.
 	resetSQL string
+	// base is the config every history starts from (simConfig's).
+	base histConfig
+	// cur is the history running, whose OnCommit check the store calls.
+	cur atomic.Pointer[run]
+	// hasSettled: the schema stores a transfer's settled part (0019).
+	hasSettled bool
+}
+
+// baseConfig is c's settings as a histConfig.
+func baseConfig(c *config.Config) histConfig {
+	hc := histConfig{deadline: c.Deadline.Duration, methods: map[payment.Method]methodConfig{}}
+	for _, m := range payment.Methods {
+		mc := c.Methods[string(m.Method)]
+		hc.methods[m.Method] = methodConfig{confirmations: *mc.Confirmations, tolerance: mc.UnderpaymentTolerance, dust: mc.DustMin}
+	}
+	return hc
+}
+
+// decideAll decides the given intents' payables again in one transaction,
+// as of the clock.
+func (w *world) decideAll(ctx context.Context, ids []string) error {
+	now := w.e.Clock.Now().UTC().Truncate(time.Microsecond)
+	type all interface {
+		RedecideAll(context.Context, *store.Tx, []string, time.Time) error
+	}
+	if d, ok := any(w.e.Service).(all); ok {
+		return w.e.Store.InTx(ctx, func(tx *store.Tx) error { return d.RedecideAll(ctx, tx, ids, now) })
+	}
+	return w.e.Store.InTx(ctx, func(tx *store.Tx) error {
+		for _, id := range ids {
+			if err := w.e.Service.Redecide(ctx, tx, id, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 func simConfig(c *config.Config) {
@@ -192,6 +230,17 @@ CREATE CONSTRAINT TRIGGER sim_fail_commit AFTER UPDATE ON cursors DEFERRABLE INI
 		t.Fatalf("sim trigger: %v", err)
 	}
 	e.Scanners = map[payment.Network]*chains.Scanner{}
+	w.base = baseConfig(e.Config)
+	e.Store.OnCommit(func() {
+		if r := w.cur.Load(); r != nil {
+			r.onCommit()
+		}
+	})
+	t.Cleanup(func() { e.Store.OnCommit(nil) })
+	if err := e.Store.Pool().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM information_schema.columns
+		WHERE table_name = 'transfers' AND column_name = 'settled')`).Scan(&w.hasSettled); err != nil {
+		t.Fatalf("schema: %v", err)
+	}
 	return w
 }
 

@@ -239,3 +239,14 @@ func (t *Tx) ReserveIndexes(ctx context.Context, network, source string, n int64
 		RETURNING next_index - $3`, network, source, n).Scan(&first)
 	return first, translate(err)
 }
+
+// AddressesPresent returns which of keys are watched addresses of network
+// (in no order): the production checks look for the sandbox's pool keys.
+func (s *Store) AddressesPresent(ctx context.Context, network string, keys [][]byte) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT address FROM addresses WHERE network = $1 AND key = ANY($2)`, network, keys)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return out, translate(err)
+}

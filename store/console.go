@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -13,9 +14,13 @@ import (
 // ConsoleSession is a signed-in browser session of the console and the API
 // key it acts as.
 type ConsoleSession struct {
-	Key       APIKey
-	CreatedAt time.Time
-	ExpiresAt time.Time
+	// ID names the session (ConsoleSessionID of its token) without being
+	// its secret.
+	ID         string
+	Key        APIKey
+	CreatedAt  time.Time
+	ExpiresAt  time.Time
+	LastSeenAt time.Time
 }
 
 func secretHash(plain string) []byte {
@@ -23,22 +28,67 @@ func secretHash(plain string) []byte {
 	return h[:]
 }
 
+// ConsoleSessionID is the public id of the session of token: "cs_" and the
+// hex of the first 10 bytes of the token's SHA-256 (migration 0024).
+func ConsoleSessionID(token string) string {
+	return "cs_" + hex.EncodeToString(secretHash(token)[:10])
+}
+
 // CreateConsoleSession stores the hash of a new session token for key.
 func (s *Store) CreateConsoleSession(ctx context.Context, token, keyID string, now, expires time.Time) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO console_sessions (hash, api_key_id, created_at, expires_at) VALUES ($1, $2, $3, $4)`,
-		secretHash(token), keyID, now, expires)
+	_, err := s.pool.Exec(ctx, `INSERT INTO console_sessions (hash, id, api_key_id, created_at, last_seen_at, expires_at)
+		VALUES ($1, $2, $3, $4, $4, $5)`, secretHash(token), ConsoleSessionID(token), keyID, now, expires)
 	return translate(err)
 }
 
-// ConsoleSessionByToken returns the live session of token: not expired at
-// now, and its API key not revoked. Anything else is ErrNotFound.
-func (s *Store) ConsoleSessionByToken(ctx context.Context, token string, now time.Time) (ConsoleSession, error) {
+const sessionColumns = `c.id, k.id, k.name, k.scopes, k.created_at, k.revoked_at, c.created_at, c.expires_at, c.last_seen_at`
+
+func scanSession(row pgx.Row) (ConsoleSession, error) {
 	var cs ConsoleSession
-	err := s.pool.QueryRow(ctx, `SELECT k.id, k.name, k.scopes, k.created_at, k.revoked_at, c.created_at, c.expires_at
+	err := row.Scan(&cs.ID, &cs.Key.ID, &cs.Key.Name, &cs.Key.Scopes, &cs.Key.CreatedAt, &cs.Key.RevokedAt, &cs.CreatedAt, &cs.ExpiresAt, &cs.LastSeenAt)
+	return cs, err
+}
+
+// ConsoleSessionByToken returns the live session of token: not expired at
+// now, and its API key not revoked. Anything else is ErrNotFound. Whether
+// it has been idle too long is the caller's rule (LastSeenAt).
+func (s *Store) ConsoleSessionByToken(ctx context.Context, token string, now time.Time) (ConsoleSession, error) {
+	cs, err := scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionColumns+`
 		FROM console_sessions c JOIN api_keys k ON k.id = c.api_key_id
-		WHERE c.hash = $1 AND c.expires_at > $2 AND k.revoked_at IS NULL`, secretHash(token), now).
-		Scan(&cs.Key.ID, &cs.Key.Name, &cs.Key.Scopes, &cs.Key.CreatedAt, &cs.Key.RevokedAt, &cs.CreatedAt, &cs.ExpiresAt)
+		WHERE c.hash = $1 AND c.expires_at > $2 AND k.revoked_at IS NULL`, secretHash(token), now))
 	return cs, translate(err)
+}
+
+// TouchConsoleSession records a use of the session of token at now (never
+// moving its last use back).
+func (s *Store) TouchConsoleSession(ctx context.Context, token string, now time.Time) error {
+	_, err := s.pool.Exec(ctx, `UPDATE console_sessions SET last_seen_at = $2 WHERE hash = $1 AND last_seen_at < $2`,
+		secretHash(token), now)
+	return translate(err)
+}
+
+// ConsoleSessions lists the sessions not expired at now, newest first.
+func (s *Store) ConsoleSessions(ctx context.Context, now time.Time) ([]ConsoleSession, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+sessionColumns+`
+		FROM console_sessions c JOIN api_keys k ON k.id = c.api_key_id
+		WHERE c.expires_at > $1 ORDER BY c.created_at DESC, c.id`, now)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ConsoleSession, error) { return scanSession(r) })
+	return out, translate(err)
+}
+
+// EndConsoleSession ends the session id (ErrNotFound when there is none).
+func (s *Store) EndConsoleSession(ctx context.Context, id string) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM console_sessions WHERE id = $1`, id)
+	if err != nil {
+		return translate(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return nil
 }
 
 // DeleteConsoleSession ends a session (sign-out) and drops sessions that
@@ -86,8 +136,7 @@ func (s *Store) IntentsByIDs(ctx context.Context, ids []string) ([]Intent, error
 // classification, whose counts these are).
 func (s *Store) InboxCounts(ctx context.Context, f InboxFilter) (map[string]int64, error) {
 	rows, err := s.pool.Query(ctx, `SELECT t.classification, count(*)`+transferFrom+`
-		WHERE `+inboxSelection(f.Status)+`
-		AND ($1 = 'all' OR ($1 = 'unresolved' AND r.transfer_id IS NULL) OR ($1 = 'resolved' AND r.transfer_id IS NOT NULL))
+		WHERE `+inboxSelection(f.Status)+` AND $1 <> ''
 		AND ($2 = '' OR t.network = $2)
 		AND ($3::timestamptz IS NULL OR t.first_seen_at >= $3) AND ($4::timestamptz IS NULL OR t.first_seen_at < $4)
 		GROUP BY t.classification`, f.Status, f.Network, f.SeenAfter, f.SeenBefore)

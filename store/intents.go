@@ -231,9 +231,10 @@ func (t *Tx) SetReported(ctx context.Context, id string, now time.Time) (bool, e
 	return tag.RowsAffected() == 1, nil
 }
 
-// Supersede marks oldID as replaced by newID.
+// Supersede records that newID renewed oldID (a fact: the decision that
+// follows makes oldID superseded and announces it).
 func (t *Tx) Supersede(ctx context.Context, oldID, newID string, now time.Time) error {
-	_, err := t.tx.Exec(ctx, `UPDATE intents SET status = 'superseded', superseded_by = $2, updated_at = $3 WHERE id = $1`, oldID, newID, now)
+	_, err := t.tx.Exec(ctx, `UPDATE intents SET superseded_by = $2, updated_at = $3 WHERE id = $1`, oldID, newID, now)
 	return translate(err)
 }
 
@@ -275,4 +276,26 @@ func (t *Tx) PaymentInProgress(ctx context.Context, payableID int64) (string, er
 		return "", nil
 	}
 	return id, translate(err)
+}
+
+// IntentsOfPayableForUpdate locks and returns every intent of a payable,
+// oldest first (the order a payable's decision takes them in). The caller
+// holds the payable's row lock.
+func (t *Tx) IntentsOfPayableForUpdate(ctx context.Context, payableID int64) ([]Intent, error) {
+	rows, err := t.tx.Query(ctx, `SELECT `+intentColumns+intentFrom+`WHERE i.payable_id = $1 ORDER BY i.created_at, i.id FOR UPDATE OF i`, payableID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return scanIntents(rows)
+}
+
+// PayablesOfIntents returns the distinct payables of the given intents, in
+// ascending id order (the order in which a transaction deciding several of
+// them locks them).
+func (t *Tx) PayablesOfIntents(ctx context.Context, ids []string) ([]int64, error) {
+	rows, err := t.tx.Query(ctx, `SELECT DISTINCT payable_id FROM intents WHERE id = ANY($1) ORDER BY payable_id`, ids)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[int64])
 }

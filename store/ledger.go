@@ -9,14 +9,18 @@ import (
 
 // LedgerEntry is one append-only line of an account's register.
 type LedgerEntry struct {
-	Seq              int64
-	ID               string
-	Account          string
-	Type             payment.LedgerEntryType
-	AmountCents      int64
-	Reference        string
-	IntentID         string
-	TransferID       string
+	Seq         int64
+	ID          string
+	Account     string
+	Type        payment.LedgerEntryType
+	AmountCents int64
+	Reference   string
+	IntentID    string
+	TransferID  string
+	// ResolutionSeq is the finance decision (credit_account) an entry of a
+	// transfer belongs to: a transfer may have one for its surplus and one
+	// for the rest, each credited and followed on its own. 0 for none.
+	ResolutionSeq    int64
 	BalanceAfter     int64
 	UnrecoveredCents int64
 	CreatedAt        time.Time
@@ -73,9 +77,9 @@ func (t *Tx) AppendLedger(ctx context.Context, e LedgerEntry, now time.Time) (Le
 	}
 	e.BalanceAfter, e.CreatedAt = bal, now
 	err = t.tx.QueryRow(ctx, `INSERT INTO ledger_entries (id, account, type, amount_cents, reference, intent_id, transfer_id,
-		balance_after_cents, unrecovered_cents, created_at)
-		VALUES ($1, $2, $3, $4, $5, NULLIF($6, ''), NULLIF($7, ''), $8, $9, $10) RETURNING seq`,
-		e.ID, e.Account, e.Type, e.AmountCents, e.Reference, e.IntentID, e.TransferID, bal, e.UnrecoveredCents, now).Scan(&e.Seq)
+		balance_after_cents, unrecovered_cents, created_at, resolution_seq)
+		VALUES ($1, $2, $3, $4, $5, NULLIF($6, ''), NULLIF($7, ''), $8, $9, $10, NULLIF($11, 0)) RETURNING seq`,
+		e.ID, e.Account, e.Type, e.AmountCents, e.Reference, e.IntentID, e.TransferID, bal, e.UnrecoveredCents, now, e.ResolutionSeq).Scan(&e.Seq)
 	if err != nil {
 		return LedgerEntry{}, translate(err)
 	}
@@ -109,22 +113,22 @@ func (t *Tx) NetIntentCredits(ctx context.Context, intentID string) (int, error)
 	return n, translate(err)
 }
 
-// NetTransferCredits returns credits minus reversals recorded for a
-// transfer (finance's credit_account, 0 or 1): such a credit stands exactly
-// once net while its transfer is on the chain.
-func (t *Tx) NetTransferCredits(ctx context.Context, transferID string) (int, error) {
+// NetResolutionCredits returns credits minus reversals recorded for one
+// finance decision (a credit_account, 0 or 1): such a credit stands exactly
+// once net while its transfer is confirmed on the chain.
+func (t *Tx) NetResolutionCredits(ctx context.Context, seq int64) (int, error) {
 	var n int
 	err := t.tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE type = 'credit') - count(*) FILTER (WHERE type = 'reversal')
-		FROM ledger_entries WHERE transfer_id = $1`, transferID).Scan(&n)
+		FROM ledger_entries WHERE resolution_seq = $1`, seq).Scan(&n)
 	return n, translate(err)
 }
 
-// TransferUnrecovered returns what the reversals of a transfer's credit
+// ResolutionUnrecovered returns what the reversals of a decision's credit
 // could not take back and no recovery has taken since, in cents.
-func (t *Tx) TransferUnrecovered(ctx context.Context, transferID string) (int64, error) {
+func (t *Tx) ResolutionUnrecovered(ctx context.Context, seq int64) (int64, error) {
 	var n int64
 	err := t.tx.QueryRow(ctx, `SELECT coalesce(sum(unrecovered_cents) FILTER (WHERE type = 'reversal'), 0)
 		- coalesce(sum(amount_cents) FILTER (WHERE type = 'recovery'), 0)
-		FROM ledger_entries WHERE transfer_id = $1`, transferID).Scan(&n)
+		FROM ledger_entries WHERE resolution_seq = $1`, seq).Scan(&n)
 	return n, translate(err)
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"math/big"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,12 +34,12 @@ func (s *Store) Balance(ctx context.Context, account string) (Balance, error) {
 }
 
 const ledgerColumns = `seq, id, account, type, amount_cents, reference, coalesce(intent_id, ''), coalesce(transfer_id, ''),
-	balance_after_cents, unrecovered_cents, created_at`
+	balance_after_cents, unrecovered_cents, created_at, coalesce(resolution_seq, 0)`
 
 func scanLedger(row pgx.Row) (LedgerEntry, error) {
 	var e LedgerEntry
 	err := row.Scan(&e.Seq, &e.ID, &e.Account, &e.Type, &e.AmountCents, &e.Reference, &e.IntentID, &e.TransferID,
-		&e.BalanceAfter, &e.UnrecoveredCents, &e.CreatedAt)
+		&e.BalanceAfter, &e.UnrecoveredCents, &e.CreatedAt, &e.ResolutionSeq)
 	return e, translate(err)
 }
 
@@ -98,8 +99,7 @@ func (s *Store) InboxTransfers(ctx context.Context, f InboxFilter) ([]Transfer, 
 		}
 	}
 	rows, err := s.pool.Query(ctx, `SELECT `+transferColumns+transferFrom+`
-		WHERE `+inboxSelection(f.Status)+`
-		AND ($1 = 'all' OR ($1 = 'unresolved' AND r.transfer_id IS NULL) OR ($1 = 'resolved' AND r.transfer_id IS NOT NULL))
+		WHERE `+inboxSelection(f.Status)+` AND $1 <> ''
 		AND ($2 = '' OR t.network = $2) AND ($3 = '' OR t.classification = $3)
 		AND ($4 = '' OR (t.created_at, t.id) < ($5, $4))
 		AND ($7::timestamptz IS NULL OR t.first_seen_at >= $7) AND ($8::timestamptz IS NULL OR t.first_seen_at < $8)
@@ -113,24 +113,49 @@ func (s *Store) InboxTransfers(ctx context.Context, f InboxFilter) ([]Transfer, 
 
 // inboxSelection is the inbox's row selection for a status, written so that
 // the unresolved inbox walks the transfers_review index in order (and stops
-// at the page size) instead of sorting every transfer.
+// at the page size) instead of sorting every transfer. A transfer needs a
+// decision while part of it neither pays its intent nor is covered by a
+// finance decision (a zero-amount one, until it has any decision).
 func inboxSelection(status string) string {
 	switch status {
 	case "unresolved":
-		return `t.classification <> 'settles' AND r.transfer_id IS NULL`
+		return `t.classification <> 'settles' AND ` + Unresolved
 	case "resolved":
-		return `r.transfer_id IS NOT NULL`
+		return hasResolution
 	}
-	return `(t.classification <> 'settles' OR r.transfer_id IS NOT NULL)`
+	return `(t.classification <> 'settles' OR ` + hasResolution + `)`
 }
 
-// InsertResolution records finance's decision on a transfer. A second
-// decision on the same transfer is ErrConflict.
-func (t *Tx) InsertResolution(ctx context.Context, transferID string, r Resolution) error {
-	_, err := t.tx.Exec(ctx, `INSERT INTO resolutions (transfer_id, action, note, actor, intent_id, account, amount_cents, refund_txid, created_at)
-		VALUES ($1, $2, $3, $4, NULLIF($5, ''), NULLIF($6, ''), $7, NULLIF($8, ''), $9)`,
-		transferID, r.Action, r.Note, r.Actor, r.IntentID, r.Account, r.AmountCents, r.RefundTxID, r.CreatedAt)
-	return translate(err)
+// Unresolved is the SQL condition (on transfers t) that part of the
+// transfer still needs a finance decision.
+const Unresolved = `(t.amount > t.settled + t.resolved OR (t.amount = 0 AND NOT ` + hasResolution + `))`
+
+// hasResolution is the SQL condition that transfer t has a live decision.
+const hasResolution = `EXISTS (SELECT 1 FROM resolutions r WHERE r.transfer_id = t.id AND r.voided_at IS NULL)`
+
+// InsertResolution records finance's decision on a transfer and adds what
+// it covers to the transfer's resolved part, returning the resolution's
+// seq. A second live credit_intent of the same transfer is ErrConflict;
+// the caller checks, under the transfer's row lock, that what a decision
+// covers is unresolved.
+func (t *Tx) InsertResolution(ctx context.Context, transferID string, r Resolution) (int64, error) {
+	var seq int64
+	err := t.tx.QueryRow(ctx, `WITH ins AS (
+			INSERT INTO resolutions (transfer_id, action, note, actor, intent_id, account, amount_cents, refund_txid, covers, created_at)
+			VALUES ($1, $2, $3, $4, NULLIF($5, ''), NULLIF($6, ''), $7, NULLIF($8, ''), $9::numeric, $10) RETURNING seq, covers),
+		upd AS (UPDATE transfers SET resolved = resolved + (SELECT coalesce(covers, 0) FROM ins), updated_at = $10
+			WHERE id = $1 AND (SELECT covers FROM ins) IS NOT NULL)
+		SELECT seq FROM ins`,
+		transferID, r.Action, r.Note, r.Actor, r.IntentID, r.Account, r.AmountCents, r.RefundTxID, numOrNil(r.Covers), r.CreatedAt).Scan(&seq)
+	return seq, translate(err)
+}
+
+// numOrNil is num(x), or NULL for nil.
+func numOrNil(x *big.Int) any {
+	if x == nil {
+		return nil
+	}
+	return num(x)
 }
 
 // IntentIDsOfPayable returns the ids of a payable's intents.

@@ -21,9 +21,6 @@ type ReconRow struct {
 	PayableKind  payment.PayableKind
 	PayableRef   string
 	Account      string
-	// OtherSettled is the sum of the intent's other settling transfers that
-	// are not orphaned (to split an overpaid transfer).
-	OtherSettled *big.Int
 	NodeHeight   int64
 }
 
@@ -44,16 +41,13 @@ func (s *Store) ReconRows(ctx context.Context, from, to, asOf time.Time) ([]Reco
 	var out []ReconRow
 	for rows.Next() {
 		var r ReconRow
-		var intentAmount, other string
+		var intentAmount string
 		tr, err := scanTransfer(extraRow{rows, []any{&r.Method, &intentAmount, &r.IntentRate, &r.IntentStatus,
-			&r.PayableKind, &r.PayableRef, &r.Account, &other, &r.NodeHeight}})
+			&r.PayableKind, &r.PayableRef, &r.Account, &r.NodeHeight}})
 		if err != nil {
 			return nil, err
 		}
 		if r.IntentAmount, err = parseNum(intentAmount); err != nil {
-			return nil, err
-		}
-		if r.OtherSettled, err = parseNum(other); err != nil {
 			return nil, err
 		}
 		r.Transfer = tr
@@ -125,24 +119,17 @@ func (s *Store) ReportCloses(ctx context.Context) ([]ReportClose, error) {
 var reconRowsAsOfSQL = `SELECT t.id, t.network, t.txid, t.idx, t.asset, t.address, t.address_key, t.amount::text,
 	coalesce(h.intent_id, ''), h.block_height, coalesce(h.block_hash, ''), t.first_seen_at, h.status,
 	t.confirmations_required, h.confirmed_at, h.classification, h.credited, coalesce(t.notified_class, ''), t.created_at, h.recorded_at,
-	r.action, r.note, r.actor, r.intent_id, r.account, r.amount_cents, r.refund_txid, r.created_at,
+	t.recorded, h.settled::text, h.resolved::text,
+	(SELECT json_agg(json_build_object('seq', r.seq, 'action', r.action, 'note', r.note, 'actor', r.actor,
+		'intent_id', r.intent_id, 'account', r.account, 'amount_cents', r.amount_cents, 'refund_txid', r.refund_txid,
+		'covers', r.covers::text, 'created_at', r.created_at, 'recorded', r.recorded) ORDER BY r.seq)
+		FROM resolutions r WHERE r.transfer_id = t.id AND r.created_at <= $3 AND (r.voided_at IS NULL OR r.voided_at > $3)),
 	coalesce(i.method, ''), coalesce(i.amount, 0)::text, coalesce(i.rate::text, ''), coalesce(ih.status, i.status, ''),
 	coalesce(p.kind, ''), coalesce(p.reference, ''), coalesce(p.account, ''),
-	-- What the intent's other settling transfers paid matters only to an
-	-- overpaid row (its settled part); the candidates are found through the
-	-- intent_id indexes, never by scanning every transfer per row.
-	CASE WHEN h.classification = 'overpaid' AND h.intent_id IS NOT NULL THEN
-	coalesce((SELECT sum(o.amount) FROM transfers o CROSS JOIN LATERAL (` + transferAsOf("o") + `) os
-		WHERE o.id IN (SELECT c.id FROM transfers c WHERE c.intent_id = h.intent_id
-			UNION SELECT x.transfer_id FROM transfer_history x WHERE x.intent_id = h.intent_id)
-		AND o.id <> t.id AND o.created_at <= $3
-		AND os.intent_id = h.intent_id AND os.classification = 'settles' AND os.status <> 'orphaned'), 0)
-	ELSE 0 END::text,
 	coalesce((SELECT n.node_height FROM node_heights n WHERE n.network = t.network AND n.recorded_at <= $3
 		ORDER BY n.recorded_at DESC, n.seq DESC LIMIT 1), 0)
 	FROM transfers t
 	CROSS JOIN LATERAL (` + transferAsOf("t") + `) h
-	LEFT JOIN resolutions r ON r.transfer_id = t.id AND r.created_at <= $3 AND (r.voided_at IS NULL OR r.voided_at > $3)
 	LEFT JOIN intents i ON i.id = h.intent_id
 	LEFT JOIN LATERAL (SELECT x.status FROM intent_history x WHERE x.intent_id = i.id AND x.recorded_at <= $3
 		ORDER BY x.recorded_at DESC, x.seq DESC LIMIT 1) ih ON TRUE
@@ -160,7 +147,9 @@ func transferAsOf(alias string) string {
 		CASE WHEN hh.seq IS NULL THEN ` + alias + `.block_height ELSE hh.block_height END AS block_height,
 		CASE WHEN hh.seq IS NULL THEN ` + alias + `.block_hash ELSE hh.block_hash END AS block_hash,
 		CASE WHEN hh.seq IS NULL THEN ` + alias + `.confirmed_at ELSE hh.confirmed_at END AS confirmed_at,
-		coalesce(hh.credited, ` + alias + `.credited) AS credited, coalesce(hh.recorded_at, ` + alias + `.created_at) AS recorded_at
+		coalesce(hh.credited, ` + alias + `.credited) AS credited, coalesce(hh.recorded_at, ` + alias + `.created_at) AS recorded_at,
+		-- History written before migration 0019 has no parts: the current ones stand in.
+		coalesce(hh.settled, ` + alias + `.settled) AS settled, coalesce(hh.resolved, ` + alias + `.resolved) AS resolved
 		FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT * FROM transfer_history th WHERE th.transfer_id = ` + alias + `.id AND th.recorded_at <= $3
 			ORDER BY th.recorded_at DESC, th.seq DESC LIMIT 1) hh ON TRUE`
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -39,6 +40,26 @@ type Store struct {
 	active chan struct{}
 	// bg runs the store's background work (LISTEN connections).
 	bg *background
+	// onCommit, when set, is called after every committed transaction.
+	onCommit atomic.Pointer[func()]
+}
+
+// OnCommit makes f run after every transaction committed through InTx or
+// Tx.Commit, after the transaction's own after-commit hooks, in the
+// committing goroutine (nil: none). The simulator uses it to read what a
+// commit wrote right after it, before anything else changes it.
+func (s *Store) OnCommit(f func()) {
+	if f == nil {
+		s.onCommit.Store(nil)
+		return
+	}
+	s.onCommit.Store(&f)
+}
+
+func (s *Store) committed() {
+	if f := s.onCommit.Load(); f != nil {
+		(*f)()
+	}
 }
 
 // ActiveTransactions is how many InTx transactions run at once; more wait
@@ -187,7 +208,8 @@ func versions(ms []Migration) []int32 {
 // Tx is one database transaction. Its methods are the only writes paywatch
 // makes.
 type Tx struct {
-	tx *txConn
+	tx    *txConn
+	store *Store
 	// afterCommit runs once the transaction committed (side effects).
 	afterCommit []func()
 }
@@ -208,6 +230,7 @@ func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
 			for _, f := range after {
 				f()
 			}
+			s.committed()
 			return nil
 		}
 		if !isRetryable(err) {
@@ -256,7 +279,7 @@ func (s *Store) Begin(ctx context.Context) (*Tx, error) {
 	if err != nil {
 		return nil, translate(err)
 	}
-	return &Tx{tx: &txConn{c: conn}}, nil
+	return &Tx{tx: &txConn{c: conn}, store: s}, nil
 }
 
 // Commit commits a transaction from Begin and runs its after-commit hooks.
@@ -266,6 +289,9 @@ func (t *Tx) Commit(ctx context.Context) error {
 	}
 	for _, f := range t.afterCommit {
 		f()
+	}
+	if t.store != nil {
+		t.store.committed()
 	}
 	return nil
 }

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"math/big"
 	"time"
 
@@ -32,12 +34,51 @@ type Transfer struct {
 	NotifiedClass         payment.Classification
 	CreatedAt             time.Time
 	UpdatedAt             time.Time
-	// Resolution is set when finance decided on the transfer.
-	Resolution *Resolution
+	// Recorded is where the transfer stands in the order paywatch recorded
+	// transfers in (a sequence shared with credit_intent decisions).
+	Recorded int64
+	// Settled is the part of Amount that pays its intent (the matcher's
+	// decision); Resolved the part finance's live decisions other than
+	// credit_intent cover. Amount − Settled − Resolved is unresolved.
+	Settled, Resolved *big.Int
+	// Resolutions are finance's live decisions on the transfer, oldest
+	// first (a voided credit_intent is history); Resolution is the newest
+	// of them, nil when there is none.
+	Resolutions []Resolution
+	Resolution  *Resolution
+}
+
+// Unresolved is the part of the transfer that neither pays its intent nor
+// is covered by a finance decision: what finance still has to decide.
+func (t Transfer) Unresolved() *big.Int {
+	u := new(big.Int).Set(t.Amount)
+	if t.Settled != nil {
+		u.Sub(u, t.Settled)
+	}
+	if t.Resolved != nil {
+		u.Sub(u, t.Resolved)
+	}
+	if u.Sign() < 0 {
+		u.SetInt64(0)
+	}
+	return u
+}
+
+// CountsFrom is where the transfer stands in the record order for its
+// intent: where it was recorded, or, credited by finance, where its live
+// credit_intent decision was.
+func (t Transfer) CountsFrom() int64 {
+	for i := range t.Resolutions {
+		if r := &t.Resolutions[i]; r.Action == "credit_intent" && t.Credited {
+			return r.Recorded
+		}
+	}
+	return t.Recorded
 }
 
 // Resolution is finance's decision on a transfer.
 type Resolution struct {
+	Seq         int64
 	Action      string
 	Note        string
 	Actor       string
@@ -45,36 +86,80 @@ type Resolution struct {
 	Account     string
 	AmountCents *int64
 	RefundTxID  string
-	CreatedAt   time.Time
+	// Covers is what the decision covers in base units: the whole transfer
+	// or the surplus it had on top of what paid its intent (nil for
+	// credit_intent, which makes the transfer count for an intent instead).
+	Covers    *big.Int
+	CreatedAt time.Time
+	// Recorded is where the decision stands in the record order.
+	Recorded int64
 }
+
+// resolutionsJSON aggregates a transfer's live resolutions, oldest first.
+const resolutionsJSON = `(SELECT json_agg(json_build_object('seq', r.seq, 'action', r.action, 'note', r.note, 'actor', r.actor,
+		'intent_id', r.intent_id, 'account', r.account, 'amount_cents', r.amount_cents, 'refund_txid', r.refund_txid,
+		'covers', r.covers::text, 'created_at', r.created_at, 'recorded', r.recorded) ORDER BY r.seq)
+	FROM resolutions r WHERE r.transfer_id = t.id AND r.voided_at IS NULL)`
 
 const transferColumns = `t.id, t.network, t.txid, t.idx, t.asset, t.address, t.address_key, t.amount::text,
 	coalesce(t.intent_id, ''), t.block_height, coalesce(t.block_hash, ''), t.first_seen_at, t.status,
 	t.confirmations_required, t.confirmed_at, t.classification, t.credited, coalesce(t.notified_class, ''), t.created_at, t.updated_at,
-	r.action, r.note, r.actor, r.intent_id, r.account, r.amount_cents, r.refund_txid, r.created_at`
+	t.recorded, t.settled::text, t.resolved::text, ` + resolutionsJSON
 
-// transferFrom joins a transfer's live resolution (a voided one is history).
-const transferFrom = ` FROM transfers t LEFT JOIN resolutions r ON r.transfer_id = t.id AND r.voided_at IS NULL `
+const transferFrom = ` FROM transfers t `
+
+// resolutionRow is a resolution as resolutionsJSON renders it.
+type resolutionRow struct {
+	Seq         int64     `json:"seq"`
+	Action      string    `json:"action"`
+	Note        string    `json:"note"`
+	Actor       string    `json:"actor"`
+	IntentID    *string   `json:"intent_id"`
+	Account     *string   `json:"account"`
+	AmountCents *int64    `json:"amount_cents"`
+	RefundTxID  *string   `json:"refund_txid"`
+	Covers      *string   `json:"covers"`
+	CreatedAt   time.Time `json:"created_at"`
+	Recorded    int64     `json:"recorded"`
+}
 
 func scanTransfer(row pgx.Row) (Transfer, error) {
 	var tr Transfer
-	var amount string
-	var action, note, actor, rIntent, rAccount, refund *string
-	var rAmount *int64
-	var rAt *time.Time
+	var amount, settled, resolved string
+	var res []byte
 	err := row.Scan(&tr.ID, &tr.Network, &tr.TxID, &tr.Index, &tr.Asset, &tr.Address, &tr.AddressKey, &amount,
 		&tr.IntentID, &tr.BlockHeight, &tr.BlockHash, &tr.FirstSeenAt, &tr.Status,
 		&tr.ConfirmationsRequired, &tr.ConfirmedAt, &tr.Classification, &tr.Credited, &tr.NotifiedClass, &tr.CreatedAt, &tr.UpdatedAt,
-		&action, &note, &actor, &rIntent, &rAccount, &rAmount, &refund, &rAt)
+		&tr.Recorded, &settled, &resolved, &res)
 	if err != nil {
 		return Transfer{}, translate(err)
 	}
 	if tr.Amount, err = parseNum(amount); err != nil {
 		return Transfer{}, err
 	}
-	if action != nil {
-		tr.Resolution = &Resolution{Action: *action, Note: deref(note), Actor: deref(actor), IntentID: deref(rIntent),
-			Account: deref(rAccount), AmountCents: rAmount, RefundTxID: deref(refund), CreatedAt: *rAt}
+	if tr.Settled, err = parseNum(settled); err != nil {
+		return Transfer{}, err
+	}
+	if tr.Resolved, err = parseNum(resolved); err != nil {
+		return Transfer{}, err
+	}
+	if len(res) > 0 {
+		var rows []resolutionRow
+		if err := json.Unmarshal(res, &rows); err != nil {
+			return Transfer{}, fmt.Errorf("transfer %s resolutions: %w", tr.ID, err)
+		}
+		for _, r := range rows {
+			v := Resolution{Seq: r.Seq, Action: r.Action, Note: r.Note, Actor: r.Actor, IntentID: deref(r.IntentID),
+				Account: deref(r.Account), AmountCents: r.AmountCents, RefundTxID: deref(r.RefundTxID), CreatedAt: r.CreatedAt.UTC(),
+				Recorded: r.Recorded}
+			if r.Covers != nil {
+				if v.Covers, err = parseNum(*r.Covers); err != nil {
+					return Transfer{}, err
+				}
+			}
+			tr.Resolutions = append(tr.Resolutions, v)
+		}
+		tr.Resolution = &tr.Resolutions[len(tr.Resolutions)-1]
 	}
 	return tr, nil
 }
@@ -165,9 +250,11 @@ func (t *Tx) TransfersByIntent(ctx context.Context, intentID string) ([]Transfer
 	return scanTransfers(rows)
 }
 
-// SetClassification stores the matcher's classification of a transfer.
-func (t *Tx) SetClassification(ctx context.Context, id string, class payment.Classification, now time.Time) error {
-	_, err := t.tx.Exec(ctx, `UPDATE transfers SET classification = $2, updated_at = $3 WHERE id = $1 AND classification <> $2`, id, class, now)
+// SetDecision stores the matcher's decision on a transfer: its
+// classification and the part of it that pays its intent.
+func (t *Tx) SetDecision(ctx context.Context, id string, class payment.Classification, settled *big.Int, now time.Time) error {
+	_, err := t.tx.Exec(ctx, `UPDATE transfers SET classification = $2, settled = $3::numeric, updated_at = $4
+		WHERE id = $1 AND (classification <> $2 OR settled <> $3::numeric)`, id, class, num(settled), now)
 	return translate(err)
 }
 
@@ -178,15 +265,20 @@ func (t *Tx) SetCredited(ctx context.Context, id, intentID string, now time.Time
 }
 
 // VoidCredit undoes a credit_intent decision that can no longer take effect
-// (the payable was paid elsewhere): the transfer is no longer credited and
-// its resolution is voided with reason, so the transfer is unresolved again.
-func (t *Tx) VoidCredit(ctx context.Context, id, reason string, now time.Time) error {
-	if _, err := t.tx.Exec(ctx, `UPDATE transfers SET credited = FALSE, updated_at = $2 WHERE id = $1`, id, now); err != nil {
-		return translate(err)
+// (the payable was paid elsewhere): the transfer is no longer credited,
+// belongs again to the intent of the address it paid (none for an address
+// without intent), and its resolution is voided with reason, so the
+// transfer is unresolved again. It returns the transfer's intent now.
+func (t *Tx) VoidCredit(ctx context.Context, id, reason string, now time.Time) (string, error) {
+	var home *string
+	if err := t.tx.QueryRow(ctx, `UPDATE transfers t SET credited = FALSE, updated_at = $2,
+			intent_id = (SELECT i.id FROM intents i WHERE i.network = t.network AND i.address_key = t.address_key)
+		WHERE t.id = $1 RETURNING t.intent_id`, id, now).Scan(&home); err != nil {
+		return "", translate(err)
 	}
 	_, err := t.tx.Exec(ctx, `UPDATE resolutions SET voided_at = $2, voided_reason = $3
 		WHERE transfer_id = $1 AND voided_at IS NULL AND action = 'credit_intent'`, id, now, reason)
-	return translate(err)
+	return deref(home), translate(err)
 }
 
 // OrphanAbove marks every transfer of network in a block above height as
@@ -260,4 +352,15 @@ func (t *Tx) TransferByKey(ctx context.Context, network, txid string, idx int64)
 func (t *Tx) SetNotified(ctx context.Context, id string, class payment.Classification) error {
 	_, err := t.tx.Exec(ctx, `UPDATE transfers SET notified_class = $2 WHERE id = $1`, id, class)
 	return translate(err)
+}
+
+// TransfersOfIntents returns the transfers of the given intents, in the
+// order they were recorded.
+func (t *Tx) TransfersOfIntents(ctx context.Context, ids []string) ([]Transfer, error) {
+	rows, err := t.tx.Query(ctx, `SELECT `+transferColumns+transferFrom+`WHERE t.intent_id = ANY($1)
+		ORDER BY t.recorded`, ids)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return scanTransfers(rows)
 }

@@ -1,6 +1,8 @@
 package views
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/paywatch/paywatch/payment"
@@ -34,12 +36,19 @@ type Transfer struct {
 	BlockHeight     *int64                 `json:"block_height"`
 	BlockHash       *string                `json:"block_hash"`
 	Credited        bool                   `json:"credited"`
-	Resolution      *Resolution            `json:"resolution"`
+	// Settled is the part that pays its intent; Unresolved what neither
+	// pays it nor is covered by a finance decision.
+	Settled    string `json:"settled_base_units"`
+	Unresolved string `json:"unresolved_base_units"`
+	// Resolution is the newest of Resolutions, the live decisions.
+	Resolution  *Resolution  `json:"resolution"`
+	Resolutions []Resolution `json:"resolutions"`
 }
 
 // Resolution is finance's decision on a transfer.
 type Resolution struct {
 	Action     string    `json:"action"`
+	Covers     string    `json:"covers_base_units,omitempty"`
 	Note       string    `json:"note"`
 	Actor      string    `json:"actor"`
 	IntentID   string    `json:"intent_id,omitempty"`
@@ -110,12 +119,24 @@ func TransferOf(t store.Transfer, tip int64) Transfer {
 	if t.BlockHeight != nil && t.Status != payment.TransferOrphaned && tip >= *t.BlockHeight {
 		v.Confirmations = tip - *t.BlockHeight + 1
 	}
-	if r := t.Resolution; r != nil {
-		v.Resolution = &Resolution{Action: r.Action, Note: r.Note, Actor: r.Actor, IntentID: r.IntentID,
+	v.Settled, v.Unresolved = "0", t.Unresolved().String()
+	if t.Settled != nil {
+		v.Settled = t.Settled.String()
+	}
+	v.Resolutions = make([]Resolution, 0, len(t.Resolutions))
+	for _, r := range t.Resolutions {
+		rv := Resolution{Action: r.Action, Note: r.Note, Actor: r.Actor, IntentID: r.IntentID,
 			Account: r.Account, RefundTxID: r.RefundTxID, At: r.CreatedAt.UTC()}
 		if r.AmountCents != nil {
-			v.Resolution.AmountUSD = payment.Cents(*r.AmountCents).String()
+			rv.AmountUSD = payment.Cents(*r.AmountCents).String()
 		}
+		if r.Covers != nil {
+			rv.Covers = r.Covers.String()
+		}
+		v.Resolutions = append(v.Resolutions, rv)
+	}
+	if n := len(v.Resolutions); n > 0 {
+		v.Resolution = &v.Resolutions[n-1]
 	}
 	return v
 }
@@ -142,7 +163,16 @@ func IntentOf(in store.Intent, transfers []store.Transfer, tip int64, uri string
 		// cent above the order; the order is what was paid.
 		v.PaidUSD = payment.Cents(in.AmountCents).String()
 	}
-	for _, t := range transfers {
+	// First seen first, then by id, whatever order they were given in: an
+	// event body renders the same list as a read.
+	sorted := slices.Clone(transfers)
+	slices.SortStableFunc(sorted, func(a, b store.Transfer) int {
+		if c := a.FirstSeenAt.Compare(b.FirstSeenAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	for _, t := range sorted {
 		v.Transfers = append(v.Transfers, TransferOf(t, tip))
 	}
 	return v

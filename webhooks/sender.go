@@ -43,6 +43,14 @@ const DefaultGiveUpAfter = 72 * time.Hour
 // is unset or empty.
 var ErrNoSecret = errors.New("webhook secret is not set")
 
+// ErrWeakSecret is returned by FromConfig for a secret shorter than
+// MinSecretBytes, or a next secret equal to the current one.
+var ErrWeakSecret = errors.New("webhook secret is too weak")
+
+// MinSecretBytes is the shortest signing secret accepted: an HMAC-SHA256
+// key of 256 bits, beyond guessing.
+const MinSecretBytes = 32
+
 // ErrBadSignature is returned by Verify for a missing, malformed, stale or
 // wrong signature.
 var ErrBadSignature = errors.New("bad webhook signature")
@@ -53,6 +61,10 @@ type Endpoint struct {
 	URL  string
 	// Secret signs every delivery; it is never logged.
 	Secret []byte
+	// NextSecret, during a rotation, signs every delivery too: the
+	// signature header then carries a v1 value under each secret, so the
+	// receiver verifies with either while it switches.
+	NextSecret []byte
 	// Events filters event types; empty means every event.
 	Events []string
 	// StartNow makes a new endpoint start after the newest event instead of
@@ -60,18 +72,43 @@ type Endpoint struct {
 	StartNow bool
 }
 
-// FromConfig builds the endpoints of the config, reading each secret from
-// the environment variable it names (getenv is os.Getenv in the daemon).
+// FromConfig builds the endpoints of the config, reading each secret (and
+// a rotation's next secret) from the environment variable it names (getenv
+// is os.Getenv in the daemon). A secret must have at least MinSecretBytes;
+// errors name the variable, never the secret.
 func FromConfig(hooks []config.Webhook, getenv func(string) string) ([]Endpoint, error) {
 	out := make([]Endpoint, 0, len(hooks))
 	for _, h := range hooks {
-		secret := getenv(h.SecretEnv)
-		if secret == "" {
-			return nil, fmt.Errorf("webhook %s: %w: set the environment variable %s", h.Name, ErrNoSecret, h.SecretEnv)
+		secret, err := readSecret(h.Name, h.SecretEnv, getenv)
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, Endpoint{Name: h.Name, URL: h.URL, Secret: []byte(secret), Events: h.Events, StartNow: h.Start == "now"})
+		ep := Endpoint{Name: h.Name, URL: h.URL, Secret: secret, Events: h.Events, StartNow: h.Start == "now"}
+		if h.NextSecretEnv != "" {
+			if ep.NextSecret, err = readSecret(h.Name, h.NextSecretEnv, getenv); err != nil {
+				return nil, err
+			}
+			if hmac.Equal(ep.NextSecret, ep.Secret) {
+				return nil, fmt.Errorf("webhook %s: %w: %s holds the same secret as %s; a rotation needs a new one",
+					h.Name, ErrWeakSecret, h.NextSecretEnv, h.SecretEnv)
+			}
+		}
+		out = append(out, ep)
 	}
 	return out, nil
+}
+
+// readSecret reads an endpoint's secret from the variable env.
+func readSecret(name, env string, getenv func(string) string) ([]byte, error) {
+	secret := getenv(env)
+	if secret == "" {
+		return nil, fmt.Errorf("webhook %s: %w: set the environment variable %s", name, ErrNoSecret, env)
+	}
+	if len(secret) < MinSecretBytes {
+		return nil, fmt.Errorf("webhook %s: %w: %s holds %d bytes, at least %d are needed (for example `openssl rand -hex 32`)",
+			name, ErrWeakSecret, env, len(secret), MinSecretBytes)
+	}
+	return []byte(secret), nil
 }
 
 // Options tunes a Sender; zero values take the defaults.
@@ -147,7 +184,9 @@ func New(ep Endpoint, opt Options) *Sender {
 // Run delivers until ctx ends. It is woken by NOTIFY on the events channel
 // and polls every Options.Poll.
 func (s *Sender) Run(ctx context.Context) error {
-	if err := s.opt.Store.EnsureWebhookEndpoint(ctx, s.ep.Name, s.ep.URL, s.ep.StartNow, s.clock.Now().UTC()); err != nil {
+	// The database keeps the URL redacted: the API, the console and the
+	// CLI show it, and a credential there would be shown too.
+	if err := s.opt.Store.EnsureWebhookEndpoint(ctx, s.ep.Name, RedactURL(s.ep.URL), s.ep.StartNow, s.clock.Now().UTC()); err != nil {
 		return fmt.Errorf("webhook %s: %w", s.ep.Name, err)
 	}
 	var sub *store.Subscription
@@ -327,10 +366,16 @@ func (s *Sender) post(ctx context.Context, ev store.Event, body []byte) (int, er
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "paywatch-webhooks/1")
 	req.Header.Set("Paywatch-Event-Id", ev.ID)
-	req.Header.Set(SignatureHeader, "t="+strconv.FormatInt(t, 10)+",v1="+Sign(s.ep.Secret, t, body))
+	sig := "t=" + strconv.FormatInt(t, 10) + ",v1=" + Sign(s.ep.Secret, t, body)
+	if len(s.ep.NextSecret) > 0 {
+		sig += ",v1=" + Sign(s.ep.NextSecret, t, body)
+	}
+	req.Header.Set(SignatureHeader, sig)
 	resp, err := s.opt.Client.Do(req)
 	if err != nil {
-		return 0, err
+		// net/http names the URL in its errors (password masked, query
+		// kept): the text goes to the delivery log, the API and the logs.
+		return 0, newRedactError(err)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))

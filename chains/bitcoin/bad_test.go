@@ -213,6 +213,18 @@ func TestHealth(t *testing.T) {
 	if err := regtest.Health(ctx); !errors.Is(err, ErrWrongChain) {
 		t.Fatalf("Health(regtest vs main) = %v, want ErrWrongChain", err)
 	}
+	// The scanner's check (VerifyChain) is the chain alone: a mainnet node
+	// is refused on regtest and testnet whatever its sync state, and the
+	// error names both chains.
+	for _, chain := range []string{Regtest, Testnet} {
+		if err := mainnet.VerifyChain(ctx, chain); !errors.Is(err, chains.ErrWrongChain) ||
+			!strings.Contains(err.Error(), `"main"`) || !strings.Contains(err.Error(), "networks.bitcoin.chain is "+chain) {
+			t.Fatalf("VerifyChain(%s) of a mainnet node = %v, want chains.ErrWrongChain naming both", chain, err)
+		}
+	}
+	if err := mainnet.VerifyChain(ctx, Mainnet); err != nil {
+		t.Fatalf("VerifyChain(mainnet) of a mainnet node = %v", err)
+	}
 	ibd := strings.Replace(info, `"initialblockdownload": false`, `"initialblockdownload": true`, 1)
 	syncing := newTestClient(t, payment.Bitcoin, Mainnet, scripted(t, map[string]reply{"getblockchaininfo": {200, ibd}}))
 	if err := syncing.Health(ctx); !errors.Is(err, ErrNotReady) {

@@ -29,9 +29,10 @@ const (
 // is at most 8 MB of hex; Litecoin's MWEB extension block adds to that.
 const DefaultMaxResponseBytes = 64 << 20
 
-// ErrWrongChain is returned by Health when the node runs another chain than
-// Config.Chain (a testnet node behind a mainnet config).
-var ErrWrongChain = errors.New("node is on another chain")
+// ErrWrongChain is returned by Health and VerifyChain when the node runs
+// another chain than Config.Chain (a testnet node behind a mainnet config):
+// chains.ErrWrongChain itself.
+var ErrWrongChain = chains.ErrWrongChain
 
 // ErrNotReady is returned by Health while the node is still in initial block
 // download: its tip is not the network's.
@@ -82,6 +83,7 @@ type Client struct {
 var (
 	_ chains.Source        = (*Client)(nil)
 	_ chains.PendingSource = (*Client)(nil)
+	_ chains.ChainVerifier = (*Client)(nil)
 )
 
 // New validates cfg and returns a Client. It does not contact the node; call
@@ -264,6 +266,29 @@ var nodeChains = map[string][]string{
 	Regtest: {"regtest"},
 }
 
+// VerifyChain checks that the node runs chain (getblockchaininfo's chain
+// name), whatever its sync state.
+func (c *Client) VerifyChain(ctx context.Context, chain string) error {
+	var info blockchainInfo
+	if err := c.rpc.call(ctx, "getblockchaininfo", &info); err != nil {
+		return fmt.Errorf("%s: chain identity: %w", c.network, err)
+	}
+	if err := c.checkChain(info.Chain, chain); err != nil {
+		return fmt.Errorf("%s: %w", c.network, err)
+	}
+	return nil
+}
+
+// checkChain compares a node's chain name with a configured chain.
+func (c *Client) checkChain(node, chain string) error {
+	for _, name := range nodeChains[chain] {
+		if node == name {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: the node reports chain %q, and networks.%s.chain is %s", ErrWrongChain, node, c.network, chain)
+}
+
 // Health checks that the node answers, runs Config.Chain and is not in
 // initial block download. A node warming up is ErrTransient; one still
 // syncing is ErrNotReady.
@@ -272,12 +297,8 @@ func (c *Client) Health(ctx context.Context) error {
 	if err := c.rpc.call(ctx, "getblockchaininfo", &info); err != nil {
 		return fmt.Errorf("%s: health: %w", c.network, err)
 	}
-	ok := false
-	for _, name := range nodeChains[c.chain] {
-		ok = ok || info.Chain == name
-	}
-	if !ok {
-		return fmt.Errorf("%s: health: %w: node chain %q, configured %q", c.network, ErrWrongChain, info.Chain, c.chain)
+	if err := c.checkChain(info.Chain, c.chain); err != nil {
+		return fmt.Errorf("%s: health: %w", c.network, err)
 	}
 	if info.InitialBlockDownload {
 		return fmt.Errorf("%s: health: %w: initial block download at %d of %d headers", c.network, ErrNotReady, info.Blocks, info.Headers)

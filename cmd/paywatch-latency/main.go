@@ -200,12 +200,9 @@ func startDaemon(ctx context.Context, bin, dir, dbURL string, nodes map[payment.
 			continue
 		}
 		fmt.Fprintf(&methods, "  %s: {enabled: true, confirmations: 1000}\n", nativeMethod(n))
-		chain := ""
-		if n != payment.Ethereum {
-			chain = "chain: regtest, "
-		}
-		fmt.Fprintf(&networks, "  %s: {enabled: true, %srpc_url: %q, account_key: %q}\n",
-			n, chain, nd.rpcURL(), addresses.SandboxKeys[n])
+		// regtest: static rates and the sandbox keys are refused on mainnet.
+		fmt.Fprintf(&networks, "  %s: {enabled: true, chain: regtest, rpc_url: %q, account_key: %q}\n",
+			n, nd.rpcURL(), addresses.SandboxKeys[n])
 	}
 	y := fmt.Sprintf(latencyConfig, port, dbURL, methods.String(), networks.String())
 	if _, err := config.Parse(strings.NewReader(y), func(string) string { return "" }); err != nil {

@@ -664,18 +664,21 @@ networks:
     max_lag_blocks: 50
   ethereum:
     enabled: true
+    chain: regtest
     rpc_url: %q
     account_key: %q
     poll_interval: 1s
     max_lag_blocks: 50
   tron:
     enabled: true
+    chain: regtest
     rpc_url: %q
     account_key: %q
     poll_interval: 1s
     max_lag_blocks: 50
   solana:
     enabled: true
+    chain: regtest
     rpc_url: %q
     poll_interval: 1s
     max_lag_blocks: 300

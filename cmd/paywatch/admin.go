@@ -183,7 +183,7 @@ func runPool(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *network != string(payment.Solana) {
 		return fmt.Errorf("only solana uses an imported pool; %s addresses are derived from its account key", *network)
 	}
-	_, st, err := openStore(ctx, *cfgPath)
+	cfg, st, err := openStore(ctx, *cfgPath)
 	if err != nil {
 		return err
 	}
@@ -204,7 +204,14 @@ func runPool(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			defer f.Close()
 			r = f
 		}
-		added, err := importPool(ctx, st, r)
+		keys, err := addresses.ParseSolanaPool(r)
+		if err != nil {
+			return err
+		}
+		if err := refuseWellKnownPool(cfg, keys); err != nil {
+			return err
+		}
+		added, err := insertPool(ctx, st, keys)
 		if err != nil {
 			return err
 		}
@@ -225,6 +232,11 @@ func importPool(ctx context.Context, st *store.Store, r io.Reader) (int, error) 
 	if err != nil {
 		return 0, err
 	}
+	return insertPool(ctx, st, keys)
+}
+
+// insertPool adds parsed pool keys (ones already there are skipped).
+func insertPool(ctx context.Context, st *store.Store, keys []addresses.Address) (int, error) {
 	now := time.Now().UTC()
 	rows := make([]store.Address, len(keys))
 	for i, k := range keys {
@@ -232,9 +244,9 @@ func importPool(ctx context.Context, st *store.Store, r io.Reader) (int, error) 
 			CreatedAt: now.Add(time.Duration(i) * time.Microsecond)}
 	}
 	var added int
-	err = st.InTx(ctx, func(tx *store.Tx) error {
-		added, err = tx.AddAddresses(ctx, rows)
-		if err != nil {
+	err := st.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if added, err = tx.AddAddresses(ctx, rows); err != nil {
 			return err
 		}
 		return tx.NotifyAddresses(ctx, string(payment.Solana))

@@ -71,6 +71,8 @@ func (m *scanMetrics) observe(n payment.Network) func(error) {
 			kind = "network"
 		case errors.Is(err, chains.ErrInvalidResponse):
 			kind = "invalid_response"
+		case errors.Is(err, chains.ErrWrongChain):
+			kind = "wrong_chain"
 		case errors.Is(err, chains.ErrDeepReorg):
 			kind = "deep_reorg"
 		}

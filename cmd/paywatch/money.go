@@ -281,7 +281,7 @@ func runWebhooks(ctx context.Context, args []string, stdout, stderr io.Writer) e
 				code = strconv.Itoa(*a.StatusCode)
 			}
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%d\t%s\t%s\t%d\t%s\n", a.ID, a.CreatedAt.UTC().Format(time.RFC3339), a.Endpoint,
-				a.EventSeq, a.EventID, a.Attempt, a.Outcome, code, a.DurationMS, a.Error)
+				a.EventSeq, a.EventID, a.Attempt, a.Outcome, code, a.DurationMS, webhooks.RedactText(a.Error))
 		}
 	case "endpoints":
 		eps, err := st.WebhookEndpoints(ctx)
@@ -294,7 +294,7 @@ func runWebhooks(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			if e.NextAttemptAt != nil {
 				next = e.NextAttemptAt.UTC().Format(time.RFC3339)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", e.Name, e.URL, e.LastSeq, e.Attempts, next, e.LastError)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", e.Name, webhooks.RedactURL(e.URL), e.LastSeq, e.Attempts, next, webhooks.RedactText(e.LastError))
 		}
 	case "redeliver":
 		if *endpoint == "" || *fromSeq < 1 {

@@ -111,7 +111,7 @@ func TestDaemonRunsOneSenderPerWebhook(t *testing.T) {
 	got := make(chan string, 16)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		if err := webhooks.Verify([]byte("hook-secret"), r.Header.Get(webhooks.SignatureHeader), body, time.Now(), 5*time.Minute); err != nil {
+		if err := webhooks.Verify([]byte(hookSecret), r.Header.Get(webhooks.SignatureHeader), body, time.Now(), 5*time.Minute); err != nil {
 			http.Error(w, err.Error(), 400)
 			return
 		}
@@ -131,7 +131,7 @@ func TestDaemonRunsOneSenderPerWebhook(t *testing.T) {
 		t.Fatalf("missing secret: %v", err)
 	}
 
-	t.Setenv("PAYWATCH_TEST_HOOK_SECRET", "hook-secret")
+	t.Setenv("PAYWATCH_TEST_HOOK_SECRET", hookSecret)
 	svcs = d.extraServices()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -147,5 +147,40 @@ func TestDaemonRunsOneSenderPerWebhook(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// hookSecret is a webhook signing secret of the length FromConfig requires.
+const hookSecret = "paywatch-test-hook-secret-of-32-bytes-or-more"
+
+// The webhook commands show endpoint URLs and delivery errors redacted,
+// also for rows a daemon stored before it redacted them.
+func TestWebhookCommandsRedactURLs(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	t.Setenv("PAYWATCH_DATABASE_URL", e.Config.DatabaseURL)
+	t.Setenv("PAYWATCH_CONFIG", filepath.Join(t.TempDir(), "absent.yaml"))
+	ctx := context.Background()
+	raw := "https://hookuser:pa55word@shop.example/hook?token=T0KEN123"
+	if err := e.Store.EnsureWebhookEndpoint(ctx, "old", raw, false, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	msg := `Post "https://hookuser:***@shop.example/hook?token=T0KEN123": connection refused`
+	if _, err := e.Store.Pool().Exec(ctx, `UPDATE webhook_endpoints SET last_error = $1 WHERE name = 'old'`, msg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Store.Pool().Exec(ctx, `INSERT INTO webhook_attempts (endpoint, event_seq, event_id, error, duration_ms, created_at, outcome)
+		VALUES ('old', 1, 'ev_x', $1, 5, now(), 'retry')`, msg); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{"endpoints", "log"} {
+		out, err := cli(t, "webhooks", sub)
+		if err != nil || !strings.Contains(out, "shop.example/hook") {
+			t.Fatalf("webhooks %s: %v\n%s", sub, err, out)
+		}
+		for _, secret := range []string{"pa55word", "T0KEN123", "hookuser"} {
+			if strings.Contains(out, secret) {
+				t.Errorf("webhooks %s shows %q:\n%s", sub, secret, out)
+			}
+		}
 	}
 }

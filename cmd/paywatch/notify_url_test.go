@@ -81,7 +81,7 @@ rates: {sources: [static], min_sources: 1, static: {SOL: "200"}, refresh: "@ever
 methods:
   SOL: {enabled: true}
 networks:
-  solana: {enabled: true, rpc_url: %q, notify_url: %q, poll_interval: 1h, mode: block, max_lag_blocks: 500}
+  solana: {enabled: true, chain: regtest, rpc_url: %q, notify_url: %q, poll_interval: 1h, mode: block, max_lag_blocks: 500}
 `, db, rpcSrv.URL, notifyURL)
 	if err := os.WriteFile(cfgPath, []byte(cfgYAML), 0o600); err != nil {
 		t.Fatal(err)

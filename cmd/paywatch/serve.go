@@ -71,6 +71,8 @@ type daemon struct {
 	pages   *checkout.Page   // nil when checkout.enabled is false
 	reg     *prometheus.Registry
 	metrics *scanMetrics
+	// adminAddr is where admin_listen listens, once run listens there.
+	adminAddr string
 }
 
 // watchSets adapts the per-network sets to intents.Watcher.
@@ -98,6 +100,10 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (*daem
 		return nil, err
 	} else if n > 0 {
 		log.Info("migrations applied", "count", n)
+	}
+	if err := checkWellKnownPool(ctx, cfg, st); err != nil {
+		st.Close()
+		return nil, err
 	}
 	if err := d.wire(ctx); err != nil {
 		st.Close()
@@ -200,8 +206,12 @@ func (d *daemon) wire(ctx context.Context) error {
 	if err := d.svc.EnsureLookahead(ctx); err != nil {
 		return err
 	}
+	var apiMetrics http.Handler // on the admin listener instead, when there is one
+	if cfg.AdminListen == "" {
+		apiMetrics = d.metricsHandler()
+	}
 	d.api = api.New(api.Options{Service: d.svc, Finance: d.finance, Reports: d.reports, Config: cfg, Status: d.nets, Log: d.log,
-		Metrics: promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{})})
+		Metrics: apiMetrics})
 	if cfg.Checkout.Enabled {
 		if d.pages, err = checkout.New(checkout.Options{Intents: d.svc, Feed: d.store, Wake: checkout.NotifierWaker{N: d.store.Notifier()}, Links: links,
 			Config: cfg, Log: d.log}); err != nil {
@@ -212,7 +222,7 @@ func (d *daemon) wire(ctx context.Context) error {
 			Help: "Payment pages' live connections open on this instance."}, func() float64 { return float64(pages.Live()) }))
 	}
 	if cfg.Console.Enabled {
-		if d.console, err = console.New(console.Options{Service: d.svc, Finance: d.finance, Reports: d.reports, Status: d.nets, Config: cfg, Log: d.log,
+		if d.console, err = console.New(console.Options{Service: d.svc, Finance: d.finance, Reports: d.reports, Status: d.nets, Config: cfg, Log: d.log, Events: d.api,
 			SignInLinks: cfg.Console.SignInLinks}); err != nil {
 			return err
 		}
@@ -220,14 +230,33 @@ func (d *daemon) wire(ctx context.Context) error {
 	return nil
 }
 
-// handler serves the API, the console under /console/ and the payment
-// pages under /pay/ when enabled.
+// metricsHandler serves the Prometheus registry.
+func (d *daemon) metricsHandler() http.Handler {
+	return promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{})
+}
+
+// adminHandler serves /metrics and the console on admin_listen.
+func (d *daemon) adminHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", d.metricsHandler())
+	if d.console != nil {
+		mux.Handle("/console/", d.console)
+		mux.Handle("/console", http.RedirectHandler("/console/", http.StatusMovedPermanently))
+	}
+	mux.Handle("/", http.NotFoundHandler())
+	return mux
+}
+
+// handler serves the API, the console under /console/ when enabled and
+// there is no admin listener, and the payment pages under /pay/ when
+// enabled (always here: customers reach them where they reach the API).
 func (d *daemon) handler() http.Handler {
-	if d.console == nil && d.pages == nil {
+	console := d.console != nil && d.cfg.AdminListen == ""
+	if !console && d.pages == nil {
 		return d.api
 	}
 	mux := http.NewServeMux()
-	if d.console != nil {
+	if console {
 		mux.Handle("/console/", d.console)
 		mux.Handle("/console", http.RedirectHandler("/console/", http.StatusMovedPermanently))
 	}
@@ -263,6 +292,14 @@ func (d *daemon) run(ctx context.Context, ready func(addr string)) error {
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", d.cfg.Listen, err)
 	}
+	var adminLn net.Listener
+	if d.cfg.AdminListen != "" {
+		if adminLn, err = net.Listen("tcp", d.cfg.AdminListen); err != nil {
+			ln.Close()
+			return fmt.Errorf("admin_listen %s: %w", d.cfg.AdminListen, err)
+		}
+		d.adminAddr = adminLn.Addr().String()
+	}
 	g, ctx := errgroup.WithContext(ctx)
 	srv := &http.Server{Handler: d.handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 90 * time.Second, IdleTimeout: 120 * time.Second}
@@ -280,6 +317,9 @@ func (d *daemon) run(ctx context.Context, ready func(addr string)) error {
 		defer cancel()
 		return srv.Shutdown(sctx)
 	})
+	if adminLn != nil {
+		d.serveAdmin(ctx, g, adminLn)
+	}
 	g.Go(func() error { return d.store.Run(ctx) })
 	g.Go(func() error { return d.svc.Run(ctx) })
 	g.Go(func() error { return d.api.Run(ctx) })
@@ -306,6 +346,26 @@ func (d *daemon) run(ctx context.Context, ready func(addr string)) error {
 		return nil
 	}
 	return err
+}
+
+// serveAdmin serves /metrics and the console on ln (admin_listen) until
+// ctx ends.
+func (d *daemon) serveAdmin(ctx context.Context, g *errgroup.Group, ln net.Listener) {
+	srv := &http.Server{Handler: d.adminHandler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 90 * time.Second, IdleTimeout: 120 * time.Second}
+	g.Go(func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		return srv.Shutdown(sctx)
+	})
+	d.log.Info("paywatch admin listener (metrics, console)", "listen", d.adminAddr)
 }
 
 // sweep enforces deadlines on a cron schedule.
@@ -360,7 +420,7 @@ func (d *daemon) scan(ctx context.Context, n payment.Network, src chains.Source,
 	defer lease.Release()
 	nc := d.cfg.Networks[string(n)]
 	keys := &ingest.Keys{Store: d.store}
-	sc := chains.NewScanner(chains.ScannerConfig{Network: n, PollInterval: nc.PollInterval.Duration,
+	sc := chains.NewScanner(chains.ScannerConfig{Network: n, Chain: nc.Chain, PollInterval: nc.PollInterval.Duration,
 		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, StartHeight: (*chains.Height)(nc.StartHeight),
 		Observe: d.metrics.observe(n)}, src, d.sink.ScannerSinks(), keys, d.watch[n], d.log)
 	g, gctx := errgroup.WithContext(ctx)

@@ -53,7 +53,7 @@ methods:
   SOL: {enabled: true}
 networks:
   tron: {enabled: true, chain: regtest, rpc_url: %q, account_key: %q, poll_interval: 50ms, max_lag_blocks: 50}
-  solana: {enabled: true, rpc_url: %q, poll_interval: 50ms, mode: block, max_lag_blocks: 500}
+  solana: {enabled: true, chain: regtest, rpc_url: %q, poll_interval: 50ms, mode: block, max_lag_blocks: 500}
 `, db, tronSrv.URL, addresses.SandboxKeys[payment.Tron], solSrv.URL)
 	if err := os.WriteFile(cfgPath, []byte(cfgYAML), 0o600); err != nil {
 		t.Fatal(err)

@@ -60,7 +60,7 @@ func TestServeLeavesNoGoroutineAfterCancel(t *testing.T) {
 		hooks.Add(1)
 	}))
 	defer hookSrv.Close()
-	t.Setenv("PAYWATCH_TEST_HOOK_SECRET", "s3cret")
+	t.Setenv("PAYWATCH_TEST_HOOK_SECRET", hookSecret)
 
 	cfgPath := filepath.Join(t.TempDir(), "paywatch.yaml")
 	cfgYAML := fmt.Sprintf(`

@@ -44,8 +44,17 @@
     }
     function poll() {
       fetch("/console/live?seq=" + seq, { credentials: "same-origin", headers: { Accept: "application/json" } })
-        .then(function (r) { if (!r.ok) throw new Error(r.status); return r.json(); })
-        .then(function (v) { failures = 0; seq = v.seq; apply(v); document.body.dataset.live = "1"; setTimeout(poll, 250); })
+        .then(function (r) {
+          if (r.status === 429) {
+            // Too many long-polls: wait what the server says, then go on.
+            var after = parseInt(r.headers.get("Retry-After"), 10) || 5;
+            setTimeout(poll, after * 1000);
+            return null;
+          }
+          if (!r.ok) throw new Error(r.status);
+          return r.json();
+        })
+        .then(function (v) { if (!v) return; failures = 0; seq = v.seq; apply(v); document.body.dataset.live = "1"; setTimeout(poll, 250); })
         .catch(function () { failures++; setTimeout(poll, Math.min(30000, 1000 * failures * failures)); });
     }
     poll();
@@ -102,7 +111,20 @@
     show(on ? on.dataset.tab : forms[0].dataset.action);
   }
 
+  // One-time sign-in link: the code is in the fragment (never sent by the
+  // browser); move it into the form, which the person then submits. The
+  // fragment is dropped from the address bar and the history.
+  function signinLink() {
+    var field = document.querySelector("#signin-link input[name=token]");
+    if (!field || location.hash.length < 2) return;
+    field.value = decodeURIComponent(location.hash.slice(1));
+    history.replaceState(null, "", location.pathname);
+    var button = document.getElementById("signin");
+    if (button) button.focus();
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    signinLink();
     localTimes(document);
     searchKey();
     inboxKeys();

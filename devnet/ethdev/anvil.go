@@ -123,6 +123,13 @@ type Anvil struct {
 // = latest-2) or "--state", filepath.Join(dir, "state.json") to keep the
 // chain across restarts.
 func StartAnvil(ctx context.Context, bin, dir string, port int, extraArgs ...string) (*Anvil, error) {
+	return StartAnvilChain(ctx, bin, dir, port, AnvilChainID, extraArgs...)
+}
+
+// StartAnvilChain is StartAnvil with the chain id chainID: an anvil that
+// presents itself as another chain (1 for a mainnet look-alike, 11155111
+// for Sepolia's).
+func StartAnvilChain(ctx context.Context, bin, dir string, port int, chainID int64, extraArgs ...string) (*Anvil, error) {
 	var err error
 	if port == 0 {
 		if port, err = devnet.FreePort(); err != nil {
@@ -133,7 +140,7 @@ func StartAnvil(ctx context.Context, bin, dir string, port int, extraArgs ...str
 		return nil, err
 	}
 	args := append([]string{"--host", "127.0.0.1", "--port", strconv.Itoa(port),
-		"--chain-id", strconv.Itoa(AnvilChainID)}, extraArgs...)
+		"--chain-id", strconv.FormatInt(chainID, 10)}, extraArgs...)
 	proc, err := devnet.StartProcess("anvil", filepath.Join(dir, "anvil.log"), bin, args...)
 	if err != nil {
 		return nil, err
@@ -151,8 +158,8 @@ func StartAnvil(ctx context.Context, bin, dir string, port int, extraArgs ...str
 		if err != nil {
 			return err
 		}
-		if id.Int64() != AnvilChainID {
-			return fmt.Errorf("chain id %s, want %d", id, AnvilChainID)
+		if id.Int64() != chainID {
+			return fmt.Errorf("chain id %s, want %d", id, chainID)
 		}
 		return nil
 	})

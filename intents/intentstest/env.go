@@ -302,7 +302,7 @@ func (e *Env) RestartService() {
 // database).
 func (e *Env) NewScanner(n payment.Network, src chains.Source) *chains.Scanner {
 	nc := e.Config.Networks[string(n)]
-	return chains.NewScanner(chains.ScannerConfig{Network: n, PollInterval: 10 * time.Millisecond,
+	return chains.NewScanner(chains.ScannerConfig{Network: n, Chain: nc.Chain, PollInterval: 10 * time.Millisecond,
 		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, StartHeight: (*chains.Height)(nc.StartHeight)}, src, e.Sink.ScannerSinks(),
 		&ingest.Keys{Store: e.Store}, e.Watch[n], nil)
 }

@@ -8,7 +8,8 @@
 // chains/solana/testdata):
 //   - methods getSlot, getBlockHeight, getBlock, getBlocks,
 //     getBlocksWithLimit, getTransaction, getSignaturesForAddress,
-//     getBalance, getHealth, getVersion; anything else is -32601
+//     getBalance, getHealth, getGenesisHash, getVersion (the genesis hash is
+//     slot 0's blockhash, or Node.SetGenesisHash's); anything else is -32601
 //     "Method not found"; batches (JSON arrays) answer an array;
 //     notifications (no id) get no answer; unknown request members, a
 //     missing "jsonrpc":"2.0" or non-string method are -32600; a body that is

@@ -70,6 +70,9 @@ type Node struct {
 	accounts map[string]*accountData
 	prior    map[string]map[string]priorState
 	sigSubs  map[uint64]*sigSub
+	// genesis is what getGenesisHash answers: slot 0's blockhash unless
+	// SetGenesisHash names a cluster.
+	genesis string
 }
 
 // pending is a payment waiting for the next mined block.
@@ -96,7 +99,16 @@ func New() *Node {
 	genesis.time = &t
 	n.blocks[0] = genesis
 	n.last = genesis
+	n.genesis = genesis.hash
 	return n
+}
+
+// SetGenesisHash makes getGenesisHash answer hash: the node then presents
+// itself as that cluster (solana.MainnetGenesis, solana.DevnetGenesis, …).
+func (n *Node) SetGenesisHash(hash string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.genesis = hash
 }
 
 // hash derives a fresh 32-byte base58 value.

@@ -274,6 +274,8 @@ func (n *Node) dispatch(method string, params []json.RawMessage) (any, *rpcError
 		return n.getBalance(params)
 	case "getHealth":
 		return "ok", nil
+	case "getGenesisHash":
+		return n.genesis, nil
 	case "getVersion":
 		return map[string]any{"feature-set": 0, "solana-core": "2.2.0-solanafake"}, nil
 	}

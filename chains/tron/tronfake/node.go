@@ -1,6 +1,7 @@
 package tronfake
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -92,6 +93,24 @@ func New() *Node {
 	n := &Node{blocks: map[uint64]*block{}, lag: DefaultSolidifiedLag, keys: map[string]int{}}
 	n.put(n.build(0, make([]byte, 32), genesisTime, nil))
 	return n
+}
+
+// SetGenesisID gives the node's block 0 the id genesis (64 hex digits), so
+// that it presents itself as that network (tron.MainnetGenesis,
+// tron.NileGenesis, …). It must come before any block is mined on top.
+func (n *Node) SetGenesisID(genesis string) error {
+	if _, err := hex.DecodeString(genesis); err != nil || len(genesis) != 64 {
+		return fmt.Errorf("tronfake: genesis id %q is not 64 hex digits", genesis)
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.tipLocked() != 0 {
+		return errors.New("tronfake: SetGenesisID after blocks were mined")
+	}
+	b := n.blocks[0]
+	b.json = bytes.Replace(b.json, []byte(`"blockID":"`+b.id+`"`), []byte(`"blockID":"`+genesis+`"`), 1)
+	b.id = genesis
+	return nil
 }
 
 // AddCaptured stores a real block exactly as captured (a getblockbynum
