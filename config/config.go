@@ -62,6 +62,61 @@ type Config struct {
 	LogLevel string `yaml:"log_level"`
 	// Console configures the browser console served at /console/.
 	Console Console `yaml:"console"`
+	// Checkout configures the hosted payment page served at /pay/.
+	Checkout Checkout `yaml:"checkout"`
+}
+
+// Checkout configures the hosted payment page (/pay/{token} on the API
+// listener): one page per intent that a storefront sends its customer to.
+type Checkout struct {
+	// Enabled serves the page and adds payment_page_url to intents. Off by
+	// default; it needs PublicBaseURL and the secret named by SecretEnv.
+	Enabled bool `yaml:"enabled"`
+	// PublicBaseURL is where customers reach this listener (an http(s) URL
+	// without query or fragment, e.g. https://pay.example.com); page URLs are
+	// PublicBaseURL + /pay/{token}.
+	PublicBaseURL string `yaml:"public_base_url"`
+	// SecretEnv names the environment variable holding the secret (at least
+	// 32 characters) from which page tokens are derived. Every instance
+	// behind one PublicBaseURL needs the same secret; a new secret ends every
+	// page link issued before.
+	SecretEnv string `yaml:"secret_env"`
+	// StorefrontName is the shop's name as the page shows it.
+	StorefrontName string `yaml:"storefront_name"`
+	// ReturnHosts are the hosts a return_url may point to: an exact host
+	// ("shop.example.com", "localhost:3000") or a subdomain wildcard
+	// ("*.example.com"). Empty: no return_url is accepted.
+	ReturnHosts []string `yaml:"return_hosts"`
+	// RenewURL is where an expired page sends the customer to try again, with
+	// {kind} and {reference} replaced (URL-escaped); empty: the page says to
+	// contact the shop.
+	RenewURL string `yaml:"renew_url"`
+	// ContactURL is how the customer reaches the shop (https: or mailto:),
+	// shown where the page says to contact it; empty: no link.
+	ContactURL string `yaml:"contact_url"`
+	// FrameAncestors are the origins allowed to embed the page in a frame
+	// (Content-Security-Policy frame-ancestors, e.g. https://shop.example.com).
+	// Empty: no framing (frame-ancestors 'none', X-Frame-Options DENY).
+	FrameAncestors []string `yaml:"frame_ancestors"`
+	// LinkLifetime is how long after its intent's deadline a page link keeps
+	// working; afterwards it is a plain 404.
+	LinkLifetime Duration `yaml:"link_lifetime"`
+	// RequestsPerMinute is how many page, live and report requests one client
+	// address may make per minute (bursts up to a third of it); beyond, 429.
+	RequestsPerMinute int `yaml:"requests_per_minute"`
+	// MaxLive caps the live connections (server-sent events) open at once on
+	// this instance; MaxLivePerClient those of one client address.
+	MaxLive          int `yaml:"max_live"`
+	MaxLivePerClient int `yaml:"max_live_per_client"`
+	// ProgressInterval is how often open pages waiting for confirmations
+	// re-check their intent and their network's height (one query for all
+	// of them): confirmation counts and a further partial payment are not
+	// events. Status changes reach pages at once, on the event feed's NOTIFY.
+	ProgressInterval Duration `yaml:"progress_interval"`
+	// TrustedProxies are the addresses (CIDRs) of reverse proxies in front
+	// of this listener: for a request from one of them, the client address is
+	// the last X-Forwarded-For entry that is not a trusted proxy.
+	TrustedProxies []string `yaml:"trusted_proxies"`
 }
 
 // Console configures the browser console (/console/ on the API listener).
@@ -251,6 +306,9 @@ func Default() *Config {
 		Console: Console{Enabled: true, SessionTTL: Duration{12 * time.Hour}, IdleTimeout: Duration{30 * time.Minute},
 			SignInAttempts: 5, Explorers: map[string]string{}},
 		Events: Events{MaxWaiters: 2000, MaxWaitersPerKey: 200, PollInterval: Duration{5 * time.Second}},
+		Checkout: Checkout{SecretEnv: "PAYWATCH_CHECKOUT_SECRET", ReturnHosts: []string{}, FrameAncestors: []string{},
+			TrustedProxies: []string{}, LinkLifetime: Duration{30 * 24 * time.Hour}, RequestsPerMinute: 120,
+			MaxLive: 5000, MaxLivePerClient: 20, ProgressInterval: Duration{time.Second}},
 		Rates: Rates{
 			Sources:      []string{"coinbase", "kraken", "coingecko"},
 			Refresh:      "@every 30s",
@@ -502,6 +560,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.validateConsole(); err != nil {
+		return err
+	}
+	if err := c.validateCheckout(); err != nil {
 		return err
 	}
 	if err := c.validateProduction(); err != nil {

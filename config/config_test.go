@@ -34,7 +34,8 @@ func TestExampleParsesToTheDefaults(t *testing.T) {
 		t.Fatalf("listen: example %q, default %q", c.Listen, d.Listen)
 	}
 	if c.Deadline != d.Deadline || c.Rates.Refresh != d.Rates.Refresh ||
-		!reflect.DeepEqual(c.TopupAmounts, d.TopupAmounts) || c.MaxBodyBytes != d.MaxBodyBytes || c.Events != d.Events {
+		!reflect.DeepEqual(c.TopupAmounts, d.TopupAmounts) || c.MaxBodyBytes != d.MaxBodyBytes || c.Events != d.Events ||
+		!reflect.DeepEqual(c.Checkout, d.Checkout) {
 		t.Fatalf("example top-level settings differ from the defaults")
 	}
 	for name, m := range d.Methods {
@@ -76,6 +77,7 @@ func TestExampleListsEverySetting(t *testing.T) {
 	check("rates", reflect.TypeOf(config.Rates{}), doc["rates"].(map[string]any))
 	check("console", reflect.TypeOf(config.Console{}), doc["console"].(map[string]any))
 	check("events", reflect.TypeOf(config.Events{}), doc["events"].(map[string]any))
+	check("checkout", reflect.TypeOf(config.Checkout{}), doc["checkout"].(map[string]any))
 	for name, m := range doc["methods"].(map[string]any) {
 		check("methods."+name, reflect.TypeOf(config.Method{}), m.(map[string]any))
 	}

@@ -295,7 +295,7 @@ func (s *Service) intentsOf(b []*creation, ids []string, got store.CreationsBegu
 			alone.which[i] = true
 			continue
 		}
-		in, err := s.intentFor(p, j.info, "", now)
+		in, err := s.intentFor(p, j.info, "", j.req.ReturnURL, now)
 		if err != nil {
 			alone.which[i] = true
 			continue
@@ -325,7 +325,7 @@ func (s *Service) queueCreated(tx *store.Tx, b []*creation, ins []store.Intent, 
 	for i, in := range ins {
 		// Encoded once: the event, the stored answer and the answer are
 		// the same bytes.
-		view := views.IntentOf(in, nil, 0, s.PaymentURI(in))
+		view := s.viewOf(in, nil, 0)
 		body, err := json.Marshal(view)
 		if err != nil {
 			return nil, err

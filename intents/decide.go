@@ -457,7 +457,7 @@ func (s *Service) appendDecisionEvents(ctx context.Context, tx *store.Tx, dc *pa
 		}
 		if changed {
 			a := dc.after[i]
-			view := views.IntentOf(a, dc.all[i], tip, s.PaymentURI(a))
+			view := s.viewOf(a, dc.all[i], tip)
 			if err := tx.QueueAppendEvent(payment.IntentEvent(a.Status), in.ID, "", in.Account, view, now); err != nil {
 				return err
 			}

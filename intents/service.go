@@ -67,6 +67,16 @@ func (src AddressSource) low() int64 {
 	return max(int64(src.Gap), 2*int64(src.Gap)-roundSize)
 }
 
+// Pages links intents to their hosted payment page (package checkout).
+type Pages interface {
+	// PageURL returns the page URL of an intent id.
+	PageURL(intentID string) string
+	// CheckReturnURL returns why a storefront's return_url cannot be
+	// offered on the page (not http(s), or a host that is not allowed), or
+	// nil.
+	CheckReturnURL(raw string) error
+}
+
 // Options wires a Service.
 type Options struct {
 	Store     *store.Store
@@ -77,6 +87,9 @@ type Options struct {
 	Watcher   Watcher
 	Now       func() time.Time
 	Log       *slog.Logger
+	// Pages gives views their payment_page_url; nil when the hosted page is
+	// off (then a return_url is refused).
+	Pages Pages
 }
 
 // Service is the payment core.
@@ -147,6 +160,10 @@ type CreateRequest struct {
 	Account   string              `json:"account"`
 	AmountUSD string              `json:"amount_usd"`
 	Method    string              `json:"method"`
+	// ReturnURL is where the hosted payment page sends the customer once
+	// paid (optional; omitted from the request hash when empty, so keys
+	// stored before it existed replay).
+	ReturnURL string `json:"return_url,omitempty"`
 }
 
 // Idem is an Idempotency-Key claim: the caller's key id, the key, and the
@@ -209,6 +226,14 @@ func (s *Service) validate(req CreateRequest) (payment.Cents, payment.MethodInfo
 	if req.Kind == payment.Topup && !s.topup[usd] {
 		return 0, info, invalid("amount_usd", InvalidAmount, "a topup must be one of %v USD", s.cfg.TopupAmounts)
 	}
+	if req.ReturnURL != "" {
+		if s.opt.Pages == nil {
+			return 0, info, invalid("return_url", InvalidRequest, "return_url is the hosted payment page's button, and the page is off on this paywatch (checkout.enabled)")
+		}
+		if err := s.opt.Pages.CheckReturnURL(req.ReturnURL); err != nil {
+			return 0, info, invalid("return_url", InvalidRequest, "return_url %v", err)
+		}
+	}
 	info, err = s.methodFor(req.Method)
 	return usd, info, err
 }
@@ -260,7 +285,7 @@ func (s *Service) create(ctx context.Context, req CreateRequest, idem *Idem, usd
 		if p.PaidAt != nil {
 			return 0, views.Intent{}, fail(AlreadyPaid, "%s %s is already paid", p.Kind, p.Reference)
 		}
-		view, err := s.newIntent(ctx, tx, p, info, "", now, taken)
+		view, err := s.newIntent(ctx, tx, p, info, "", req.ReturnURL, now, taken)
 		if err != nil {
 			return 0, views.Intent{}, err
 		}
@@ -292,8 +317,8 @@ func (s *Service) checkChain(ctx context.Context, n payment.Network) error {
 // With taken, the intent gets taken's id and address (see allocate).
 // The intent and its event are queued, so they reach the database with the
 // transaction's next statement or its commit.
-func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, info payment.MethodInfo, renewedFrom string, now time.Time, taken *takenAddress) (views.Intent, error) {
-	in, err := s.intentFor(p, info, renewedFrom, now)
+func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, info payment.MethodInfo, renewedFrom, returnURL string, now time.Time, taken *takenAddress) (views.Intent, error) {
+	in, err := s.intentFor(p, info, renewedFrom, returnURL, now)
 	if err != nil {
 		return views.Intent{}, err
 	}
@@ -307,7 +332,7 @@ func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, 
 	tx.QueueInsertIntent(in)
 	// No NOTIFY for the address: pre-derived and pool keys were announced to
 	// the scanners when they were added.
-	view := views.IntentOf(in, nil, 0, s.PaymentURI(in))
+	view := s.viewOf(in, nil, 0)
 	if err := tx.QueueAppendEvent(payment.EventIntentCreated, in.ID, "", in.Account, view, now); err != nil {
 		return views.Intent{}, err
 	}
@@ -319,7 +344,7 @@ func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, 
 
 // intentFor is the intent a creation stores for p, quoted now, with no
 // address yet.
-func (s *Service) intentFor(p store.Payable, info payment.MethodInfo, renewedFrom string, now time.Time) (store.Intent, error) {
+func (s *Service) intentFor(p store.Payable, info payment.MethodInfo, renewedFrom, returnURL string, now time.Time) (store.Intent, error) {
 	q, err := s.opt.Quotes.Quote(info.Symbol, now)
 	if err != nil {
 		return store.Intent{}, fail(RateUnavailable, "%v", err)
@@ -344,7 +369,7 @@ func (s *Service) intentFor(p store.Payable, info payment.MethodInfo, renewedFro
 		ExpiresAt: now.Add(s.cfg.Deadline.Duration), Status: payment.IntentAwaiting,
 		ConfirmationsRequired: s.cfg.MethodConfirmations(info.Method, payment.Cents(p.AmountCents)),
 		RenewedFrom:           renewedFrom, CreatedAt: now, UpdatedAt: now,
-		Received: new(big.Int), ConfirmedSum: new(big.Int),
+		Received: new(big.Int), ConfirmedSum: new(big.Int), ReturnURL: returnURL,
 	}
 	return in, nil
 }
@@ -775,7 +800,16 @@ func (s *Service) view(ctx context.Context, r intentReader, id string) (views.In
 	if err != nil {
 		return views.Intent{}, err
 	}
-	return views.IntentOf(in, trs, tip, s.PaymentURI(in)), nil
+	return s.viewOf(in, trs, tip), nil
+}
+
+// viewOf renders an intent as views.IntentOf does, with its payment page.
+func (s *Service) viewOf(in store.Intent, trs []store.Transfer, tip int64) views.Intent {
+	v := views.IntentOf(in, trs, tip, s.PaymentURI(in))
+	if s.opt.Pages != nil {
+		v.PaymentPageURL = s.opt.Pages.PageURL(in.ID)
+	}
+	return v
 }
 
 // Renew creates a new intent (Created) for the same payable and method at
@@ -831,7 +865,7 @@ func (s *Service) renew(ctx context.Context, id string, idem *Idem) (Result[view
 		if err != nil {
 			return 0, views.Intent{}, err
 		}
-		view, err := s.newIntent(ctx, tx, p, info, old.ID, now, nil)
+		view, err := s.newIntent(ctx, tx, p, info, old.ID, old.ReturnURL, now, nil)
 		if err != nil {
 			return 0, views.Intent{}, err
 		}

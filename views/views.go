@@ -59,6 +59,10 @@ type Resolution struct {
 }
 
 // Intent is an intent as the API shows it (API.md "Intents").
+// PaymentPageURL is its hosted payment page (package checkout), absent when
+// the page is off: a capability, whoever has it sees the payment
+// instructions and status. ReturnURL is where that page's button leads once
+// paid, as the storefront gave it (absent: no button).
 type Intent struct {
 	ID                    string               `json:"id"`
 	Kind                  payment.PayableKind  `json:"kind"`
@@ -72,6 +76,8 @@ type Intent struct {
 	AmountBaseUnits       string               `json:"amount_base_units"`
 	Address               string               `json:"address"`
 	PaymentURI            string               `json:"payment_uri"`
+	PaymentPageURL        string               `json:"payment_page_url,omitempty"`
+	ReturnURL             string               `json:"return_url,omitempty"`
 	Rate                  Rate                 `json:"rate"`
 	ExpiresAt             time.Time            `json:"expires_at"`
 	Status                payment.IntentStatus `json:"status"`
@@ -142,7 +148,7 @@ func IntentOf(in store.Intent, transfers []store.Transfer, tip int64, uri string
 		ID: in.ID, Kind: in.Kind, Reference: in.Reference, Account: strp(in.Account),
 		Method: in.Method, Network: in.Network, Asset: assetName(in.Method, in.Asset),
 		AmountUSD: payment.Cents(in.AmountCents).String(), Amount: payment.FormatUnits(in.Amount, dec),
-		AmountBaseUnits: in.Amount.String(), Address: in.Address, PaymentURI: uri,
+		AmountBaseUnits: in.Amount.String(), Address: in.Address, PaymentURI: uri, ReturnURL: in.ReturnURL,
 		Rate:      Rate{USDPerUnit: in.Rate, Sources: in.RateSources, At: in.RateAt.UTC()},
 		ExpiresAt: in.ExpiresAt.UTC(), Status: in.Status, Overpaid: in.Overpaid, Late: in.Late,
 		ConfirmationsRequired: in.ConfirmationsRequired, ReportedAt: utc(in.ReportedAt),

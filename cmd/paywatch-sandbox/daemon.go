@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,8 +45,12 @@ func (s *sandbox) serve(ctx context.Context, ready func(sandboxReady)) error {
 		return err
 	}
 	defer logf.Close()
+	secret, err := s.checkoutSecret()
+	if err != nil {
+		return err
+	}
 	cmd := exec.Command(s.daemonBin, "serve", "--config", s.cfgPath)
-	cmd.Env = withoutPaywatchEnv(os.Environ())
+	cmd.Env = append(withoutPaywatchEnv(os.Environ()), s.cfg.Checkout.SecretEnv+"="+secret)
 	cmd.Stdout = logf
 	// Should this process die without stopping it, the daemon stops too
 	// (and stopStale ends it on the next start otherwise).
@@ -102,6 +108,11 @@ func (s *sandbox) announce(ctx context.Context, ready func(sandboxReady)) {
 	} else if link != "" {
 		r.SignInLink = url + link
 	}
+	if ex, err := createExample(ctx, url, s.env[envAPIKey], r.Unavailable); err != nil {
+		s.say("the example intent could not be created: %v", err)
+	} else {
+		r.Example = ex
+	}
 	if ctx.Err() == nil && ready != nil {
 		ready(r)
 	}
@@ -124,6 +135,52 @@ func (s *sandbox) signInLink(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("sandbox API key: %w", err)
 	}
 	return console.NewSignInLink(ctx, st, key, time.Now().UTC(), signInLinkTTL)
+}
+
+// checkoutSecret returns the secret the daemon derives payment page
+// tokens from, made once and kept in checkout.secret (mode 0600), so page
+// links stay valid across restarts.
+func (s *sandbox) checkoutSecret() (string, error) {
+	path := filepath.Join(s.dir, "checkout.secret")
+	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) >= 32 {
+		return strings.TrimSpace(string(b)), nil
+	}
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", err
+	}
+	secret := hex.EncodeToString(raw[:])
+	return secret, writeFileAtomic(path, []byte(secret+"\n"), 0o600)
+}
+
+// example is the intent the banner offers to pay.
+type example struct {
+	ID, Reference, Method, Amount, PageURL string
+}
+
+// createExample creates the banner's example order: 25.00 USD in BTC, or
+// in the first method whose network is available.
+func createExample(ctx context.Context, url, key string, unavailable []string) (example, error) {
+	down := strings.Join(unavailable, " ")
+	for _, m := range payment.Methods {
+		if strings.Contains(down, string(m.Network)) {
+			continue
+		}
+		ref := fmt.Sprintf("ORD-EXAMPLE-%d", time.Now().Unix())
+		var in struct {
+			ID             string `json:"id"`
+			Amount         string `json:"amount"`
+			Asset          string `json:"asset"`
+			PaymentPageURL string `json:"payment_page_url"`
+		}
+		err := apiCall(ctx, url, key, "POST", "/v1/intents", map[string]string{"kind": "order", "reference": ref,
+			"amount_usd": "25.00", "method": string(m.Method)}, &in)
+		if err != nil {
+			return example{}, err
+		}
+		return example{ID: in.ID, Reference: ref, Method: string(m.Method), Amount: in.Amount + " " + in.Asset, PageURL: in.PaymentPageURL}, nil
+	}
+	return example{}, errors.New("no network is available")
 }
 
 // withoutPaywatchEnv drops PAYWATCH_* variables: the sandbox's config file

@@ -139,7 +139,14 @@ func printBanner(w io.Writer, sb *sandbox, r sandboxReady, took time.Duration) {
 			fmt.Fprintf(w, "    %s\n", u)
 		}
 	}
-	fmt.Fprintf(w, "\nCreate an intent (methods: BTC LTC ETH USDT-ERC20 USDC-ERC20 TRX USDT-TRC20 SOL):\n\n")
+	if ex := r.Example; ex.ID != "" {
+		fmt.Fprintf(w, "\nAn example order, %s (25.00 USD = %s), waits for payment. Open its payment page,\n", ex.Reference, ex.Amount)
+		fmt.Fprintf(w, "the one a storefront sends its customer to:\n\n  %s\n\n", ex.PageURL)
+		fmt.Fprintf(w, "and pay it from the sandbox's coins while you watch the page turn to paid:\n\n")
+		fmt.Fprintf(w, "  bin/paywatch-sandbox pay %s        # --amount X pays part of it\n", ex.ID)
+	}
+	fmt.Fprintf(w, "\nCreate an intent (methods: BTC LTC ETH USDT-ERC20 USDC-ERC20 TRX USDT-TRC20 SOL);\n")
+	fmt.Fprintf(w, "its payment_page_url is the customer's page:\n\n")
 	fmt.Fprintf(w, "  %s\n\n", createCurl(env[envURL], env[envAPIKey], fmt.Sprintf("ORD-%d", time.Now().Unix()), "25.00", "BTC"))
 	fmt.Fprintf(w, "Pay it from the sandbox's coins and watch it go awaiting_payment -> detected -> paid:\n\n")
 	fmt.Fprintf(w, "  bin/paywatch-sandbox pay <intent id>        # optional: --amount 0.0001\n")

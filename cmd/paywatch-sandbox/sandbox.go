@@ -116,6 +116,9 @@ type sandboxReady struct {
 	// SignInLink is a one-time console sign-in link ("" when the console is
 	// off or the link could not be made).
 	SignInLink string
+	// Example is the intent the sandbox created for the banner (ID ""
+	// when it could not make one).
+	Example example
 	// Unavailable lists networks that did not become available in time.
 	Unavailable []string
 }
@@ -567,7 +570,7 @@ func (s *sandbox) writeConfig(listen string, deadline time.Duration) error {
 	p := s.state.Ports
 	url := func(name string) string { return fmt.Sprintf("http://127.0.0.1:%d", p[name]) }
 	tronUSDT := config.Default().Methods[string(payment.USDTTRC20)].Contract
-	y := fmt.Sprintf(sandboxConfig, time.Now().UTC().Format(time.RFC3339), listen, s.pg.URL("paywatch"), deadline,
+	y := fmt.Sprintf(sandboxConfig, time.Now().UTC().Format(time.RFC3339), listen, s.pg.URL("paywatch"), deadline, "http://"+listen,
 		s.state.USDT, s.state.USDC, tronUSDT,
 		s.btcd.RPCURL, addresses.SandboxKeys[payment.Bitcoin],
 		s.ltc.RPCURL, addresses.SandboxKeys[payment.Litecoin],
@@ -624,6 +627,11 @@ expiry_sweep: "@every 5s"
 log_level: info
 console:
   signin_links: true   # the banner's one-time sign-in link
+checkout:
+  enabled: true        # the hosted payment page; its secret is checkout.secret beside this file
+  public_base_url: %q
+  storefront_name: "Sandbox shop"
+  return_hosts: [localhost, 127.0.0.1]
 rates:
   sources: [static]
   refresh: "@every 30s"

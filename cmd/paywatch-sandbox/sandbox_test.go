@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"net/http"
 	"os"
@@ -122,6 +123,7 @@ type runningDev struct {
 	errc   chan error
 	env    sandboxEnv
 	took   time.Duration
+	ready  sandboxReady
 }
 
 // startDev starts the sandbox on dir and waits until every network accepts
@@ -143,6 +145,7 @@ func startDev(t *testing.T, ctx context.Context, dir, listen string) *runningDev
 		if len(r.Unavailable) > 0 {
 			t.Fatalf("networks not available after a minute: %v", r.Unavailable)
 		}
+		rd.ready = r
 	case err := <-rd.errc:
 		rd.errc <- err
 		t.Fatalf("the daemon ended before it was ready: %v", err)
@@ -216,6 +219,25 @@ func waitPaid(t *testing.T, ctx context.Context, env sandboxEnv, id string, time
 	}
 }
 
+// getPage fetches a payment page, failing unless it is 200.
+func getPage(t *testing.T, ctx context.Context, url string) string {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
+	}
+	return string(b)
+}
+
 // createIntent creates an order intent over HTTP with the sandbox key.
 func createIntent(t *testing.T, ctx context.Context, env sandboxEnv, method payment.Method, usd string) intentState {
 	t.Helper()
@@ -271,6 +293,21 @@ func TestSandboxEndToEnd(t *testing.T) {
 		}
 		t.Fatalf("second sandbox on %s: %v, want already running", dir, err)
 	}
+	// The banner's example order: its payment page, paid while it is open.
+	ex := dev.ready.Example
+	if ex.ID == "" || ex.Method != "BTC" || !strings.HasPrefix(ex.PageURL, env[envURL]+"/pay/") {
+		t.Fatalf("example intent %+v", ex)
+	}
+	if page := getPage(t, ctx, ex.PageURL); !strings.Contains(page, "Waiting for your payment") || !strings.Contains(page, ex.Reference) {
+		t.Fatalf("example page:\n%s", page)
+	}
+	if _, err := payIntent(ctx, env, dir, ex.ID, "", nil); err != nil {
+		t.Fatalf("pay the example: %v", err)
+	}
+	waitPaid(t, ctx, env, ex.ID, 2*time.Minute)
+	if page := getPage(t, ctx, ex.PageURL); !strings.Contains(page, "Paid. Thank you!") {
+		t.Fatalf("the example page once paid:\n%s", page)
+	}
 	// A wrong key is 401.
 	if err := apiCall(ctx, env[envURL], "pw_wrong", http.MethodGet, "/v1/status", nil, nil); !isStatus(err, 401) {
 		t.Fatalf("wrong key: %v, want 401", err)
@@ -324,6 +361,10 @@ func TestSandboxEndToEnd(t *testing.T) {
 
 	// Second run on the same directory: data reused.
 	dev = startDev(t, ctx, dir, listen)
+	// Page links survive the restart (the secret is kept).
+	if page := getPage(t, ctx, ex.PageURL); !strings.Contains(page, "Paid. Thank you!") {
+		t.Fatalf("the example page after the restart:\n%s", page)
+	}
 	t.Logf("warm start: %s", dev.took)
 	env = dev.env
 	if env[envAPIKey] != key || env[envUSDT] != usdt {

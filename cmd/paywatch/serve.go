@@ -21,6 +21,7 @@ import (
 	"github.com/paywatch/paywatch/api"
 	"github.com/paywatch/paywatch/availability"
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/checkout"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/console"
 	"github.com/paywatch/paywatch/finance"
@@ -67,6 +68,7 @@ type daemon struct {
 	modes   map[payment.Network]func() string
 	api     *api.Server
 	console *console.Console // nil when console.enabled is false
+	pages   *checkout.Page   // nil when checkout.enabled is false
 	reg     *prometheus.Registry
 	metrics *scanMetrics
 	// adminAddr is where admin_listen listens, once run listens there.
@@ -188,8 +190,16 @@ func (d *daemon) wire(ctx context.Context) error {
 			func() float64 { return float64(set.Len()) }))
 	}
 	d.metrics = newScanMetrics(ctx, d.reg, d.nets)
-	d.svc = intents.New(intents.Options{Store: d.store, Config: cfg, Quotes: d.book, Addresses: addrs, Chains: d.nets,
-		Watcher: watchSets(d.watch), Log: d.log})
+	opt := intents.Options{Store: d.store, Config: cfg, Quotes: d.book, Addresses: addrs, Chains: d.nets,
+		Watcher: watchSets(d.watch), Log: d.log}
+	var links *checkout.Links
+	if cfg.Checkout.Enabled {
+		if links, err = checkout.NewLinks([]byte(os.Getenv(cfg.Checkout.SecretEnv)), cfg.Checkout); err != nil {
+			return fmt.Errorf("checkout.secret_env: $%s: %w", cfg.Checkout.SecretEnv, err)
+		}
+		opt.Pages = links
+	}
+	d.svc = intents.New(opt)
 	d.finance = finance.New(finance.Options{Store: d.store, Decider: d.svc, Quotes: d.book, Log: d.log})
 	d.reports = reports.New(reports.Options{Store: d.store, Log: d.log})
 	d.sink = ingest.New(ingest.Options{Store: d.store, Config: cfg, Decider: d.svc, Credits: d.finance, Counter: d.metrics, Log: d.log})
@@ -202,6 +212,15 @@ func (d *daemon) wire(ctx context.Context) error {
 	}
 	d.api = api.New(api.Options{Service: d.svc, Finance: d.finance, Reports: d.reports, Config: cfg, Status: d.nets, Log: d.log,
 		Metrics: apiMetrics})
+	if cfg.Checkout.Enabled {
+		if d.pages, err = checkout.New(checkout.Options{Intents: d.svc, Feed: d.store, Wake: checkout.NotifierWaker{N: d.store.Notifier()}, Links: links,
+			Config: cfg, Log: d.log}); err != nil {
+			return err
+		}
+		pages := d.pages
+		d.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "paywatch_checkout_live_connections",
+			Help: "Payment pages' live connections open on this instance."}, func() float64 { return float64(pages.Live()) }))
+	}
 	if cfg.Console.Enabled {
 		if d.console, err = console.New(console.Options{Service: d.svc, Finance: d.finance, Reports: d.reports, Status: d.nets, Config: cfg, Log: d.log, Events: d.api,
 			SignInLinks: cfg.Console.SignInLinks}); err != nil {
@@ -228,15 +247,22 @@ func (d *daemon) adminHandler() http.Handler {
 	return mux
 }
 
-// handler serves the API, and the console under /console/ when enabled
-// and there is no admin listener.
+// handler serves the API, the console under /console/ when enabled and
+// there is no admin listener, and the payment pages under /pay/ when
+// enabled (always here: customers reach them where they reach the API).
 func (d *daemon) handler() http.Handler {
-	if d.console == nil || d.cfg.AdminListen != "" {
+	console := d.console != nil && d.cfg.AdminListen == ""
+	if !console && d.pages == nil {
 		return d.api
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/console/", d.console)
-	mux.Handle("/console", http.RedirectHandler("/console/", http.StatusMovedPermanently))
+	if console {
+		mux.Handle("/console/", d.console)
+		mux.Handle("/console", http.RedirectHandler("/console/", http.StatusMovedPermanently))
+	}
+	if d.pages != nil {
+		mux.Handle("/pay/", d.pages)
+	}
 	mux.Handle("/", d.api)
 	return mux
 }
@@ -307,6 +333,9 @@ func (d *daemon) run(ctx context.Context, ready func(addr string)) error {
 	}
 	if d.console != nil {
 		g.Go(func() error { return d.console.Run(ctx) })
+	}
+	if d.pages != nil {
+		g.Go(func() error { return d.pages.Run(ctx) })
 	}
 	d.log.Info("paywatch serving", "listen", ln.Addr().String(), "instance", d.cfg.Instance)
 	if ready != nil {

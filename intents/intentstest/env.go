@@ -87,6 +87,7 @@ type Env struct {
 	book     *rates.Book
 	addrs    map[payment.Network]intents.AddressSource
 	log      *slog.Logger
+	pages    intents.Pages
 }
 
 // Option adjusts an Env before it starts: its Config, or a real Source for
@@ -106,6 +107,12 @@ func WithSource(n payment.Network, src chains.Source) Option {
 // (discarded by default).
 func WithLog(log *slog.Logger) Option {
 	return func(e *Env) { e.log = log }
+}
+
+// WithPages gives intents the links of their hosted payment page
+// (checkout.Links), as serve does when checkout.enabled.
+func WithPages(p intents.Pages) Option {
+	return func(e *Env) { e.pages = p }
 }
 
 // WithQuotes replaces the static prices (symbol → USD) the Env quotes; a
@@ -262,7 +269,7 @@ func New(t testing.TB, opts ...Option) *Env {
 func (e *Env) startService() {
 	e.Nets = &availability.Networks{Store: e.Store, Config: e.Config, Now: e.Clock.Now}
 	e.Service = intents.New(intents.Options{Store: e.Store, Config: e.Config, Quotes: e.book, Addresses: e.addrs, Chains: e.Nets,
-		Watcher: watchSets(e.Watch), Now: e.Clock.Now, Log: e.log})
+		Watcher: watchSets(e.Watch), Now: e.Clock.Now, Log: e.log, Pages: e.pages})
 	e.Finance = finance.New(finance.Options{Store: e.Store, Decider: e.Service, Quotes: e.book, Now: e.Clock.Now, Log: e.log})
 	e.Reports = reports.New(reports.Options{Store: e.Store, Now: e.Clock.Now, Log: e.log})
 	e.Sink = ingest.New(ingest.Options{Store: e.Store, Config: e.Config, Decider: e.Service, Credits: e.Finance,

@@ -1,0 +1,166 @@
+package checkout
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/paywatch/paywatch/config"
+)
+
+// MinSecret is the shortest secret NewLinks accepts, in bytes.
+const MinSecret = 32
+
+// TokenLen is the length of a page token: base64url of 32 bytes.
+const TokenLen = 43
+
+// ErrShortSecret is NewLinks' error for a secret under MinSecret bytes.
+var ErrShortSecret = fmt.Errorf("the page secret must hold at least %d characters (e.g. `openssl rand -hex 32`)", MinSecret)
+
+// Links makes and checks the capability URLs of payment pages. A token is
+// the intent's 128-bit ULID encrypted with AES-256 (one block) followed by a
+// 128-bit HMAC-SHA-256 tag of it, both keyed from the secret: nothing is
+// stored, a token names exactly one intent, and without the secret a token
+// can neither be computed from an intent id nor forged (a guess passes the
+// tag with probability 2^-128). Reading an intent gives the same URL every
+// time, on every instance that has the same secret.
+type Links struct {
+	base  string // the public base URL, without a trailing slash
+	block cipher.Block
+	mac   []byte
+	hosts []string // allowed return hosts
+}
+
+// NewLinks returns the links of the configured page, keyed from secret.
+func NewLinks(secret []byte, c config.Checkout) (*Links, error) {
+	if len(secret) < MinSecret {
+		return nil, ErrShortSecret
+	}
+	block, err := aes.NewCipher(derive(secret, "paywatch checkout page token: encryption"))
+	if err != nil {
+		return nil, err
+	}
+	return &Links{base: strings.TrimRight(c.PublicBaseURL, "/"), block: block,
+		mac: derive(secret, "paywatch checkout page token: authentication"), hosts: c.ReturnHosts}, nil
+}
+
+func derive(secret []byte, purpose string) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(purpose))
+	return m.Sum(nil)
+}
+
+func (l *Links) tag(raw []byte) []byte {
+	m := hmac.New(sha256.New, l.mac)
+	m.Write(raw)
+	return m.Sum(nil)[:16]
+}
+
+// Token returns the page token of an intent id (pi_ and a ULID); false for
+// an id not of that shape.
+func (l *Links) Token(intentID string) (string, bool) {
+	rest, ok := strings.CutPrefix(intentID, "pi_")
+	if !ok {
+		return "", false
+	}
+	id, err := ulid.ParseStrict(rest)
+	if err != nil || id.String() != rest { // the canonical (upper-case) form only
+		return "", false
+	}
+	var out [32]byte
+	l.block.Encrypt(out[:16], id[:])
+	copy(out[16:], l.tag(id[:]))
+	return base64.RawURLEncoding.EncodeToString(out[:]), true
+}
+
+// Path returns the page's path (/pay/{token}), "" for an id not of an
+// intent's shape.
+func (l *Links) Path(intentID string) string {
+	tok, ok := l.Token(intentID)
+	if !ok {
+		return ""
+	}
+	return "/pay/" + tok
+}
+
+// PageURL returns the page's full URL under the public base URL.
+func (l *Links) PageURL(intentID string) string {
+	p := l.Path(intentID)
+	if p == "" {
+		return ""
+	}
+	return l.base + p
+}
+
+// IntentID returns the intent a token names. The tag is compared in
+// constant time; anything but a token Token made is false.
+func (l *Links) IntentID(token string) (string, bool) {
+	if len(token) != TokenLen {
+		return "", false
+	}
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(token)
+	if err != nil || len(raw) != 32 {
+		return "", false
+	}
+	var id ulid.ULID
+	l.block.Decrypt(id[:], raw[:16])
+	if !hmac.Equal(raw[16:], l.tag(id[:])) {
+		return "", false
+	}
+	return "pi_" + id.String(), true
+}
+
+// errReturnScheme and errReturnHost say why a return_url is refused.
+var (
+	errReturnScheme = errors.New("must be an absolute http(s) URL without credentials, spaces or quotes, at most 2000 characters")
+	errReturnHost   = errors.New("points to a host that is not in checkout.return_hosts")
+)
+
+// CheckReturnURL returns why raw cannot be the page's return button, or
+// nil: it must be an http(s) URL to a host of checkout.return_hosts.
+func (l *Links) CheckReturnURL(raw string) error {
+	if len(raw) > 2000 || len(raw) < 8 || strings.ContainsFunc(raw, func(r rune) bool {
+		return r <= ' ' || r >= 0x7f || r == '"' || r == '\'' || r == '<' || r == '>' || r == '\\' || r == '`'
+	}) {
+		return errReturnScheme
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Opaque != "" {
+		return errReturnScheme
+	}
+	if !l.allowedHost(strings.ToLower(u.Host), strings.ToLower(u.Hostname())) {
+		return fmt.Errorf("%w (%s)", errReturnHost, u.Host)
+	}
+	return nil
+}
+
+// allowedHost matches host (with its port) and hostname against the
+// allowed hosts: an entry with a port matches that host and port, one
+// without matches the host on any port, "*.d" any host under d.
+func (l *Links) allowedHost(host, name string) bool {
+	for _, h := range l.hosts {
+		switch {
+		case strings.HasPrefix(h, "*."):
+			if strings.HasSuffix(name, h[1:]) && len(name) > len(h)-1 {
+				return true
+			}
+		case strings.Contains(strings.TrimPrefix(h, "["), "]:") || (!strings.HasPrefix(h, "[") && strings.Contains(h, ":")):
+			if host == h {
+				return true
+			}
+		default:
+			if name == strings.Trim(h, "[]") {
+				return true
+			}
+		}
+	}
+	return false
+}

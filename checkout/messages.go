@@ -1,0 +1,306 @@
+package checkout
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/text/language"
+)
+
+// The message catalogue: every word the page shows, per language. Templates
+// hold markup only and ask for their words by key (Lang.T); a {name} in a
+// message is replaced by the argument of that name.
+var catalogue = map[string]map[string]string{
+	"en": {
+		"lang.name":                 "English",
+		"page.title":                "Payment",
+		"page.title.shop":           "Payment to {shop}",
+		"page.order":                "Order {reference}",
+		"page.topup":                "Balance top-up {reference}",
+		"page.total":                "Total",
+		"page.testnet":              "Test network ({chain}): this is not real money.",
+		"pay.heading":               "How to pay",
+		"pay.method":                "Pay with",
+		"pay.send":                  "Send exactly",
+		"pay.send.rest":             "Send the rest, exactly",
+		"pay.to":                    "To this address",
+		"pay.copy":                  "Copy",
+		"pay.copied":                "Copied",
+		"pay.copy.amount":           "Copy the amount",
+		"pay.copy.address":          "Copy the address",
+		"pay.qr":                    "QR code with the address and the amount, for your wallet app",
+		"pay.wallet":                "Open in a wallet app",
+		"pay.rate":                  "Rate: 1 {symbol} = {rate} USD, locked until the deadline.",
+		"pay.deadline":              "Pay by {time}.",
+		"pay.left":                  "{left} left",
+		"pay.passed":                "The deadline has passed.",
+		"pay.exact":                 "Send the exact amount in one payment if you can. Network fees are on top: the amount above must arrive.",
+		"warn.BTC":                  "Only bitcoin (BTC) on the Bitcoin network. Not Lightning, not wrapped BTC on another network: those are lost.",
+		"warn.LTC":                  "Only litecoin (LTC) on the Litecoin network: LTC sent over any other network is lost.",
+		"warn.ETH":                  "Only ether (ETH) on Ethereum mainnet: ETH sent on another network (Arbitrum, Base, Optimism, BNB Smart Chain…) is lost.",
+		"warn.USDT-ERC20":           "Only USDT on Ethereum (ERC-20): USDT sent on another network (Tron, BNB Smart Chain, Solana…) is lost.",
+		"warn.USDC-ERC20":           "Only USDC on Ethereum (ERC-20): USDC sent on another network (Base, Solana, Arbitrum…) is lost.",
+		"warn.TRX":                  "Only TRX on the Tron network: TRX sent over any other network is lost.",
+		"warn.USDT-TRC20":           "Only USDT on Tron (TRC-20): USDT sent on another network (Ethereum, BNB Smart Chain, Solana…) is lost.",
+		"warn.SOL":                  "Only SOL on Solana, as a plain SOL transfer: SOL sent over any other network is lost.",
+		"method.BTC":                "Bitcoin (BTC)",
+		"method.LTC":                "Litecoin (LTC)",
+		"method.ETH":                "Ether (ETH) on Ethereum",
+		"method.USDT-ERC20":         "USDT on Ethereum (ERC-20)",
+		"method.USDC-ERC20":         "USDC on Ethereum (ERC-20)",
+		"method.TRX":                "TRX on Tron",
+		"method.USDT-TRC20":         "USDT on Tron (TRC-20)",
+		"method.SOL":                "SOL on Solana",
+		"state.waiting.title":       "Waiting for your payment",
+		"state.waiting.body":        "Send the exact amount below before the deadline. This page changes by itself as soon as the payment shows up on the network.",
+		"state.confirming.title":    "Payment seen on the network",
+		"state.confirming.count":    "{n} of {required} confirmations.",
+		"state.confirming.pending":  "In the network, not yet in a block: 0 of {required} confirmations.",
+		"state.confirming.finality": "Waiting for the network to make it final (usually within a minute).",
+		"state.confirming.body":     "Each new block adds a confirmation; at {required} the payment is final and this page says so. You can close this page: the shop is told either way.",
+		"state.underpaid.title":     "Part of the payment arrived",
+		"state.underpaid.body":      "{received} {symbol} arrived. {missing} {symbol} is still missing.",
+		"state.underpaid.next":      "Send the missing {missing} {symbol} to the same address before the deadline ({time}).",
+		"state.paid.title":          "Paid. Thank you!",
+		"state.paid.body":           "{shop} has received your payment of {amount} {symbol} for {what}.",
+		"state.paid.return":         "Back to {shop}",
+		"state.expired.title":       "The time to pay has run out",
+		"state.expired.body":        "Nothing arrived before the deadline, and this payment request no longer takes payments. Please do not send anything to this address now.",
+		"state.expired.renew":       "Start a new payment",
+		"state.review.title":        "Your payment arrived: the shop will review it",
+		"state.review.late":         "{received} {asset} arrived after the deadline.",
+		"state.review.short":        "{received} {symbol} arrived before the deadline, {missing} {symbol} short of the amount.",
+		"state.review.wrong_asset":  "{received} {asset} arrived at this address, but this page asks for {method}.",
+		"state.review.duplicate":    "{received} {asset} arrived for {what}, which was already paid.",
+		"state.review.held":         "It is not lost: it is with {shop} for review, who will credit it or send it back.",
+		"state.review.still":        "To pay with {method} now, send {amount} {symbol} before the deadline.",
+		"state.renewed.title":       "This payment request was replaced",
+		"state.renewed.body":        "A newer payment request replaced this one. Please pay there.",
+		"state.renewed.link":        "Open the new payment request",
+		"state.reverted.title":      "The network reversed this payment",
+		"state.reverted.body":       "After it was confirmed, the network reorganised and the payment is no longer in it. {shop} has been told.",
+		"note.overpaid":             "More than the amount arrived: the extra {amount} {asset} is with {shop} for review. It is not lost.",
+		"note.wrong_asset":          "{amount} {asset} also arrived at this address; this page does not take {asset}. It is with {shop} for review, not lost.",
+		"note.late":                 "{amount} {asset} arrived after the deadline. It is with {shop} for review, not lost.",
+		"note.duplicate":            "{amount} {asset} arrived after this was paid. It is with {shop} for review, not lost.",
+		"contact":                   "Please contact {shop}.",
+		"contact.link":              "Contact {shop}",
+		"report.ask":                "Already sent it? Tell the shop, in case it takes long to show up.",
+		"report.button":             "I have paid",
+		"report.done":               "You told the shop you paid ({time}). That is a note, not a confirmation: this page turns to paid once the payment is on the network. If nothing shows up within an hour, contact the shop.",
+		"live.paused":               "Live updates paused: reconnecting…",
+		"live.noscript":             "This page updates by itself with JavaScript. Without it, reload to see the latest status.",
+		"live.reload":               "Reload",
+		"what.order":                "order {reference}",
+		"what.topup":                "balance top-up {reference}",
+		"notfound.title":            "Page not found",
+		"notfound.body":             "There is no payment page at this address. Check the link you were given, or ask the shop for a new one.",
+		"error.title":               "Something went wrong on our side",
+		"error.body":                "Please reload this page in a minute.",
+		"limited.title":             "Too many requests",
+		"limited.body":              "Too many requests came from your connection. Please wait a minute, then reload.",
+		"shop.default":              "the shop",
+		"footer":                    "Payment page of {shop}.",
+		"status.label":              "Payment status",
+		"time.format":               "15:04 MST, 2 January 2006",
+		"duration.hm":               "{h} h {m} min",
+		"duration.m":                "{m} min",
+	},
+	"de": {
+		"lang.name":                 "Deutsch",
+		"page.title":                "Zahlung",
+		"page.title.shop":           "Zahlung an {shop}",
+		"page.order":                "Bestellung {reference}",
+		"page.topup":                "Guthabenaufladung {reference}",
+		"page.total":                "Summe",
+		"page.testnet":              "Testnetz ({chain}): Das ist kein echtes Geld.",
+		"pay.heading":               "So bezahlen Sie",
+		"pay.method":                "Zahlen mit",
+		"pay.send":                  "Senden Sie genau",
+		"pay.send.rest":             "Senden Sie genau den Rest",
+		"pay.to":                    "An diese Adresse",
+		"pay.copy":                  "Kopieren",
+		"pay.copied":                "Kopiert",
+		"pay.copy.amount":           "Betrag kopieren",
+		"pay.copy.address":          "Adresse kopieren",
+		"pay.qr":                    "QR-Code mit Adresse und Betrag für Ihre Wallet-App",
+		"pay.wallet":                "In einer Wallet-App öffnen",
+		"pay.rate":                  "Kurs: 1 {symbol} = {rate} USD, fest bis zur Frist.",
+		"pay.deadline":              "Zahlen Sie bis {time}.",
+		"pay.left":                  "noch {left}",
+		"pay.passed":                "Die Frist ist abgelaufen.",
+		"pay.exact":                 "Senden Sie den genauen Betrag möglichst in einer Zahlung. Netzwerkgebühren kommen hinzu: Der Betrag oben muss ankommen.",
+		"warn.BTC":                  "Nur Bitcoin (BTC) im Bitcoin-Netzwerk. Kein Lightning, kein verpacktes BTC in einem anderen Netzwerk: Das geht verloren.",
+		"warn.LTC":                  "Nur Litecoin (LTC) im Litecoin-Netzwerk: LTC über ein anderes Netzwerk geht verloren.",
+		"warn.ETH":                  "Nur Ether (ETH) im Ethereum-Mainnet: ETH in einem anderen Netzwerk (Arbitrum, Base, Optimism, BNB Smart Chain …) geht verloren.",
+		"warn.USDT-ERC20":           "Nur USDT auf Ethereum (ERC-20): USDT in einem anderen Netzwerk (Tron, BNB Smart Chain, Solana …) geht verloren.",
+		"warn.USDC-ERC20":           "Nur USDC auf Ethereum (ERC-20): USDC in einem anderen Netzwerk (Base, Solana, Arbitrum …) geht verloren.",
+		"warn.TRX":                  "Nur TRX im Tron-Netzwerk: TRX über ein anderes Netzwerk geht verloren.",
+		"warn.USDT-TRC20":           "Nur USDT auf Tron (TRC-20): USDT in einem anderen Netzwerk (Ethereum, BNB Smart Chain, Solana …) geht verloren.",
+		"warn.SOL":                  "Nur SOL auf Solana, als einfache SOL-Überweisung: SOL über ein anderes Netzwerk geht verloren.",
+		"method.BTC":                "Bitcoin (BTC)",
+		"method.LTC":                "Litecoin (LTC)",
+		"method.ETH":                "Ether (ETH) auf Ethereum",
+		"method.USDT-ERC20":         "USDT auf Ethereum (ERC-20)",
+		"method.USDC-ERC20":         "USDC auf Ethereum (ERC-20)",
+		"method.TRX":                "TRX auf Tron",
+		"method.USDT-TRC20":         "USDT auf Tron (TRC-20)",
+		"method.SOL":                "SOL auf Solana",
+		"state.waiting.title":       "Wir warten auf Ihre Zahlung",
+		"state.waiting.body":        "Senden Sie den genauen Betrag unten vor Ablauf der Frist. Diese Seite ändert sich von selbst, sobald die Zahlung im Netzwerk erscheint.",
+		"state.confirming.title":    "Zahlung im Netzwerk gesehen",
+		"state.confirming.count":    "{n} von {required} Bestätigungen.",
+		"state.confirming.pending":  "Im Netzwerk, noch in keinem Block: 0 von {required} Bestätigungen.",
+		"state.confirming.finality": "Wir warten, bis das Netzwerk sie endgültig macht (meist innerhalb einer Minute).",
+		"state.confirming.body":     "Jeder neue Block bringt eine Bestätigung; bei {required} ist die Zahlung endgültig, und diese Seite zeigt es. Sie können die Seite schließen: Der Shop erfährt es so oder so.",
+		"state.underpaid.title":     "Ein Teil der Zahlung ist angekommen",
+		"state.underpaid.body":      "{received} {symbol} sind angekommen. Es fehlen noch {missing} {symbol}.",
+		"state.underpaid.next":      "Senden Sie die fehlenden {missing} {symbol} vor Ablauf der Frist ({time}) an dieselbe Adresse.",
+		"state.paid.title":          "Bezahlt. Vielen Dank!",
+		"state.paid.body":           "{shop} hat Ihre Zahlung von {amount} {symbol} für {what} erhalten.",
+		"state.paid.return":         "Zurück zu {shop}",
+		"state.expired.title":       "Die Zeit zum Bezahlen ist abgelaufen",
+		"state.expired.body":        "Vor Ablauf der Frist ist nichts angekommen, und diese Zahlungsanforderung nimmt keine Zahlungen mehr an. Bitte senden Sie jetzt nichts mehr an diese Adresse.",
+		"state.expired.renew":       "Neue Zahlung beginnen",
+		"state.review.title":        "Ihre Zahlung ist angekommen: Der Shop prüft sie",
+		"state.review.late":         "{received} {asset} sind nach Ablauf der Frist angekommen.",
+		"state.review.short":        "{received} {symbol} sind vor Ablauf der Frist angekommen, {missing} {symbol} weniger als der Betrag.",
+		"state.review.wrong_asset":  "{received} {asset} sind an dieser Adresse angekommen, aber diese Seite verlangt {method}.",
+		"state.review.duplicate":    "{received} {asset} sind für {what} angekommen, die schon bezahlt war.",
+		"state.review.held":         "Das Geld ist nicht verloren: {shop} prüft es und schreibt es gut oder sendet es zurück.",
+		"state.review.still":        "Um jetzt mit {method} zu bezahlen, senden Sie {amount} {symbol} vor Ablauf der Frist.",
+		"state.renewed.title":       "Diese Zahlungsanforderung wurde ersetzt",
+		"state.renewed.body":        "Eine neuere Zahlungsanforderung hat diese ersetzt. Bitte bezahlen Sie dort.",
+		"state.renewed.link":        "Neue Zahlungsanforderung öffnen",
+		"state.reverted.title":      "Das Netzwerk hat diese Zahlung rückgängig gemacht",
+		"state.reverted.body":       "Nach ihrer Bestätigung hat sich das Netzwerk reorganisiert, und die Zahlung ist nicht mehr darin. {shop} wurde informiert.",
+		"note.overpaid":             "Es ist mehr als der Betrag angekommen: Die zusätzlichen {amount} {asset} prüft {shop}. Sie sind nicht verloren.",
+		"note.wrong_asset":          "An dieser Adresse sind außerdem {amount} {asset} angekommen; diese Seite nimmt kein {asset} an. {shop} prüft es, es ist nicht verloren.",
+		"note.late":                 "{amount} {asset} sind nach Ablauf der Frist angekommen. {shop} prüft es, es ist nicht verloren.",
+		"note.duplicate":            "{amount} {asset} sind angekommen, nachdem schon bezahlt war. {shop} prüft es, es ist nicht verloren.",
+		"contact":                   "Bitte wenden Sie sich an {shop}.",
+		"contact.link":              "{shop} kontaktieren",
+		"report.ask":                "Schon gesendet? Sagen Sie es dem Shop, falls es lange dauert, bis die Zahlung erscheint.",
+		"report.button":             "Ich habe bezahlt",
+		"report.done":               "Sie haben dem Shop gesagt, dass Sie bezahlt haben ({time}). Das ist ein Hinweis, keine Bestätigung: Diese Seite zeigt „bezahlt“, sobald die Zahlung im Netzwerk ist. Erscheint innerhalb einer Stunde nichts, wenden Sie sich an den Shop.",
+		"live.paused":               "Live-Aktualisierung unterbrochen: neue Verbindung …",
+		"live.noscript":             "Diese Seite aktualisiert sich mit JavaScript von selbst. Ohne JavaScript laden Sie sie neu, um den neuesten Stand zu sehen.",
+		"live.reload":               "Neu laden",
+		"what.order":                "Bestellung {reference}",
+		"what.topup":                "Guthabenaufladung {reference}",
+		"notfound.title":            "Seite nicht gefunden",
+		"notfound.body":             "Unter dieser Adresse gibt es keine Zahlungsseite. Prüfen Sie den Link, den Sie erhalten haben, oder bitten Sie den Shop um einen neuen.",
+		"error.title":               "Bei uns ist etwas schiefgegangen",
+		"error.body":                "Bitte laden Sie die Seite in einer Minute neu.",
+		"limited.title":             "Zu viele Anfragen",
+		"limited.body":              "Von Ihrer Verbindung kamen zu viele Anfragen. Bitte warten Sie eine Minute und laden Sie dann neu.",
+		"shop.default":              "der Shop",
+		"footer":                    "Zahlungsseite von {shop}.",
+		"status.label":              "Zahlungsstatus",
+		"time.format":               "2.1.2006, 15:04 MST",
+		"duration.hm":               "{h} Std. {m} Min.",
+		"duration.m":                "{m} Min.",
+	},
+}
+
+// Lang is one language of the catalogue.
+type Lang struct {
+	// Tag is the language's BCP 47 tag (the page's lang attribute).
+	Tag  string
+	msgs map[string]string
+}
+
+// languages are the catalogue's languages, the first the default.
+var languages = []language.Tag{language.English, language.German}
+
+var langMatcher = language.NewMatcher(languages)
+
+// langs holds a Lang per catalogue language.
+var langs = func() map[string]*Lang {
+	out := map[string]*Lang{}
+	for tag, msgs := range catalogue {
+		out[tag] = &Lang{Tag: tag, msgs: msgs}
+	}
+	return out
+}()
+
+// LangOf picks the page's language: explicit (a ?lang= of the live
+// endpoint) when it names a catalogue language, else the best match of an
+// Accept-Language header, else English.
+func LangOf(explicit, acceptLanguage string) *Lang {
+	if l, ok := langs[explicit]; ok {
+		return l
+	}
+	if len(acceptLanguage) > 512 {
+		acceptLanguage = acceptLanguage[:512]
+	}
+	tags, _, err := language.ParseAcceptLanguage(acceptLanguage)
+	if err != nil || len(tags) == 0 {
+		return langs["en"]
+	}
+	_, i, conf := langMatcher.Match(tags...)
+	if conf == language.No {
+		return langs["en"]
+	}
+	base, _ := languages[i].Base()
+	if l, ok := langs[base.String()]; ok {
+		return l
+	}
+	return langs["en"]
+}
+
+// T returns the message of key with each {name} replaced by the argument
+// after that name (args are name, value pairs). A key missing from this
+// language is taken from English; one missing everywhere is shown as the
+// key (TestCatalogueIsComplete fails first).
+func (l *Lang) T(key string, args ...any) string {
+	msg, ok := l.msgs[key]
+	if !ok {
+		if msg, ok = catalogue["en"][key]; !ok {
+			return key
+		}
+	}
+	if len(args) == 0 {
+		return msg
+	}
+	pairs := make([]string, 0, len(args))
+	for i := 0; i+1 < len(args); i += 2 {
+		pairs = append(pairs, "{"+fmt.Sprint(args[i])+"}", fmt.Sprint(args[i+1]))
+	}
+	return strings.NewReplacer(pairs...).Replace(msg)
+}
+
+// Time formats a time in UTC in the language's way.
+func (l *Lang) Time(t time.Time) string { return t.UTC().Format(l.T("time.format")) }
+
+// USD formats a USD decimal ("25.00") in the language's way.
+func (l *Lang) USD(s string) string {
+	if l.Tag == "de" {
+		return strings.Replace(s, ".", ",", 1)
+	}
+	return s
+}
+
+// Duration formats a remaining time in whole minutes.
+func (l *Lang) Duration(d time.Duration) string {
+	m := int64(d / time.Minute)
+	if m < 0 {
+		m = 0
+	}
+	if m >= 60 {
+		return l.T("duration.hm", "h", m/60, "m", m%60)
+	}
+	return l.T("duration.m", "m", m)
+}
+
+// keys returns every key of the English catalogue, sorted.
+func keys() []string {
+	var out []string
+	for k := range catalogue["en"] {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

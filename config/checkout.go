@@ -1,0 +1,124 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// hostPattern is a return host: a DNS name or IPv4 address (optionally
+// "*." for any subdomain), or a bracketed IPv6 address, with an optional
+// port; lower case.
+var hostPattern = regexp.MustCompile(`^((\*\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*|\[[0-9a-f:.]+\])(:[0-9]{1,5})?$`)
+
+// envName is an environment variable's name.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+
+func (c *Config) validateCheckout() error {
+	k := c.Checkout
+	if k.Enabled && k.PublicBaseURL == "" {
+		return invalid("checkout.public_base_url", "must be set when checkout.enabled: the URL customers reach this listener at, like https://pay.example.com")
+	}
+	if k.PublicBaseURL != "" {
+		u, err := url.Parse(k.PublicBaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+			return invalid("checkout.public_base_url", "must be an http(s) URL without credentials, query or fragment, like https://pay.example.com")
+		}
+	}
+	if u, err := url.Parse(k.PublicBaseURL); k.Enabled && err == nil && u.Scheme == "http" && !LoopbackHost(u.Hostname()) {
+		if mainnet := c.MainnetNetworks(); len(mainnet) > 0 {
+			return invalid("checkout.public_base_url", "is plain http on a non-loopback host, and networks.%s is on chain: mainnet: "+
+				"a page URL is a capability, and anyone who reads the traffic could open it; serve it over https", mainnet[0])
+		}
+	}
+	if !envName.MatchString(k.SecretEnv) {
+		return invalid("checkout.secret_env", "must name the environment variable holding the page secret, like PAYWATCH_CHECKOUT_SECRET")
+	}
+	if len(k.StorefrontName) > 100 {
+		return invalid("checkout.storefront_name", "must be at most 100 characters")
+	}
+	for i, h := range k.ReturnHosts {
+		if !hostPattern.MatchString(h) || len(h) > 260 {
+			return invalid(fmt.Sprintf("checkout.return_hosts[%d]", i), "%q is not a lower-case host[:port] or *.domain, like shop.example.com", h)
+		}
+	}
+	if k.RenewURL != "" {
+		u, err := url.Parse(strings.NewReplacer("{kind}", "order", "{reference}", "x").Replace(k.RenewURL))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+			return invalid("checkout.renew_url", "must be an http(s) URL; {kind} and {reference} are replaced, like https://shop.example.com/orders/{reference}/pay")
+		}
+	}
+	if k.ContactURL != "" {
+		u, err := url.Parse(k.ContactURL)
+		ok := err == nil && (((u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil) || (u.Scheme == "mailto" && u.Opaque != ""))
+		if !ok {
+			return invalid("checkout.contact_url", "must be an http(s) URL or a mailto: address")
+		}
+	}
+	for i, o := range k.FrameAncestors {
+		if !validOrigin(o) {
+			return invalid(fmt.Sprintf("checkout.frame_ancestors[%d]", i), "%q is not an origin like https://shop.example.com (or https://*.example.com)", o)
+		}
+	}
+	if d := k.LinkLifetime.Duration; d < time.Minute || d > 366*24*time.Hour {
+		return invalid("checkout.link_lifetime", "must be between 1m and 8784h, got %s", k.LinkLifetime)
+	}
+	if k.RequestsPerMinute < 10 || k.RequestsPerMinute > 1000000 {
+		return invalid("checkout.requests_per_minute", "must be between 10 and 1000000")
+	}
+	if k.MaxLive < 1 || k.MaxLive > 1000000 {
+		return invalid("checkout.max_live", "must be between 1 and 1000000")
+	}
+	if k.MaxLivePerClient < 1 || k.MaxLivePerClient > k.MaxLive {
+		return invalid("checkout.max_live_per_client", "must be between 1 and checkout.max_live (%d)", k.MaxLive)
+	}
+	if d := k.ProgressInterval.Duration; d < 100*time.Millisecond || d > time.Minute {
+		return invalid("checkout.progress_interval", "must be between 100ms and 1m, got %s", k.ProgressInterval)
+	}
+	for i, p := range k.TrustedProxies {
+		if _, err := ParseProxy(p); err != nil {
+			return invalid(fmt.Sprintf("checkout.trusted_proxies[%d]", i), "%q is not an IP address or CIDR like 10.0.0.0/8", p)
+		}
+	}
+	return nil
+}
+
+// ParseProxy parses a checkout.trusted_proxies entry: a CIDR, or one IP
+// address.
+func ParseProxy(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		return p.Masked(), err
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+// validOrigin reports whether o is a CSP source of a web origin:
+// http(s)://host[:port], the host possibly starting with "*.".
+func validOrigin(o string) bool {
+	rest, ok := strings.CutPrefix(o, "https://")
+	if !ok {
+		if rest, ok = strings.CutPrefix(o, "http://"); !ok {
+			return false
+		}
+	}
+	host := rest
+	if h, port, err := net.SplitHostPort(rest); err == nil {
+		host = h
+		if port == "" || len(port) > 5 || strings.Trim(port, "0123456789") != "" {
+			return false
+		}
+		if strings.Contains(h, ":") {
+			host = "[" + h + "]"
+		}
+	}
+	return hostPattern.MatchString(host)
+}
