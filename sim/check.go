@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/views"
@@ -379,10 +380,32 @@ func (r *run) checkChains(s *state) {
 			}
 			k := fmt.Sprintf("%s/%s/%d", t.network, t.txid, t.idx)
 			if onChain[k] != t.hash {
-				r.violate(Invariants[0], "%s tx %s:%d is recorded %s in block %d %s, which is not on the best chain: not orphaned", n, r.txName(t.txid), t.idx, t.status, *t.height, short(t.hash))
+				r.violate(Invariants[0], "%s tx %s:%d is recorded %s in block %d %s, which is not on the best chain: not orphaned (%s)", n, r.txName(t.txid), t.idx, t.status, *t.height, short(t.hash),
+					r.whereOnChain(n, chain, t.txid, t.idx, *t.height))
 			}
 		}
 	}
+}
+
+// whereOnChain says where a transaction's transfer is on the node's chain,
+// for a violation's detail: the block at the recorded height, the heights
+// that hold it, and whether its key is one of ours.
+func (r *run) whereOnChain(n payment.Network, chain []chainstest.FakeBlock, txid string, idx, height int64) string {
+	var out []string
+	if height < int64(len(chain)) {
+		out = append(out, fmt.Sprintf("the chain's block %d is %s", height, short(chain[height].Hash)))
+	}
+	for h, b := range chain {
+		for _, t := range b.Transfers {
+			if t.TxID == txid && t.Index == idx {
+				out = append(out, fmt.Sprintf("on the chain at %d %s, key ours: %v", h, short(b.Hash), r.w.ours[n][hex.EncodeToString(t.Key)]))
+			}
+		}
+	}
+	if len(out) < 2 {
+		out = append(out, "not on the chain")
+	}
+	return strings.Join(out, "; ")
 }
 
 func short(h string) string {
