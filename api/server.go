@@ -50,7 +50,7 @@ type Server struct {
 	keys    keyCache
 	feed    *eventFeed
 	table   []Route // every mounted route (openapi.go)
-	// Extra lets other packages mount routes (finance, events) on the mux.
+	// now is the clock of rate locks, deadlines and cached answers.
 	now func() time.Time
 
 	// readyMu guards ready, the last /readyz answer, computed at most once

@@ -3,7 +3,7 @@
 // credit_account, refunded, ignore), account balances, the ledger, balance
 // debits, and account credits that follow their transfer on the chain. It
 // changes when finance's rules change; what an intent's transfers mean is
-// the matcher's and the intents package's (Decider), which finance asks
+// the matcher's and the intents package's (Redecider), which finance asks
 // again after every decision.
 //
 // Guarantees:

@@ -11,9 +11,9 @@ import (
 	"github.com/paywatch/paywatch/store"
 )
 
-// Decider decides intents again once a finance decision changed what their
+// Redecider decides intents again once a finance decision changed what their
 // transfers mean; *intents.Service is one.
-type Decider interface {
+type Redecider interface {
 	// RedecideAll decides the payables of the given intents again in tx,
 	// each once, locking each payable then its intents.
 	RedecideAll(ctx context.Context, tx *store.Tx, ids []string, now time.Time) error
@@ -22,7 +22,7 @@ type Decider interface {
 	RedecidePayable(ctx context.Context, tx *store.Tx, payableID int64, now time.Time) error
 }
 
-var _ Decider = (*intents.Service)(nil)
+var _ Redecider = (*intents.Service)(nil)
 
 // Quoter answers the current quote of a symbol.
 type Quoter interface {
@@ -32,8 +32,8 @@ type Quoter interface {
 // Options wires a Service.
 type Options struct {
 	Store *store.Store
-	// Decider decides the intents a resolution or a debit touches.
-	Decider Decider
+	// Redecider decides the intents a resolution or a debit touches.
+	Redecider Redecider
 	// Quotes values a credit_account of a transfer that has no locked rate
 	// and no usd_per_unit; nil refuses it (rate_unavailable).
 	Quotes Quoter
@@ -46,7 +46,7 @@ type Options struct {
 // and debits.
 type Service struct {
 	store   *store.Store
-	decider Decider
+	decider Redecider
 	quotes  Quoter
 	now     func() time.Time
 	log     *slog.Logger
@@ -60,6 +60,6 @@ func New(opt Options) *Service {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{store: opt.Store, decider: opt.Decider, quotes: opt.Quotes, now: clock.Stored(opt.Now),
+	return &Service{store: opt.Store, decider: opt.Redecider, quotes: opt.Quotes, now: clock.Stored(opt.Now),
 		log: opt.Log.With("component", "finance")}
 }

@@ -81,12 +81,6 @@ func Invalid(field string, k Kind, format string, args ...any) error {
 	return &Error{Kind: k, Message: fmt.Sprintf(format, args...), Field: field}
 }
 
-func fail(k Kind, format string, args ...any) error { return Fail(k, format, args...) }
-
-func invalid(field string, k Kind, format string, args ...any) error {
-	return Invalid(field, k, format, args...)
-}
-
 // KindOf returns the kind of a service error, or "" for an internal one.
 func KindOf(err error) Kind {
 	var e *Error

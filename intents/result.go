@@ -76,7 +76,7 @@ func stored[V any](prev store.IdempotentResponse) Result[V] {
 }
 
 func mismatch(idem *Idem) error {
-	return fail(IdempotencyMismatch, "Idempotency-Key %q was used with another request; use a new key for a new request", idem.Key)
+	return Fail(IdempotencyMismatch, "Idempotency-Key %q was used with another request; use a new key for a new request", idem.Key)
 }
 
 // Idempotent runs fn in a transaction of st, claiming idem first when

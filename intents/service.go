@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"regexp"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -184,22 +185,28 @@ func RequestHash(method, path string, body []byte) []byte {
 
 var referencePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/#-]{0,199}$`)
 
-// validName checks a reference or account: printable, no spaces, bounded.
-func validName(s string) bool { return referencePattern.MatchString(s) }
-
 // ValidName reports whether s is a valid reference or account name: 1-200
 // characters of letters, digits and ._:/#-, starting with a letter or digit.
 // The API checks path parameters with it before they reach the database.
-func ValidName(s string) bool { return validName(s) }
+func ValidName(s string) bool { return referencePattern.MatchString(s) }
+
+// methodNames lists every method for errors, in payment.Methods' order.
+var methodNames = func() string {
+	names := make([]string, len(payment.Methods))
+	for i, m := range payment.Methods {
+		names[i] = string(m.Method)
+	}
+	return strings.Join(names, ", ")
+}()
 
 // methodFor resolves and checks a method name.
 func (s *Service) methodFor(name string) (payment.MethodInfo, error) {
 	info, ok := payment.LookupMethod(payment.Method(name))
 	if !ok {
-		return info, fail(UnknownMethod, "unknown method %q: use one of BTC, LTC, ETH, USDT-ERC20, USDC-ERC20, TRX, USDT-TRC20, SOL", name)
+		return info, Fail(UnknownMethod, "unknown method %q: use one of %s", name, methodNames)
 	}
 	if m := s.cfg.Methods[name]; m == nil || !m.Enabled {
-		return info, fail(MethodDisabled, "method %s is disabled on this paywatch; GET /v1/methods lists the enabled ones", name)
+		return info, Fail(MethodDisabled, "method %s is disabled on this paywatch; GET /v1/methods lists the enabled ones", name)
 	}
 	return info, nil
 }
@@ -208,30 +215,30 @@ func (s *Service) methodFor(name string) (payment.MethodInfo, error) {
 func (s *Service) validate(req CreateRequest) (payment.Cents, payment.MethodInfo, error) {
 	var info payment.MethodInfo
 	if req.Kind != payment.Order && req.Kind != payment.Topup {
-		return 0, info, invalid("kind", InvalidRequest, "kind must be \"order\" or \"topup\"")
+		return 0, info, Invalid("kind", InvalidRequest, "kind must be \"order\" or \"topup\"")
 	}
-	if !validName(req.Reference) {
-		return 0, info, invalid("reference", InvalidRequest, "reference must be 1-200 characters of letters, digits and ._:/#-")
+	if !ValidName(req.Reference) {
+		return 0, info, Invalid("reference", InvalidRequest, "reference must be 1-200 characters of letters, digits and ._:/#-")
 	}
 	if req.Kind == payment.Topup && req.Account == "" {
-		return 0, info, invalid("account", InvalidRequest, "account is required for a topup")
+		return 0, info, Invalid("account", InvalidRequest, "account is required for a topup")
 	}
-	if req.Account != "" && !validName(req.Account) {
-		return 0, info, invalid("account", InvalidRequest, "account must be 1-200 characters of letters, digits and ._:/#-")
+	if req.Account != "" && !ValidName(req.Account) {
+		return 0, info, Invalid("account", InvalidRequest, "account must be 1-200 characters of letters, digits and ._:/#-")
 	}
 	usd, err := payment.ParseUSD(req.AmountUSD)
 	if err != nil || usd <= 0 {
-		return 0, info, invalid("amount_usd", InvalidAmount, "amount_usd must be a positive decimal string with at most 2 decimals, like \"249.00\"")
+		return 0, info, Invalid("amount_usd", InvalidAmount, "amount_usd must be a positive decimal string with at most 2 decimals, like \"249.00\"")
 	}
 	if req.Kind == payment.Topup && !s.topup[usd] {
-		return 0, info, invalid("amount_usd", InvalidAmount, "a topup must be one of %v USD", s.cfg.TopupAmounts)
+		return 0, info, Invalid("amount_usd", InvalidAmount, "a topup must be one of %v USD", s.cfg.TopupAmounts)
 	}
 	if req.ReturnURL != "" {
 		if s.opt.Pages == nil {
-			return 0, info, invalid("return_url", InvalidRequest, "return_url is the hosted payment page's button, and the page is off on this paywatch (checkout.enabled)")
+			return 0, info, Invalid("return_url", InvalidRequest, "return_url is the hosted payment page's button, and the page is off on this paywatch (checkout.enabled)")
 		}
 		if err := s.opt.Pages.CheckReturnURL(req.ReturnURL); err != nil {
-			return 0, info, invalid("return_url", InvalidRequest, "return_url %v", err)
+			return 0, info, Invalid("return_url", InvalidRequest, "return_url %v", err)
 		}
 	}
 	info, err = s.methodFor(req.Method)
@@ -279,11 +286,11 @@ func (s *Service) create(ctx context.Context, req CreateRequest, idem *Idem, usd
 			return 0, views.Intent{}, err
 		}
 		if p.AmountCents != int64(usd) || p.Account != req.Account {
-			return 0, views.Intent{}, fail(Conflict, "%s %s already exists with amount_usd %s and account %q; a payable keeps its amount and account",
+			return 0, views.Intent{}, Fail(Conflict, "%s %s already exists with amount_usd %s and account %q; a payable keeps its amount and account",
 				p.Kind, p.Reference, payment.Cents(p.AmountCents), p.Account)
 		}
 		if p.PaidAt != nil {
-			return 0, views.Intent{}, fail(AlreadyPaid, "%s %s is already paid", p.Kind, p.Reference)
+			return 0, views.Intent{}, Fail(AlreadyPaid, "%s %s is already paid", p.Kind, p.Reference)
 		}
 		view, err := s.newIntent(ctx, tx, p, info, "", req.ReturnURL, now, taken)
 		if err != nil {
@@ -306,7 +313,7 @@ func (s *Service) checkChain(ctx context.Context, n payment.Network) error {
 		return nil
 	}
 	if err := s.opt.Chains.Available(ctx, n); err != nil {
-		return fail(ChainUnavailable, "%s payments are not accepted right now: %v", n, err)
+		return Fail(ChainUnavailable, "%s payments are not accepted right now: %v", n, err)
 	}
 	return nil
 }
@@ -347,7 +354,7 @@ func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, 
 func (s *Service) intentFor(p store.Payable, info payment.MethodInfo, renewedFrom, returnURL string, now time.Time) (store.Intent, error) {
 	q, err := s.opt.Quotes.Quote(info.Symbol, now)
 	if err != nil {
-		return store.Intent{}, fail(RateUnavailable, "%v", err)
+		return store.Intent{}, Fail(RateUnavailable, "%v", err)
 	}
 	mc := s.cfg.Methods[string(info.Method)]
 	amount := rates.AmountFor(payment.Cents(p.AmountCents), q.USDPerUnit, info.Decimals, *mc.DisplayDecimals)
@@ -358,7 +365,7 @@ func (s *Service) intentFor(p store.Payable, info payment.MethodInfo, renewedFro
 	dust, _ := payment.ParseUnits(mc.DustMin, info.Decimals)
 	if amount.Cmp(dust) < 0 {
 		min := rates.MinimumUSD(dust, q.USDPerUnit, info.Decimals, *mc.DisplayDecimals)
-		return store.Intent{}, invalid("amount_usd", InvalidAmount, "%s USD is %s %s at %s USD per %s, below the %s dust minimum of %s %s, so it could never be paid: the smallest %s amount is %s USD at this rate",
+		return store.Intent{}, Invalid("amount_usd", InvalidAmount, "%s USD is %s %s at %s USD per %s, below the %s dust minimum of %s %s, so it could never be paid: the smallest %s amount is %s USD at this rate",
 			payment.Cents(p.AmountCents), payment.TrimUnits(amount, info.Decimals), info.Symbol, q.Decimal(), info.Symbol,
 			info.Method, payment.TrimUnits(dust, info.Decimals), info.Symbol, info.Method, min)
 	}
@@ -387,12 +394,12 @@ func (s *Service) allocate(ctx context.Context, tx *store.Tx, in *store.Intent, 
 	network := payment.Network(in.Network)
 	src, ok := s.opt.Addresses[network]
 	if !ok {
-		return nil, fail(ChainUnavailable, "no addresses are configured for %s", in.Network)
+		return nil, Fail(ChainUnavailable, "no addresses are configured for %s", in.Network)
 	}
 	if src.Deriver == nil {
 		a, err := tx.TakePoolAddress(ctx, in.Network, in.ID)
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, fail(AddressPoolEmpty, "the %s address pool is empty: an operator must import keys with `paywatch pool import --network %s FILE`", in.Network, in.Network)
+			return nil, Fail(AddressPoolEmpty, "the %s address pool is empty: an operator must import keys with `paywatch pool import --network %s FILE`", in.Network, in.Network)
 		}
 		if err != nil {
 			return nil, err
@@ -477,10 +484,10 @@ func whenReplenished[V any](ctx context.Context, s *Service, attempt func() (Res
 			return Result[V]{}, ctx.Err()
 		}
 		if r.err != nil {
-			return Result[V]{}, fail(ChainUnavailable, "no %s address is free right now and deriving more failed; try again shortly", d.network)
+			return Result[V]{}, Fail(ChainUnavailable, "no %s address is free right now and deriving more failed; try again shortly", d.network)
 		}
 	}
-	return Result[V]{}, fail(ChainUnavailable, "no %s address is free right now: the replenisher is behind; try again shortly", d.network)
+	return Result[V]{}, Fail(ChainUnavailable, "no %s address is free right now: the replenisher is behind; try again shortly", d.network)
 }
 
 // deriveRange reserves n new indexes of the network's account key, derives
@@ -736,7 +743,7 @@ func (s *Service) PaymentURI(in store.Intent) string {
 func (s *Service) Get(ctx context.Context, id string) (views.Intent, error) {
 	v, err := s.view(ctx, s.store, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return views.Intent{}, fail(NotFound, "no intent %q", id)
+		return views.Intent{}, Fail(NotFound, "no intent %q", id)
 	}
 	return v, err
 }
@@ -752,7 +759,7 @@ func (s *Service) Report(ctx context.Context, id string) (views.Intent, error) {
 		}
 		if !set {
 			if _, err := tx.GetIntent(ctx, id); errors.Is(err, store.ErrNotFound) {
-				return fail(NotFound, "no intent %q", id)
+				return Fail(NotFound, "no intent %q", id)
 			} else if err != nil {
 				return err
 			}
@@ -834,7 +841,7 @@ func (s *Service) renew(ctx context.Context, id string, idem *Idem) (Result[view
 	return idempotent(ctx, s, idem, func(tx *store.Tx, now time.Time) (Outcome, views.Intent, error) {
 		old, err := tx.GetIntent(ctx, id)
 		if errors.Is(err, store.ErrNotFound) {
-			return 0, views.Intent{}, fail(NotFound, "no intent %q", id)
+			return 0, views.Intent{}, Fail(NotFound, "no intent %q", id)
 		}
 		if err != nil {
 			return 0, views.Intent{}, err
@@ -844,7 +851,7 @@ func (s *Service) renew(ctx context.Context, id string, idem *Idem) (Result[view
 			return 0, views.Intent{}, err
 		}
 		if p.PaidAt != nil {
-			return 0, views.Intent{}, fail(AlreadyPaid, "%s %s is already paid", p.Kind, p.Reference)
+			return 0, views.Intent{}, Fail(AlreadyPaid, "%s %s is already paid", p.Kind, p.Reference)
 		}
 		if err := s.reevaluateLocked(ctx, tx, p, id, now); err != nil {
 			return 0, views.Intent{}, err
@@ -855,10 +862,10 @@ func (s *Service) renew(ctx context.Context, id string, idem *Idem) (Result[view
 		}
 		switch {
 		case old.SupersededBy != "":
-			return 0, views.Intent{}, fail(Conflict, "intent %s was already renewed as %s", id, old.SupersededBy)
+			return 0, views.Intent{}, Fail(Conflict, "intent %s was already renewed as %s", id, old.SupersededBy)
 		case old.Status == payment.IntentExpired, old.Status == payment.IntentUnderpaid:
 		default:
-			return 0, views.Intent{}, fail(Conflict, "intent %s is %s until %s; only an expired or underpaid intent can be renewed",
+			return 0, views.Intent{}, Fail(Conflict, "intent %s is %s until %s; only an expired or underpaid intent can be renewed",
 				id, old.Status, old.ExpiresAt.UTC().Format(time.RFC3339))
 		}
 		info, err := s.methodFor(old.Method)

@@ -33,10 +33,10 @@ func commands() map[string]command {
 		"status":   {"print each network's scanner status", runStatus},
 		"rescan":   {"rescan a network from a height (idempotent)", runRescan},
 		"sessions": {"console sessions: list, end one", runSessions},
-		"dev":      {"moved: the local sandbox is the paywatch-sandbox command (`make run`)", runDev},
-	}
-	for name, c := range moneyCommands() {
-		cmds[name] = c
+		// Finance and webhooks (money.go).
+		"transfers": {"finance inbox: list transfers to review, resolve one", runTransfers},
+		"report":    {"reports: `report reconcile --from --to [--as-of] --format csv|json`, `report close --from --to`, `report closes`", runReport},
+		"webhooks":  {"webhook deliveries: log, endpoints, redeliver", runWebhooks},
 	}
 	return cmds
 }

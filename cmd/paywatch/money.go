@@ -20,15 +20,6 @@ import (
 	"github.com/paywatch/paywatch/webhooks"
 )
 
-// moneyCommands returns the finance and webhook subcommands.
-func moneyCommands() map[string]command {
-	return map[string]command{
-		"transfers": {"finance inbox: list transfers to review, resolve one", runTransfers},
-		"report":    {"reports: `report reconcile --from --to [--as-of] --format csv|json`, `report close --from --to`, `report closes`", runReport},
-		"webhooks":  {"webhook deliveries: log, endpoints, redeliver", runWebhooks},
-	}
-}
-
 // extraServices returns background services beyond the core: one webhook
 // sender per configured endpoint.
 func (d *daemon) extraServices() []func(ctx context.Context) error {
@@ -155,7 +146,7 @@ func transfersResolve(ctx context.Context, fs *flag.FlagSet, id string, args []s
 	}
 	defer st.Close()
 	// A credit_intent decides the intent again, as the daemon would.
-	svc := finance.New(finance.Options{Store: st, Decider: intents.New(intents.Options{Store: st, Config: cfg})})
+	svc := finance.New(finance.Options{Store: st, Redecider: intents.New(intents.Options{Store: st, Config: cfg})})
 	res, err := svc.Resolve(ctx, id, finance.ResolveRequest{Action: *action, Note: *note, IntentID: *intent,
 		Account: *account, RefundTxID: *refund, USDPerUnit: *rate}, cliActor(), nil)
 	if err != nil {

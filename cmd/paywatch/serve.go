@@ -200,7 +200,7 @@ func (d *daemon) wire(ctx context.Context) error {
 		opt.Pages = links
 	}
 	d.svc = intents.New(opt)
-	d.finance = finance.New(finance.Options{Store: d.store, Decider: d.svc, Quotes: d.book, Log: d.log})
+	d.finance = finance.New(finance.Options{Store: d.store, Redecider: d.svc, Quotes: d.book, Log: d.log})
 	d.reports = reports.New(reports.Options{Store: d.store, Log: d.log})
 	d.sink = ingest.New(ingest.Options{Store: d.store, Config: cfg, Decider: d.svc, Credits: d.finance, Counter: d.metrics, Log: d.log})
 	if err := d.svc.EnsureLookahead(ctx); err != nil {
