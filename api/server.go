@@ -17,6 +17,7 @@ import (
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/logs"
 	"github.com/paywatch/paywatch/reports"
 	"github.com/paywatch/paywatch/store"
 )
@@ -89,9 +90,7 @@ type Options struct {
 
 // New returns the API server with every route mounted.
 func New(opt Options) *Server {
-	if opt.Log == nil {
-		opt.Log = slog.New(slog.DiscardHandler)
-	}
+	opt.Log = logs.Or(opt.Log)
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/clock"
+	"github.com/paywatch/paywatch/logs"
 	"github.com/paywatch/paywatch/payment"
 )
 
@@ -100,9 +101,7 @@ func NewScanner(cfg ScannerConfig, src Source, sinks Sinks, keys KeySource, watc
 	if cfg.MaxBackoff <= 0 {
 		cfg.MaxBackoff = time.Minute
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log = logs.Or(log)
 	cfg.Clock = clock.Or(cfg.Clock)
 	return &Scanner{cfg: cfg, src: src, sinks: sinks, keys: keys, watched: watched,
 		log: log.With("component", "scanner", "network", string(cfg.Network)), wake: make(chan struct{}, 1)}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/clock"
+	"github.com/paywatch/paywatch/logs"
 )
 
 // ErrNotifyUnsupported is returned by Notifier.Notify when the node offers
@@ -39,9 +40,7 @@ func KeepNotified(ctx context.Context, n Notifier, wake func(), cfg NotifyConfig
 	if cfg.MaxBackoff <= 0 {
 		cfg.MaxBackoff = time.Minute
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log = logs.Or(log)
 	clk := clock.Or(cfg.Clock)
 	retry := clock.Backoff{Min: min(cfg.MinBackoff, cfg.MaxBackoff), Max: cfg.MaxBackoff, Factor: 2, Jitter: 0.5}
 	failures := 0

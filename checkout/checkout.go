@@ -19,6 +19,7 @@ import (
 
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/logs"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/views"
 )
@@ -74,9 +75,7 @@ type Page struct {
 
 // New returns the page handler; Run runs its live hub.
 func New(opt Options) (*Page, error) {
-	if opt.Log == nil {
-		opt.Log = slog.New(slog.DiscardHandler)
-	}
+	opt.Log = logs.Or(opt.Log)
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/paywatch/paywatch/logs"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
 	"github.com/paywatch/paywatch/views"
@@ -129,9 +130,7 @@ type Sub struct {
 
 // NewHub returns a hub; Run makes it serve.
 func NewHub(feed Feed, wake Waker, read Reader, progress time.Duration, log *slog.Logger) *Hub {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log = logs.Or(log)
 	return &Hub{feed: feed, wake: wake, read: read, progress: progress, log: log,
 		watched: map[string]*watch{}, retry: map[string]bool{}, ready: make(chan struct{}), done: make(chan struct{})}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/logs"
 	"github.com/paywatch/paywatch/reports"
 	"github.com/paywatch/paywatch/store"
 )
@@ -118,9 +119,7 @@ type Console struct {
 
 // New returns the console handler with every route mounted.
 func New(opt Options) (*Console, error) {
-	if opt.Log == nil {
-		opt.Log = slog.New(slog.DiscardHandler)
-	}
+	opt.Log = logs.Or(opt.Log)
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/logs"
 	"github.com/paywatch/paywatch/rates"
 	"github.com/paywatch/paywatch/store"
 )
@@ -57,9 +58,7 @@ func New(opt Options) *Service {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	if opt.Log == nil {
-		opt.Log = slog.New(slog.DiscardHandler)
-	}
+	opt.Log = logs.Or(opt.Log)
 	return &Service{store: opt.Store, decider: opt.Redecider, quotes: opt.Quotes, now: clock.Stored(opt.Now),
 		log: opt.Log.With("component", "finance")}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/logs"
 	"github.com/paywatch/paywatch/store"
 )
 
@@ -73,9 +74,7 @@ func New(opt Options) *Sink {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	if opt.Log == nil {
-		opt.Log = slog.New(slog.DiscardHandler)
-	}
+	opt.Log = logs.Or(opt.Log)
 	return &Sink{store: opt.Store, cfg: opt.Config, decider: opt.Decider, credits: opt.Credits, counter: opt.Counter,
 		now: clock.Stored(opt.Now), log: opt.Log.With("component", "ingest")}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/paywatch/paywatch/addresses"
 	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/logs"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/rates"
 	"github.com/paywatch/paywatch/store"
@@ -130,9 +131,7 @@ func New(opt Options) *Service {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	if opt.Log == nil {
-		opt.Log = slog.New(slog.DiscardHandler)
-	}
+	opt.Log = logs.Or(opt.Log)
 	s := &Service{store: opt.Store, cfg: opt.Config, opt: opt, now: clock.Stored(opt.Now), log: opt.Log.With("component", "intents"), topup: map[payment.Cents]bool{},
 		wake: map[payment.Network]chan struct{}{},
 		next: map[payment.Network]*replenishRound{}, waiting: map[payment.Network]int{},

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/paywatch/paywatch/logs"
 	"github.com/robfig/cron/v3"
 )
 
@@ -93,9 +94,7 @@ type slot struct {
 // Refresh or Run. Invalid config values (zero or negative) take the
 // defaults; a nil logger discards.
 func NewBook(cfg BookConfig, providers []Provider, symbols []string, log *slog.Logger) *Book {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log = logs.Or(log)
 	b := &Book{
 		cfg:       cfg.withDefaults(),
 		providers: slices.Clone(providers),

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/paywatch/paywatch/logs"
 	"github.com/paywatch/paywatch/store"
 )
 
@@ -28,8 +29,6 @@ func New(opt Options) *Service {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	if opt.Log == nil {
-		opt.Log = slog.New(slog.DiscardHandler)
-	}
+	opt.Log = logs.Or(opt.Log)
 	return &Service{store: opt.Store, now: opt.Now, log: opt.Log.With("component", "reports")}
 }

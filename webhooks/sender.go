@@ -18,6 +18,7 @@ import (
 
 	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/logs"
 	"github.com/paywatch/paywatch/store"
 	"github.com/paywatch/paywatch/views"
 )
@@ -154,9 +155,7 @@ func New(ep Endpoint, opt Options) *Sender {
 		opt.Client = &http.Client{Timeout: 10 * time.Second,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
-	if opt.Log == nil {
-		opt.Log = slog.New(slog.DiscardHandler)
-	}
+	opt.Log = logs.Or(opt.Log)
 	if opt.MinBackoff <= 0 {
 		opt.MinBackoff = 5 * time.Second
 	}

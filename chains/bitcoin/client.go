@@ -15,6 +15,7 @@ import (
 	ltcchaincfg "github.com/ltcsuite/ltcd/chaincfg"
 
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/logs"
 	"github.com/paywatch/paywatch/payment"
 )
 
@@ -119,9 +120,7 @@ func New(cfg Config) (*Client, error) {
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
-	}
+	cfg.Log = logs.Or(cfg.Log)
 	rpc, err := newRPCClient(cfg.URL, cfg.CookieFile, cfg.HTTPClient, cfg.MaxResponseBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Network, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/logs"
 	"github.com/paywatch/paywatch/payment"
 )
 
@@ -122,9 +123,7 @@ func newClient(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, errors.New("evm: empty node URL")
 	}
 	c := &Client{log: cfg.Log, tokens: make(map[common.Address]payment.Asset, len(cfg.Tokens)), notifyURL: notifyURL(cfg)}
-	if c.log == nil {
-		c.log = slog.New(slog.DiscardHandler)
-	}
+	c.log = logs.Or(c.log)
 	for _, t := range cfg.Tokens {
 		if t.Contract == (common.Address{}) {
 			return nil, fmt.Errorf("evm: token %s has no contract address", t.Asset)

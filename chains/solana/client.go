@@ -12,6 +12,7 @@ import (
 	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
 
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/logs"
 )
 
 // Scanning modes (Config.Mode, Client.Mode).
@@ -86,9 +87,7 @@ func New(cfg Config) (*Client, error) {
 		hc = &http.Client{Timeout: 60 * time.Second}
 	}
 	log := cfg.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log = logs.Or(log)
 	transport := jsonrpc.NewClientWithOpts(cfg.URL, &jsonrpc.RPCClientOpts{HTTPClient: hc})
 	return &Client{rpc: rpc.NewWithCustomRPCClient(transport), notifyURL: notifyURL(cfg), mode: mode, addrMax: addrMax, log: log}, nil
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/logs"
 )
 
 // ErrTransient marks a failure that goes away by itself: a network error or
@@ -94,9 +95,7 @@ func New(cfg Config) (*Client, error) {
 	if c.hc == nil {
 		c.hc = &http.Client{Timeout: 30 * time.Second}
 	}
-	if c.log == nil {
-		c.log = slog.New(slog.DiscardHandler)
-	}
+	c.log = logs.Or(c.log)
 	c.log = c.log.With("component", "chains/tron", "network", "tron")
 	return c, nil
 }
