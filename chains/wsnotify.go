@@ -128,8 +128,21 @@ func (f WSFeed) Watch(ctx context.Context, note func(event string)) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	dialer := websocket.Dialer{HandshakeTimeout: wsHandshake, Proxy: http.ProxyFromEnvironment}
+	// The dialer heeds ctx while it connects, but during the handshake only
+	// its timeout: ctx ending closes the connection under it instead.
+	var stopDial func() bool
+	dialer := websocket.Dialer{HandshakeTimeout: wsHandshake, Proxy: http.ProxyFromEnvironment,
+		NetDialContext: func(dctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := (&net.Dialer{}).DialContext(dctx, network, addr)
+			if err == nil {
+				stopDial = context.AfterFunc(ctx, func() { c.Close() })
+			}
+			return c, err
+		}}
 	conn, resp, err := dialer.DialContext(ctx, endpoint, hdr)
+	if stopDial != nil {
+		stopDial()
+	}
 	if ctx.Err() != nil {
 		if conn != nil {
 			conn.Close()
