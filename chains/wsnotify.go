@@ -413,6 +413,19 @@ func (s *wsSession) subscription(raw json.RawMessage) int {
 	return -1
 }
 
+// NotifyURL is the websocket a chain's Notify dials: the configured one,
+// else the node's RPC URL made a websocket URL (WebsocketURL), else "" (no
+// notifications: the scanner polls).
+func NotifyURL(configured, rpcURL string) string {
+	if configured != "" {
+		return configured
+	}
+	if u := WebsocketURL(rpcURL); u != nil {
+		return u.String()
+	}
+	return ""
+}
+
 // WebsocketURL is raw with http made ws and https made wss (ws and wss stay
 // as they are), or nil for a URL of another scheme or none: the websocket a
 // node serves beside its HTTP JSON-RPC by default.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -69,6 +70,14 @@ func (n *wsNode) serve(w http.ResponseWriter, r *http.Request) {
 	n.script(p)
 	if p.conn != nil {
 		p.conn.Close()
+	}
+}
+
+// wantDials fails t unless there were want connections; why says why.
+func (n *wsNode) wantDials(t *testing.T, want int, why ...string) {
+	t.Helper()
+	if d := len(n.dialTimes()); d != want {
+		t.Errorf("%d connections, want %d %v", d, want, why)
 	}
 }
 
@@ -138,22 +147,38 @@ func (p *wsPeer) subscribe(code int, refuse ...int) bool {
 		return false
 	}
 	for i, r := range reqs {
-		if contains(refuse, i) {
+		if slices.Contains(refuse, i) {
 			p.sendJSON(map[string]any{"jsonrpc": "2.0", "id": r.ID, "error": map[string]any{"code": code, "message": "refused by the test"}})
 			continue
 		}
-		p.sendJSON(map[string]any{"jsonrpc": "2.0", "id": r.ID, "result": p.n.c.Answer(r.Method, r.Params), "error": nil})
+		p.send(p.answer(r))
 	}
 	return true
 }
 
-func contains(xs []int, x int) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
+// answer is the chain's node's answer to r.
+func (p *wsPeer) answer(r wsRequest) string {
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": r.ID, "result": p.n.c.Answer(r.Method, r.Params), "error": nil})
+	if err != nil {
+		panic(err)
 	}
-	return false
+	return string(b)
+}
+
+// note sends the chain's k-th notification.
+func (p *wsPeer) note(k int) {
+	frame, _ := p.n.c.Note(k)
+	p.send(frame)
+}
+
+// serve subscribes, sends notes 1 to notes and idles: a node that works.
+func (p *wsPeer) serve(notes int) {
+	if p.subscribe(0) {
+		for k := 1; k <= notes; k++ {
+			p.note(k)
+		}
+		p.idle()
+	}
 }
 
 func (p *wsPeer) sendJSON(v any) {

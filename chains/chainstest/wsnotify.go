@@ -1,7 +1,6 @@
 package chainstest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +8,9 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -62,7 +64,9 @@ type wsRun struct {
 	finished chan struct{}
 	result   error
 	cancel   context.CancelFunc
-	logs     *lockedBuffer
+	// logs is the file the feed and KeepNotified log to (an *os.File
+	// takes concurrent writes).
+	logs *os.File
 }
 
 // wsTiming paces a run: the feed's keep-alive and KeepNotified's backoff.
@@ -77,7 +81,12 @@ var wsFast = wsTiming{ping: 500 * time.Millisecond, quiet: 3 * time.Second, minB
 func runWS(t *testing.T, c WSChain, url string, tm wsTiming) *wsRun {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &wsRun{events: make(chan string, 1000), ends: make(chan error, 1000), finished: make(chan struct{}), cancel: cancel, logs: &lockedBuffer{}}
+	logs, err := os.Create(filepath.Join(t.TempDir(), "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logs.Close() }) // after KeepNotified has stopped
+	r := &wsRun{events: make(chan string, 1000), ends: make(chan error, 1000), finished: make(chan struct{}), cancel: cancel, logs: logs}
 	log := slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	n := notifierFunc(func(ctx context.Context, wake func()) error {
 		f := c.Feed(url)
@@ -99,6 +108,16 @@ func runWS(t *testing.T, c WSChain, url string, tm wsTiming) *wsRun {
 		}
 	})
 	return r
+}
+
+// logText is what was logged so far.
+func (r *wsRun) logText(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(r.logs.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // event waits for the next event.
@@ -190,15 +209,7 @@ func RunWS(t *testing.T, c WSChain) {
 
 func wsWakes(t *testing.T, c WSChain) {
 	const notes = 6
-	n := newWSNode(t, c, func(p *wsPeer) {
-		if p.subscribe(0) {
-			for k := 1; k <= notes; k++ {
-				frame, _ := c.Note(k)
-				p.send(frame)
-			}
-			p.idle()
-		}
-	})
+	n := newWSNode(t, c, func(p *wsPeer) { p.serve(notes) })
 	r := runWS(t, c, n.url("/"), wsFast)
 	for k := 1; k <= notes; k++ {
 		if ev := r.event(t, "note"); ev == "" {
@@ -207,9 +218,7 @@ func wsWakes(t *testing.T, c WSChain) {
 	}
 	time.Sleep(50 * time.Millisecond)
 	r.noMore(t, "after the notes")
-	if d := len(n.dialTimes()); d != 1 {
-		t.Errorf("%d connections, want 1", d)
-	}
+	n.wantDials(t, 1)
 	r.stop(t)
 }
 
@@ -220,14 +229,12 @@ func wsIgnoresGarbage(t *testing.T, c WSChain) {
 		if !p.subscribe(0) {
 			return
 		}
-		first, _ := c.Note(1)
-		p.send(first)
+		p.note(1)
 		for _, g := range append(append([]string{}, garbage...), c.Strays...) {
 			p.send(g)
 		}
 		p.sendBinary([]byte{0, 1, 2, 0xff})
-		second, _ := c.Note(2)
-		p.send(second)
+		p.note(2)
 		p.idle()
 	})
 	r := runWS(t, c, n.url("/"), wsFast)
@@ -237,11 +244,9 @@ func wsIgnoresGarbage(t *testing.T, c WSChain) {
 	r.event(t, "the second note, after the garbage")
 	time.Sleep(50 * time.Millisecond)
 	r.noMore(t, "garbage")
-	if d := len(n.dialTimes()); d != 1 {
-		t.Errorf("%d connections, want 1: garbage must not end the connection", d)
-	}
-	if !strings.Contains(r.logs.String(), "ignored") {
-		t.Errorf("no debug line about ignored frames:\n%s", r.logs)
+	n.wantDials(t, 1, "garbage must not end the connection")
+	if !strings.Contains(r.logText(t), "ignored") {
+		t.Errorf("no debug line about ignored frames:\n%s", r.logText(t))
 	}
 	r.stop(t)
 }
@@ -291,9 +296,7 @@ func wsRandomFrames(t *testing.T, c WSChain) {
 			quiet = true
 		}
 	}
-	if d := len(n.dialTimes()); d != 1 {
-		t.Errorf("%d connections, want 1", d)
-	}
+	n.wantDials(t, 1)
 	r.stop(t)
 }
 
@@ -311,8 +314,7 @@ func wsSlow(t *testing.T, c WSChain) {
 			return
 		}
 		for _, req := range reqs {
-			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": c.Answer(req.Method, req.Params), "error": nil})
-			p.trickle(string(b), 2*time.Millisecond)
+			p.trickle(p.answer(req), 2*time.Millisecond)
 		}
 		for k := 1; k <= 2; k++ {
 			frame, _ := c.Note(k)
@@ -323,9 +325,7 @@ func wsSlow(t *testing.T, c WSChain) {
 	r := runWS(t, c, n.url("/"), wsFast)
 	r.event(t, "the first trickled note")
 	r.event(t, "the second trickled note")
-	if d := len(n.dialTimes()); d != 1 {
-		t.Errorf("%d connections, want 1", d)
-	}
+	n.wantDials(t, 1)
 	r.stop(t)
 }
 
@@ -337,15 +337,13 @@ func wsRedials(t *testing.T, c WSChain) {
 		switch p.k {
 		case 1: // a note, then the TCP connection is cut
 			if p.subscribe(0) {
-				frame, _ := c.Note(1)
-				p.send(frame)
+				p.note(1)
 				time.Sleep(20 * time.Millisecond)
 				p.drop()
 			}
 		case 2: // a note, then a clean close frame
 			if p.subscribe(0) {
-				frame, _ := c.Note(1)
-				p.send(frame)
+				p.note(1)
 				time.Sleep(20 * time.Millisecond)
 				p.closeFrame()
 			}
@@ -362,11 +360,7 @@ func wsRedials(t *testing.T, c WSChain) {
 				}
 			}
 		default:
-			if p.subscribe(0) {
-				frame, _ := c.Note(1)
-				p.send(frame)
-				p.idle()
-			}
+			p.serve(1)
 		}
 	})
 	tm := wsFast
@@ -394,8 +388,8 @@ func wsRedials(t *testing.T, c WSChain) {
 			t.Errorf("dial %d came %s after dial %d, want at least %s (backoff)", i+1, gap, i, least)
 		}
 	}
-	if !strings.Contains(r.logs.String(), "node notifications lost") {
-		t.Errorf("the losses were not logged:\n%s", r.logs)
+	if !strings.Contains(r.logText(t), "node notifications lost") {
+		t.Errorf("the losses were not logged:\n%s", r.logText(t))
 	}
 	r.stop(t)
 }
@@ -407,8 +401,7 @@ func wsSilent(t *testing.T, c WSChain) {
 		if !p.subscribe(0) {
 			return
 		}
-		frame, _ := c.Note(1)
-		p.send(frame)
+		p.note(1)
 		if p.k == 1 {
 			p.silent()
 			return
@@ -439,11 +432,7 @@ func wsUnanswered(t *testing.T, c WSChain) {
 			p.idle()
 			return
 		}
-		if p.subscribe(0) {
-			frame, _ := c.Note(1)
-			p.send(frame)
-			p.idle()
-		}
+		p.serve(1)
 	})
 	tm := wsFast
 	tm.ping, tm.quiet = 50*time.Millisecond, 400*time.Millisecond
@@ -466,8 +455,7 @@ func wsPongs(t *testing.T, c WSChain) {
 		}
 		go func() {
 			<-hold
-			frame, _ := c.Note(1)
-			p.send(frame)
+			p.note(1)
 		}()
 		p.idle()
 	})
@@ -478,9 +466,7 @@ func wsPongs(t *testing.T, c WSChain) {
 	r.noMore(t, "a quiet node that answers pings")
 	close(hold)
 	r.event(t, "the note after the quiet")
-	if d := len(n.dialTimes()); d != 1 {
-		t.Errorf("%d connections, want 1", d)
-	}
+	n.wantDials(t, 1)
 	r.stop(t)
 }
 
@@ -494,8 +480,7 @@ func wsOversize(t *testing.T, c WSChain) {
 		if p.k == 1 {
 			p.send(`{"method":"x","params":"` + strings.Repeat("a", 2<<20) + `"}`)
 		}
-		frame, _ := c.Note(1)
-		p.send(frame)
+		p.note(1)
 		p.idle()
 	})
 	r := runWS(t, c, n.url("/"), wsFast)
@@ -534,11 +519,7 @@ func wsRefused(t *testing.T, c WSChain) {
 				p.idle()
 				return
 			}
-			if p.subscribe(0) {
-				frame, _ := c.Note(1)
-				p.send(frame)
-				p.idle()
-			}
+			p.serve(1)
 		})
 		r := runWS(t, c, n.url("/"), wsFast)
 		if err := r.end(t, "refused", 5*time.Second); errors.Is(err, chains.ErrNotifyUnsupported) || !strings.Contains(err.Error(), "refused") {
@@ -569,14 +550,14 @@ func wsRefused(t *testing.T, c WSChain) {
 		})
 		r := runWS(t, c, n.url("/"), wsFast)
 		for k := 1; k <= notes; k++ {
-			if _, sub := c.Note(k); !contains(optional, sub) {
+			if _, sub := c.Note(k); !slices.Contains(optional, sub) {
 				r.event(t, "a note of a subscription accepted")
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
 		r.noMore(t, "notes of the refused subscription")
-		if !strings.Contains(r.logs.String(), "refuses a subscription") {
-			t.Errorf("the refusal was not logged:\n%s", r.logs)
+		if !strings.Contains(r.logText(t), "refuses a subscription") {
+			t.Errorf("the refusal was not logged:\n%s", r.logText(t))
 		}
 		r.stop(t)
 	})
@@ -589,8 +570,7 @@ func wsStops(t *testing.T, c WSChain) {
 		closed := make(chan struct{})
 		n := newWSNode(t, c, func(p *wsPeer) {
 			if p.subscribe(0) {
-				frame, _ := c.Note(1)
-				p.send(frame)
+				p.note(1)
 				p.idle()
 				close(closed)
 			}
@@ -668,11 +648,7 @@ func wsNoSecret(t *testing.T, c WSChain) {
 				p.drop()
 			}
 		default:
-			if p.subscribe(0) {
-				frame, _ := c.Note(1)
-				p.send(frame)
-				p.idle()
-			}
+			p.serve(1)
 		}
 	})
 	url := "ws://user:" + secret + "@" + strings.TrimPrefix(n.srv.URL, "http://") + "/v3/" + secret + "?api-key=" + secret
@@ -693,7 +669,7 @@ func wsNoSecret(t *testing.T, c WSChain) {
 	} else {
 		errs = append(errs, err.Error())
 	}
-	for _, e := range append(errs, r.logs.String()) {
+	for _, e := range append(errs, r.logText(t)) {
 		if strings.Contains(e, secret) {
 			t.Errorf("the URL's secret is out: %s", e)
 		}
@@ -710,22 +686,4 @@ func basicAuth(user, pass string) string {
 	r := http.Request{Header: http.Header{}}
 	r.SetBasicAuth(user, pass)
 	return strings.TrimPrefix(r.Header.Get("Authorization"), "Basic ")
-}
-
-// lockedBuffer is a bytes.Buffer for concurrent log writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

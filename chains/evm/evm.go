@@ -121,7 +121,7 @@ func newClient(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.URL == "" {
 		return nil, errors.New("evm: empty node URL")
 	}
-	c := &Client{log: cfg.Log, tokens: make(map[common.Address]payment.Asset, len(cfg.Tokens)), notifyURL: notifyURL(cfg)}
+	c := &Client{log: cfg.Log, tokens: make(map[common.Address]payment.Asset, len(cfg.Tokens)), notifyURL: chains.NotifyURL(cfg.NotifyURL, cfg.URL)}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}

@@ -10,17 +10,6 @@ import (
 
 var _ chains.Notifier = (*Client)(nil)
 
-// notifyURL is the websocket endpoint Notify dials (see Config.NotifyURL).
-func notifyURL(cfg Config) string {
-	if cfg.NotifyURL != "" {
-		return cfg.NotifyURL
-	}
-	if u := chains.WebsocketURL(cfg.URL); u != nil {
-		return u.String()
-	}
-	return ""
-}
-
 // Notify subscribes to newHeads and newPendingTransactions over a websocket
 // and wakes on each (wsFeed). A node that refuses pending transactions still
 // wakes on heads. A URL that cannot be a websocket, or a node without

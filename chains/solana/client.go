@@ -42,7 +42,8 @@ type Config struct {
 	// AddressModeMax is ModeAuto's threshold (0 means DefaultAddressModeMax).
 	AddressModeMax int
 	// NotifyURL is the pubsub websocket for slotSubscribe; empty means URL
-	// with ws/wss for http/https (see Notify).
+	// with ws/wss for http/https (a provider's layout; a bare agave node
+	// serves pubsub on the RPC port + 1, which NotifyURL then names).
 	NotifyURL string
 	// HTTPClient sends the requests (nil: a client with a 60 s timeout).
 	HTTPClient *http.Client
@@ -90,7 +91,7 @@ func New(cfg Config) (*Client, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	transport := jsonrpc.NewClientWithOpts(cfg.URL, &jsonrpc.RPCClientOpts{HTTPClient: hc})
-	return &Client{rpc: rpc.NewWithCustomRPCClient(transport), notifyURL: notifyURL(cfg), mode: mode, addrMax: addrMax, log: log}, nil
+	return &Client{rpc: rpc.NewWithCustomRPCClient(transport), notifyURL: chains.NotifyURL(cfg.NotifyURL, cfg.URL), mode: mode, addrMax: addrMax, log: log}, nil
 }
 
 // Mode returns the mode that applies to a watched set of the given size:

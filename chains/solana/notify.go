@@ -11,19 +11,6 @@ import (
 
 var _ chains.Notifier = (*Client)(nil)
 
-// notifyURL is the pubsub websocket Notify dials: Config.NotifyURL, else
-// the RPC URL with ws for http and wss for https (a provider's layout; a
-// bare agave node serves pubsub on the RPC port + 1, which NotifyURL names).
-func notifyURL(cfg Config) string {
-	if cfg.NotifyURL != "" {
-		return cfg.NotifyURL
-	}
-	if u := chains.WebsocketURL(cfg.URL); u != nil {
-		return u.String()
-	}
-	return ""
-}
-
 // Notify subscribes to slotSubscribe on the pubsub websocket and wakes when
 // a notification's root advances (wsFeed). A node or provider without pubsub
 // (an HTTP client error on the upgrade, "Method not found") is
