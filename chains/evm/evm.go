@@ -107,7 +107,10 @@ type Client struct {
 	noBlockReceipts atomic.Bool
 }
 
-var _ chains.Source = (*Client)(nil)
+var (
+	_ chains.Source   = (*Client)(nil)
+	_ chains.Notifier = (*Client)(nil)
+)
 
 // New connects to cfg.URL, checks that the node answers and, in auto mode,
 // probes whether it can trace blocks.

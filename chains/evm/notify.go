@@ -8,8 +8,6 @@ import (
 	"github.com/paywatch/paywatch/chains"
 )
 
-var _ chains.Notifier = (*Client)(nil)
-
 // Notify subscribes to newHeads and newPendingTransactions over a websocket
 // and wakes on each (wsFeed). A node that refuses pending transactions still
 // wakes on heads. A URL that cannot be a websocket, or a node without

@@ -60,7 +60,10 @@ type Client struct {
 	log       *slog.Logger
 }
 
-var _ chains.Source = (*Client)(nil)
+var (
+	_ chains.Source   = (*Client)(nil)
+	_ chains.Notifier = (*Client)(nil)
+)
 
 // New returns a Client for cfg. It does not contact the node.
 func New(cfg Config) (*Client, error) {

@@ -9,8 +9,6 @@ import (
 	"github.com/paywatch/paywatch/chains"
 )
 
-var _ chains.Notifier = (*Client)(nil)
-
 // Notify subscribes to slotSubscribe on the pubsub websocket and wakes when
 // a notification's root advances (wsFeed). A node or provider without pubsub
 // (an HTTP client error on the upgrade, "Method not found") is
