@@ -99,8 +99,9 @@ type WSFeed struct {
 	// progress, not readable. It must take any bytes as Result without
 	// panicking. One goroutine calls it.
 	Parse func(WSNotification) (event string)
-	// Log receives a refused optional subscription (Info) and ignored
-	// frames (Debug); nil discards.
+	// Log, tagged with the network by the chain, receives a refused
+	// optional subscription (Info) and ignored frames (Debug); nil
+	// discards.
 	Log *slog.Logger
 	// PingEvery and QuietFor pace the keep-alive (0: 30 s and 75 s).
 	PingEvery, QuietFor time.Duration
@@ -328,14 +329,14 @@ func (s *wsSession) unanswered() string {
 func (s *wsSession) frame(data []byte) error {
 	var m wsFrame
 	if err := json.Unmarshal(data, &m); err != nil {
-		s.log.Debug("websocket frame ignored: not JSON-RPC", "network", s.f.Name, "bytes", len(data))
+		s.log.Debug("websocket frame ignored: not JSON-RPC", "bytes", len(data))
 		return nil
 	}
 	if len(m.ID) > 0 && !bytes.Equal(m.ID, []byte("null")) {
 		return s.answer(m)
 	}
 	if m.Method == "" {
-		s.log.Debug("websocket frame ignored: neither an answer nor a notification", "network", s.f.Name, "bytes", len(data))
+		s.log.Debug("websocket frame ignored: neither an answer nor a notification", "bytes", len(data))
 		return nil
 	}
 	n := WSNotification{Method: m.Method, Sub: -1, Result: m.Params}
@@ -346,7 +347,7 @@ func (s *wsSession) frame(data []byte) error {
 	if p := bytes.TrimSpace(m.Params); len(p) > 0 && p[0] == '{' && json.Unmarshal(p, &named) == nil && named.Subscription != nil {
 		n.Sub = s.subscription(named.Subscription)
 		if n.Sub < 0 {
-			s.log.Debug("websocket notification ignored: not one of our subscriptions", "network", s.f.Name, "method", m.Method)
+			s.log.Debug("websocket notification ignored: not one of our subscriptions", "method", short(m.Method))
 			return nil
 		}
 		n.Result = named.Result
@@ -361,7 +362,7 @@ func (s *wsSession) frame(data []byte) error {
 func (s *wsSession) answer(m wsFrame) error {
 	id, err := strconv.ParseUint(string(m.ID), 10, 32)
 	if err != nil || id < 1 || id > uint64(len(s.subs)) || s.subs[id-1].answered {
-		s.log.Debug("websocket answer ignored: to no request of ours", "network", s.f.Name)
+		s.log.Debug("websocket answer ignored: to no request of ours")
 		return nil
 	}
 	i := int(id - 1)
@@ -374,13 +375,13 @@ func (s *wsSession) answer(m wsFrame) error {
 	if m.Error != nil {
 		switch {
 		case req.Optional:
-			s.log.Info("node refuses a subscription; waking on the others", "network", s.f.Name, "method", req.Method,
-				"code", m.Error.Code, "err", RedactText(m.Error.Message))
+			s.log.Info("node refuses a subscription; waking on the others", "method", req.Method,
+				"code", m.Error.Code, "err", short(RedactText(m.Error.Message)))
 			return nil
 		case m.Error.Code == -32601:
-			return fmt.Errorf("%s: %w: %s: %s", s.f.Name, ErrNotifyUnsupported, req.Method, RedactText(m.Error.Message))
+			return fmt.Errorf("%s: %w: %s: %s", s.f.Name, ErrNotifyUnsupported, req.Method, short(RedactText(m.Error.Message)))
 		}
-		return fmt.Errorf("%s: %s refused: %d %s", s.f.Name, req.Method, m.Error.Code, RedactText(m.Error.Message))
+		return fmt.Errorf("%s: %s refused: %d %s", s.f.Name, req.Method, m.Error.Code, short(RedactText(m.Error.Message)))
 	}
 	var sub any
 	if err := json.Unmarshal(m.Result, &sub); err != nil {
@@ -397,6 +398,15 @@ func (s *wsSession) answer(m wsFrame) error {
 		return fmt.Errorf("%s: %s answered %.40q, want a subscription id", s.f.Name, req.Method, m.Result)
 	}
 	return nil
+}
+
+// short cuts what a node wrote to a length fit for a log line or an error.
+func short(s string) string {
+	const most = 160
+	if len(s) <= most {
+		return s
+	}
+	return s[:most] + "…"
 }
 
 // subscription is the index of the subscription whose id is raw, or -1.

@@ -1,9 +1,11 @@
 package chainstest
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -216,7 +218,6 @@ func wsWakes(t *testing.T, c WSChain) {
 			t.Fatalf("note %d: an empty event", k)
 		}
 	}
-	time.Sleep(50 * time.Millisecond)
 	r.noMore(t, "after the notes")
 	n.wantDials(t, 1)
 	r.stop(t)
@@ -242,7 +243,6 @@ func wsIgnoresGarbage(t *testing.T, c WSChain) {
 	// Frames are read in order: once the second note has woken, every
 	// garbage frame before it has been read and ignored.
 	r.event(t, "the second note, after the garbage")
-	time.Sleep(50 * time.Millisecond)
 	r.noMore(t, "garbage")
 	n.wantDials(t, 1, "garbage must not end the connection")
 	if !strings.Contains(r.logText(t), "ignored") {
@@ -333,18 +333,26 @@ func wsSlow(t *testing.T, c WSChain) {
 // and KeepNotified dials again after a delay that at least doubles (of
 // which half may be jitter), each new connection waking again.
 func wsRedials(t *testing.T, c WSChain) {
+	// woken lets the node end a connection once its note has woken.
+	woken := make(chan struct{}, 2)
+	wait := func(p *wsPeer) {
+		select {
+		case <-woken:
+		case <-p.n.stop:
+		}
+	}
 	n := newWSNode(t, c, func(p *wsPeer) {
 		switch p.k {
 		case 1: // a note, then the TCP connection is cut
 			if p.subscribe(0) {
 				p.note(1)
-				time.Sleep(20 * time.Millisecond)
+				wait(p)
 				p.drop()
 			}
 		case 2: // a note, then a clean close frame
 			if p.subscribe(0) {
 				p.note(1)
-				time.Sleep(20 * time.Millisecond)
+				wait(p)
 				p.closeFrame()
 			}
 		case 3: // cut before answering
@@ -366,15 +374,17 @@ func wsRedials(t *testing.T, c WSChain) {
 	tm := wsFast
 	tm.minBackoff, tm.maxBackoff = 40*time.Millisecond, 2*time.Second
 	r := runWS(t, c, n.url("/"), tm)
-	r.event(t, "connection 1")
 	for k := 1; k <= 5; k++ {
-		err := r.end(t, "connection "+string(rune('0'+k)), 5*time.Second)
+		if k <= 2 {
+			r.event(t, fmt.Sprintf("connection %d", k))
+			woken <- struct{}{}
+		}
+		err := r.end(t, fmt.Sprintf("connection %d", k), 5*time.Second)
 		if errors.Is(err, chains.ErrNotifyUnsupported) {
 			t.Fatalf("connection %d: %v, want a lost subscription", k, err)
 		}
 		t.Logf("connection %d: %v", k, err)
 	}
-	r.event(t, "connection 2")
 	r.event(t, "connection 6, after the losses")
 	dials := n.dialTimes()
 	if len(dials) != 6 {
@@ -538,12 +548,16 @@ func wsRefused(t *testing.T, c WSChain) {
 		return
 	}
 	t.Run("OptionalRefused", func(t *testing.T) {
-		const notes = 6
+		// Notes of every subscription, ending with one of an accepted one:
+		// once it has woken, every note before it has been read.
+		notes := 6
+		for _, sub := c.Note(notes); slices.Contains(optional, sub); _, sub = c.Note(notes) {
+			notes++
+		}
 		n := newWSNode(t, c, func(p *wsPeer) {
 			if p.subscribe(-32601, optional...) {
 				for k := 1; k <= notes; k++ {
-					frame, _ := c.Note(k)
-					p.send(frame)
+					p.note(k)
 				}
 				p.idle()
 			}
@@ -554,7 +568,6 @@ func wsRefused(t *testing.T, c WSChain) {
 				r.event(t, "a note of a subscription accepted")
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
 		r.noMore(t, "notes of the refused subscription")
 		if !strings.Contains(r.logText(t), "refuses a subscription") {
 			t.Errorf("the refusal was not logged:\n%s", r.logText(t))
@@ -592,6 +605,7 @@ func wsStops(t *testing.T, c WSChain) {
 		}
 		var mu sync.Mutex
 		var conns []net.Conn
+		asked := make(chan struct{}, 10)
 		go func() {
 			for {
 				conn, err := ln.Accept()
@@ -601,6 +615,11 @@ func wsStops(t *testing.T, c WSChain) {
 				mu.Lock()
 				conns = append(conns, conn)
 				mu.Unlock()
+				go func() { // read the upgrade request, answer nothing
+					if _, err := http.ReadRequest(bufio.NewReader(conn)); err == nil {
+						asked <- struct{}{}
+					}
+				}()
 			}
 		}()
 		t.Cleanup(func() {
@@ -612,7 +631,11 @@ func wsStops(t *testing.T, c WSChain) {
 			mu.Unlock()
 		})
 		r := runWS(t, c, "ws://"+ln.Addr().String()+"/", wsFast)
-		time.Sleep(200 * time.Millisecond)
+		select {
+		case <-asked:
+		case <-time.After(5 * time.Second):
+			t.Fatal("no upgrade request")
+		}
 		r.stop(t)
 	})
 	t.Run("Unanswered", func(t *testing.T) {
@@ -621,7 +644,6 @@ func wsStops(t *testing.T, c WSChain) {
 		for len(n.dialTimes()) == 0 {
 			time.Sleep(10 * time.Millisecond)
 		}
-		time.Sleep(100 * time.Millisecond)
 		r.stop(t)
 	})
 	t.Run("BackingOff", func(t *testing.T) {

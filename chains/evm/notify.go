@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/payment"
 )
 
 // Notify subscribes to newHeads and newPendingTransactions over a websocket
@@ -15,7 +16,7 @@ import (
 // connection is a lost subscription, which the caller retries (the node may
 // come back).
 func (c *Client) Notify(ctx context.Context, wake func()) error {
-	return wsFeed(c.notifyURL, c.log).Notify(ctx, wake)
+	return wsFeed(c.notifyURL, c.log.With("network", string(payment.Ethereum))).Notify(ctx, wake)
 }
 
 // wsFeed is eth_subscribe's newHeads (required) and newPendingTransactions

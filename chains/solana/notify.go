@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/payment"
 )
 
 // Notify subscribes to slotSubscribe on the pubsub websocket and wakes when
@@ -15,7 +16,7 @@ import (
 // chains.ErrNotifyUnsupported; a failed dial, a server error or a closed
 // connection is a lost subscription.
 func (c *Client) Notify(ctx context.Context, wake func()) error {
-	return wsFeed(c.notifyURL, c.log).Notify(ctx, wake)
+	return wsFeed(c.notifyURL, c.log.With("network", string(payment.Solana))).Notify(ctx, wake)
 }
 
 // wsFeed is slotSubscribe on url. It wakes on a slotNotification whose root
