@@ -185,7 +185,9 @@ func (f WSFeed) endpoint() (string, http.Header, error) {
 		if err != nil {
 			return "", nil, fmt.Errorf("%s: websocket: %w", f.Name, err)
 		}
-		hdr = h.Clone()
+		if h != nil {
+			hdr = h.Clone()
+		}
 	}
 	if u.User != nil {
 		if hdr.Get("Authorization") == "" {
