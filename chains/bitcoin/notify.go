@@ -25,7 +25,7 @@ const codeMethodNotFound = -32601
 // (getbestblockhash, getmempoolinfo) every mempoolPeekEvery for their
 // mempool (peekMempool). btcd, which answers waitfornewblock with "Method
 // not found", is subscribed on its websocket to new blocks and new mempool
-// transactions (notifyWebsocket).
+// transactions (wsFeed).
 func (c *Client) Notify(ctx context.Context, wake func()) error {
 	if c.zmqURL != "" {
 		return c.notifyZMQ(ctx, wake)
@@ -47,7 +47,7 @@ func (c *Client) Notify(ctx context.Context, wake func()) error {
 		var re *RPCError
 		if errors.As(err, &re) && re.Code == codeMethodNotFound {
 			stopPeek()
-			return c.notifyWebsocket(ctx, func(string) { wake() })
+			return c.wsFeed().Notify(ctx, wake)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: waitfornewblock: %w", c.network, err)

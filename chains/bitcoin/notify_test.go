@@ -41,7 +41,7 @@ func TestNotifyBtcdWakesOnBlocksAndTransactions(t *testing.T) {
 	ctx, cancel := context.WithCancel(testCtx(t))
 	notes := make(chan string, 1000)
 	done := make(chan error, 1)
-	go func() { done <- c.src.notifyWebsocket(ctx, func(m string) { notes <- m }) }()
+	go func() { done <- c.src.wsFeed().Watch(ctx, func(m string) { notes <- m }) }()
 	waitNote := func(want string, poke func()) {
 		t.Helper()
 		for tries := 0; ; tries++ {

@@ -1,145 +1,56 @@
 package bitcoin
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
+	"log/slog"
 	"net/http"
-	"net/url"
-	"time"
-
-	"github.com/gorilla/websocket"
 
 	"github.com/paywatch/paywatch/chains"
 )
 
-// Keep-alive of the btcd websocket: a ping every wsPingEvery, and a
-// connection that has said nothing (not even a pong) for wsQuietFor is
-// taken as lost, so a half-open TCP connection cannot hide a dead node.
-const (
-	wsPingEvery = 30 * time.Second
-	wsQuietFor  = 75 * time.Second
-	wsMaxFrame  = 1 << 20
-)
-
 // wsURL is btcd's websocket endpoint: the RPC URL's host at path /ws, with
-// ws for http and wss for https.
-func (c *rpcClient) wsURL() (string, error) {
-	u, err := url.Parse(c.endpoint)
-	if err != nil {
-		return "", errors.New("URL: not a valid URL")
+// ws for http and wss for https ("" for a URL that has none).
+func (c *rpcClient) wsURL() string {
+	u := chains.WebsocketURL(c.endpoint)
+	if u == nil {
+		return ""
 	}
-	u.Scheme = map[string]string{"http": "ws", "https": "wss"}[u.Scheme]
-	u.Path, u.RawQuery, u.Fragment = "/ws", "", ""
-	return u.String(), nil
+	u.Path, u.RawPath, u.RawQuery, u.Fragment = "/ws", "", "", ""
+	return u.String()
 }
 
-// wsMessage is a btcd websocket frame: an answer to one of our requests
-// (ID set) or a notification (Method set, ID null).
-type wsMessage struct {
-	ID     *uint64         `json:"id"`
-	Method string          `json:"method"`
-	Error  *RPCError       `json:"error"`
-	Result json.RawMessage `json:"result"`
+// authHeader is the Basic authorization of the RPC credentials, read again
+// for each connection (a restarted node writes a new cookie).
+func (c *rpcClient) authHeader() (http.Header, error) {
+	user, pass, err := c.credentials()
+	if err != nil {
+		return nil, err
+	}
+	r := http.Request{Header: http.Header{}}
+	r.SetBasicAuth(user, pass)
+	return r.Header, nil
 }
 
-// notifyWebsocket subscribes to btcd's notifyblocks and
-// notifynewtransactions on its websocket and calls note with the method of
-// every notification (blockconnected, blockdisconnected, txaccepted, ...). A
-// node without the websocket endpoint is chains.ErrNotifyUnsupported; a
-// failed dial or a closed connection is a lost subscription.
-func (c *Client) notifyWebsocket(ctx context.Context, note func(method string)) error {
-	endpoint, err := c.rpc.wsURL()
-	if err != nil {
-		return fmt.Errorf("%s: notifications: %w", c.network, err)
-	}
-	user, pass, err := c.rpc.credentials()
-	if err != nil {
-		return fmt.Errorf("%s: notifications: %w", c.network, err)
-	}
-	hdr := http.Header{}
-	req := http.Request{Header: hdr}
-	req.SetBasicAuth(user, pass)
-	dialer := websocket.Dialer{HandshakeTimeout: 30 * time.Second, Proxy: http.ProxyFromEnvironment}
-	conn, resp, err := dialer.DialContext(ctx, endpoint, hdr)
-	if err != nil {
-		if resp != nil && resp.StatusCode == http.StatusNotFound {
-			return fmt.Errorf("%s: %w: no websocket endpoint", c.network, chains.ErrNotifyUnsupported)
-		}
-		if resp != nil {
-			return fmt.Errorf("%s: websocket: HTTP %d", c.network, resp.StatusCode)
-		}
-		// The dial error names the host but never the credentials, which
-		// travel in the header only.
-		return fmt.Errorf("%s: websocket: %w", c.network, err)
-	}
-	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stop()
-	conn.SetReadLimit(wsMaxFrame)
-	quiet := func() error { return conn.SetReadDeadline(time.Now().Add(wsQuietFor)) }
-	if err := quiet(); err != nil {
-		return fmt.Errorf("%s: websocket: %w", c.network, err)
-	}
-	conn.SetPongHandler(func(string) error { return quiet() })
+// wsFeed is btcd's notifications on its websocket (chains.WSFeed).
+func (c *Client) wsFeed() chains.WSFeed {
+	return btcdFeed(string(c.network), c.rpc.wsURL(), c.rpc.authHeader, c.log)
+}
 
-	subscriptions := []struct {
-		method string
-		params []any
-	}{{"notifyblocks", []any{}}, {"notifynewtransactions", []any{false}}}
-	pending := map[uint64]string{}
-	for i, s := range subscriptions {
-		id := uint64(i + 1)
-		pending[id] = s.method
-		msg := map[string]any{"jsonrpc": "1.0", "id": id, "method": s.method, "params": s.params}
-		if err := conn.WriteJSON(msg); err != nil {
-			return fmt.Errorf("%s: websocket: %s: %w", c.network, s.method, err)
-		}
-	}
-
-	pingDone := make(chan struct{})
-	defer close(pingDone)
-	go func() {
-		t := time.NewTicker(wsPingEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-pingDone:
-				return
-			case <-t.C:
-				// WriteControl may run beside the reader; a failed
-				// ping shows as a read error soon after.
-				_ = conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(10*time.Second))
-			}
-		}
-	}()
-
-	for {
-		var m wsMessage
-		err := conn.ReadJSON(&m)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s: websocket subscription lost: %w", c.network, err)
-		}
-		if err := quiet(); err != nil {
-			return fmt.Errorf("%s: websocket: %w", c.network, err)
-		}
-		if m.ID != nil {
-			method, ok := pending[*m.ID]
-			if !ok {
-				continue
-			}
-			delete(pending, *m.ID)
-			if m.Error != nil {
-				return fmt.Errorf("%s: websocket: %s: %w", c.network, method, m.Error)
-			}
-			continue
-		}
-		if m.Method != "" {
-			note(m.Method)
-		}
+// btcdFeed subscribes to btcd's notifyblocks and notifynewtransactions and
+// wakes on every notification, named by its method (blockconnected,
+// blockdisconnected, txaccepted, ...). A node without the websocket
+// endpoint (HTTP 404 on the upgrade) is chains.ErrNotifyUnsupported.
+func btcdFeed(name, url string, header func() (http.Header, error), log *slog.Logger) chains.WSFeed {
+	return chains.WSFeed{
+		Name:        name,
+		URL:         url,
+		Header:      header,
+		Unsupported: func(status int) bool { return status == http.StatusNotFound },
+		JSONRPC:     "1.0",
+		Subscribe: []chains.WSSubscribe{
+			{Method: "notifyblocks", Params: []any{}},
+			{Method: "notifynewtransactions", Params: []any{false}},
+		},
+		Parse: func(n chains.WSNotification) string { return n.Method },
+		Log:   log,
 	}
 }

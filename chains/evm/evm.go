@@ -108,7 +108,10 @@ type Client struct {
 	noBlockReceipts atomic.Bool
 }
 
-var _ chains.Source = (*Client)(nil)
+var (
+	_ chains.Source   = (*Client)(nil)
+	_ chains.Notifier = (*Client)(nil)
+)
 
 // New connects to cfg.URL, checks that the node answers and, in auto mode,
 // probes whether it can trace blocks.
@@ -122,7 +125,7 @@ func newClient(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.URL == "" {
 		return nil, errors.New("evm: empty node URL")
 	}
-	c := &Client{log: cfg.Log, tokens: make(map[common.Address]payment.Asset, len(cfg.Tokens)), notifyURL: notifyURL(cfg)}
+	c := &Client{log: cfg.Log, tokens: make(map[common.Address]payment.Asset, len(cfg.Tokens)), notifyURL: chains.NotifyURL(cfg.NotifyURL, cfg.URL)}
 	c.log = logs.Or(c.log)
 	for _, t := range cfg.Tokens {
 		if t.Contract == (common.Address{}) {

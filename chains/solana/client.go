@@ -43,7 +43,8 @@ type Config struct {
 	// AddressModeMax is ModeAuto's threshold (0 means DefaultAddressModeMax).
 	AddressModeMax int
 	// NotifyURL is the pubsub websocket for slotSubscribe; empty means URL
-	// with ws/wss for http/https (see Notify).
+	// with ws/wss for http/https (a provider's layout; a bare agave node
+	// serves pubsub on the RPC port + 1, which NotifyURL then names).
 	NotifyURL string
 	// HTTPClient sends the requests (nil: a client with a 60 s timeout).
 	HTTPClient *http.Client
@@ -60,7 +61,10 @@ type Client struct {
 	log       *slog.Logger
 }
 
-var _ chains.Source = (*Client)(nil)
+var (
+	_ chains.Source   = (*Client)(nil)
+	_ chains.Notifier = (*Client)(nil)
+)
 
 // New returns a Client for cfg. It does not contact the node.
 func New(cfg Config) (*Client, error) {
@@ -89,7 +93,7 @@ func New(cfg Config) (*Client, error) {
 	log := cfg.Log
 	log = logs.Or(log)
 	transport := jsonrpc.NewClientWithOpts(cfg.URL, &jsonrpc.RPCClientOpts{HTTPClient: hc})
-	return &Client{rpc: rpc.NewWithCustomRPCClient(transport), notifyURL: notifyURL(cfg), mode: mode, addrMax: addrMax, log: log}, nil
+	return &Client{rpc: rpc.NewWithCustomRPCClient(transport), notifyURL: chains.NotifyURL(cfg.NotifyURL, cfg.URL), mode: mode, addrMax: addrMax, log: log}, nil
 }
 
 // Mode returns the mode that applies to a watched set of the given size:
