@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/paywatch/paywatch/logs"
 )
 
 // The websocket notify loop: one Notifier for every node that pushes its
@@ -125,10 +126,7 @@ func (f WSFeed) Watch(ctx context.Context, note func(event string)) error {
 	if err != nil {
 		return err
 	}
-	log := f.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := logs.Or(f.Log)
 	// The dialer heeds ctx while it connects, but during the handshake only
 	// its timeout: ctx ending closes the connection under it instead.
 	var stopDial func() bool
