@@ -89,7 +89,7 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (*daem
 		host, _ := os.Hostname()
 		cfg.Instance = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
-	st, err := store.Open(ctx, cfg.DatabaseURL)
+	st, err := store.OpenWith(ctx, cfg.DatabaseURL, store.OptionsOf(cfg.Database, log.With("component", "database")))
 	if err != nil {
 		return nil, err
 	}
