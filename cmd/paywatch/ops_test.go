@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -156,8 +157,11 @@ webhooks:
 	base := "http://" + <-addrCh
 	call := apiCaller(t, base, plain)
 	deadline := time.Now().Add(30 * time.Second)
+	var intent map[string]any
 	for {
-		if st, _, _ := call("POST", "/v1/intents", map[string]string{"kind": "order", "reference": "ORD-M", "amount_usd": "5.00", "method": "TRX"}); st == 201 {
+		st, v, _ := call("POST", "/v1/intents", map[string]string{"kind": "order", "reference": "ORD-M", "amount_usd": "5.00", "method": "TRX"})
+		if st == 201 {
+			intent = v
 			break
 		}
 		if time.Now().After(deadline) {
@@ -210,8 +214,68 @@ webhooks:
 	if len(used) < 25 {
 		t.Errorf("only %d metrics used by the rules and the dashboard", len(used))
 	}
+
+	// The latency histograms and the database-read gauges move: the
+	// intent is paid, its events delivered.
+	to, err := addresses.TronAccount(intent["address"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tron.PayTRX(bytes.Repeat([]byte{7}, 20), to, 20_000_000, true)
+	want := map[string]func(float64) bool{
+		`paywatch_detection_seconds_count{network="tron"}`:                       func(v float64) bool { return v >= 1 },
+		`paywatch_confirmation_seconds_count{network="tron"}`:                    func(v float64) bool { return v >= 1 },
+		`paywatch_webhook_delivery_seconds_count{endpoint="shop"}`:               func(v float64) bool { return v >= 3 },
+		`paywatch_events_total{type="intent.paid"}`:                              func(v float64) bool { return v == 1 },
+		`paywatch_http_requests_total{code="201",route="POST /v1/intents"}`:      func(v float64) bool { return v == 1 },
+		`paywatch_http_request_duration_seconds_count{route="POST /v1/intents"}`: func(v float64) bool { return v >= 1 },
+		`paywatch_intents_open{status="awaiting_payment"}`:                       func(v float64) bool { return v == 0 },
+		`paywatch_webhook_outbox_pending{endpoint="shop"}`:                       func(v float64) bool { return v == 0 },
+		`paywatch_database_up`:                                                   func(v float64) bool { return v == 1 },
+		`paywatch_scanner_leader{network="tron"}`:                                func(v float64) bool { return v == 1 },
+		`paywatch_address_pool_remaining{network="solana"}`:                      func(v float64) bool { return v == 3 },
+		`paywatch_rate_available{symbol="TRX"}`:                                  func(v float64) bool { return v == 1 },
+	}
+	var body string
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		resp, err := http.Get(base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		body = string(raw)
+		var wrong []string
+		for series, ok := range want {
+			v, found := sample(body, series)
+			if !found || !ok(v) {
+				wrong = append(wrong, fmt.Sprintf("%s = %v (found %v)", series, v, found))
+			}
+		}
+		if len(wrong) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			sort.Strings(wrong)
+			t.Fatalf("after the payment: %v", wrong)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	cancel()
 	<-done
+}
+
+// sample returns the value of one series in a text exposition.
+func sample(body, series string) (float64, bool) {
+	for _, line := range strings.Split(body, "\n") {
+		if rest, ok := strings.CutPrefix(line, series+" "); ok {
+			var v float64
+			if _, err := fmt.Sscan(rest, &v); err == nil {
+				return v, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // dashboardExprs returns every query of deploy/grafana/paywatch.json.
