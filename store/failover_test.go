@@ -339,3 +339,39 @@ func waitListening(t *testing.T, sub *store.Subscription, dbURL string) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// Migrations run without a statement timeout, waiting for another
+// instance's migration included; the pool's sessions keep theirs.
+func TestMigrateWaitsBeyondTheStatementTimeout(t *testing.T) {
+	u := freshURL(t)
+	ctx := context.Background()
+	holder, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close(ctx)
+	const migrateLockID = 7_303_201
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_lock($1)`, migrateLockID); err != nil {
+		t.Fatal(err)
+	}
+	sep := "?"
+	if strings.Contains(u, "?") {
+		sep = "&"
+	}
+	s, err := store.Open(ctx, u+sep+"statement_timeout=300")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	go func() {
+		time.Sleep(time.Second)
+		_, _ = holder.Exec(ctx, `SELECT pg_advisory_unlock($1)`, migrateLockID)
+	}()
+	if _, err := s.Migrate(ctx); err != nil {
+		t.Fatalf("migrate while another instance holds the lock for 1 s: %v", err)
+	}
+	var st string
+	if err := s.Pool().QueryRow(ctx, `SHOW statement_timeout`).Scan(&st); err != nil || st != "300ms" {
+		t.Fatalf("statement_timeout after Migrate: %q %v", st, err)
+	}
+}

@@ -165,16 +165,17 @@ func (s *Store) Migrate(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("migrate: %w", err)
 	}
 	defer conn.Release()
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", migrateLockID); err != nil {
-		return 0, fmt.Errorf("migrate lock: %w", err)
-	}
-	defer conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrateLockID)
-	// A migration may rewrite a large table: no statement timeout. The
-	// connection goes back to the pool, so the setting is put back.
+	// A migration may rewrite a large table, and another instance may hold
+	// the lock while it does: no statement timeout. The connection goes
+	// back to the pool, so the setting is put back.
 	if _, err := conn.Exec(ctx, "SET statement_timeout = 0"); err != nil {
 		return 0, fmt.Errorf("migrate: %w", err)
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), "RESET statement_timeout")
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", migrateLockID); err != nil {
+		return 0, fmt.Errorf("migrate lock: %w", err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrateLockID)
 	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`); err != nil {
 		return 0, fmt.Errorf("migrate: %w", err)
