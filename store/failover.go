@@ -332,7 +332,8 @@ func (s *Store) probe(ctx context.Context) {
 func (s *Store) probeOnce(ctx context.Context, conn **pgx.Conn) error {
 	if *conn == nil {
 		// Connecting tries each host in turn (ConnectTimeout each).
-		cctx, cancel := context.WithTimeout(ctx, s.opt.ProbeTimeout+2*s.pool.Config().ConnConfig.ConnectTimeout)
+		cc := s.pool.Config().ConnConfig
+		cctx, cancel := context.WithTimeout(ctx, s.opt.ProbeTimeout+time.Duration(1+len(cc.Fallbacks))*cc.ConnectTimeout)
 		c, err := pgx.ConnectConfig(cctx, s.pool.Config().ConnConfig.Copy())
 		cancel()
 		if err != nil {
