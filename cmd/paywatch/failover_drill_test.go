@@ -302,7 +302,7 @@ webhooks:
 	}
 	defer conn.Close(ctx)
 	paid := pays.all()
-	cl.waitFor("every paid intent to be paid", 90*time.Second, func() bool {
+	cl.waitFor("every paid intent to be paid", max(90*time.Second, 5**drillLoad), func() bool {
 		var n int
 		ids := make([]string, 0, len(paid))
 		for _, p := range paid {
@@ -352,7 +352,7 @@ webhooks:
 	if err := conn.QueryRow(ctx, `SELECT COALESCE(max(seq), 0) FROM events`).Scan(&maxSeq); err != nil {
 		t.Fatal(err)
 	}
-	cl.waitFor("every event to be delivered", 90*time.Second, func() bool {
+	cl.waitFor("every event to be delivered", max(90*time.Second, 5**drillLoad), func() bool {
 		var last int64
 		_ = conn.QueryRow(ctx, `SELECT last_seq FROM webhook_endpoints WHERE name = 'drill'`).Scan(&last)
 		return last >= maxSeq
