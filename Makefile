@@ -10,7 +10,7 @@ export GOFLAGS := -buildvcs=false
 BIN := bin/paywatch
 SANDBOX := bin/paywatch-sandbox
 
-.PHONY: build run test vet bench bench-latency bench-all fuzz sim clean
+.PHONY: build run test vet bench bench-latency bench-all fuzz sim clean drill-pg
 
 # build makes the daemon and the local sandbox, which runs the daemon
 # beside it (bin/paywatch serve).
@@ -28,6 +28,15 @@ vet:
 # is set; chain-node tests start btcd, litecoind and anvil themselves.
 test: vet
 	go test -count=1 -timeout 40m ./...
+
+# drill-pg is the PostgreSQL failover drill at length: a primary with a
+# synchronous standby under load, killed (SIGKILL) then frozen (SIGSTOP),
+# the standby promoted each time, DRILL_LOAD of load around each failover
+# (`make test` runs it with 3 s). It prints the time from each loss to the
+# first successful write and the counts (README, Operations).
+DRILL_LOAD ?= 60s
+drill-pg:
+	go test -count=1 -timeout 30m -run '^TestFailoverDrill$$' -v ./cmd/paywatch -args -drill.load=$(DRILL_LOAD)
 
 # fuzz runs every native fuzz target for FUZZTIME each, one target at a
 # time (.ci/fuzz). `make test` already runs each target's seed corpus and

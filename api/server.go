@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -321,9 +322,29 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	s.internal(w, r, err)
 }
 
+// DatabaseRetryAfter is the Retry-After of a 503 database_unavailable, in
+// seconds: about the time a failover to a synchronous standby takes.
+const DatabaseRetryAfter = 5
+
 func (s *Server) internal(w http.ResponseWriter, r *http.Request, err error) {
+	if store.IsUnavailable(err) {
+		// The primary went away (a failover): nothing under this request's
+		// Idempotency-Key was committed that a retry does not replay.
+		s.log.Warn("request failed: database unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
+		WriteDatabaseUnavailable(w)
+		return
+	}
 	s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	writeError(w, http.StatusInternalServerError, "internal", "internal error; the operator's log has the details")
+}
+
+// WriteDatabaseUnavailable answers 503 database_unavailable with
+// Retry-After: the database did not answer (or only a read-only standby
+// did) for longer than database.retry_for.
+func WriteDatabaseUnavailable(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", strconv.Itoa(DatabaseRetryAfter))
+	writeError(w, http.StatusServiceUnavailable, "database_unavailable",
+		"the database is unavailable (a failover may be in progress); retry after Retry-After seconds with the same Idempotency-Key")
 }
 
 // readBody reads a size-limited body; false means an error was written.

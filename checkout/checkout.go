@@ -21,6 +21,7 @@ import (
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/logs"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/store"
 	"github.com/paywatch/paywatch/views"
 )
 
@@ -246,6 +247,13 @@ func (p *Page) notFound(w http.ResponseWriter, r *http.Request) {
 // internal answers our failure without its text (the log has it).
 func (p *Page) internal(w http.ResponseWriter, r *http.Request, err error) {
 	if r.Context().Err() != nil {
+		return
+	}
+	if store.IsUnavailable(err) {
+		// A database failover: the customer tries again in a moment.
+		p.log.Warn("payment page failed: database unavailable", "method", r.Method, "path", redactPath(r.URL.Path), "err", err)
+		w.Header().Set("Retry-After", "5")
+		p.message(w, r, http.StatusServiceUnavailable, "error")
 		return
 	}
 	p.log.Error("payment page failed", "method", r.Method, "path", redactPath(r.URL.Path), "err", err)

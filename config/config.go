@@ -64,6 +64,28 @@ type Config struct {
 	Console Console `yaml:"console"`
 	// Checkout configures the hosted payment page served at /pay/.
 	Checkout Checkout `yaml:"checkout"`
+	// Database tunes the PostgreSQL client across a failover.
+	Database Database `yaml:"database"`
+}
+
+// Database tunes how paywatch behaves when its PostgreSQL server goes away
+// (README, Operations: PostgreSQL failover). Zero values take the defaults
+// in brackets; connect_timeout and statement_timeout in database_url win.
+type Database struct {
+	// ConnectTimeout bounds each host's connection attempt [5s].
+	ConnectTimeout Duration `yaml:"connect_timeout"`
+	// StatementTimeout is the server's statement_timeout [30s].
+	StatementTimeout Duration `yaml:"statement_timeout"`
+	// Keepalive is the TCP keepalive idle time and interval [5s].
+	Keepalive Duration `yaml:"keepalive"`
+	// ProbeInterval and ProbeTimeout: how often the server is checked and
+	// how long a check may take before it is declared lost and every
+	// connection closed [1s, 3s].
+	ProbeInterval Duration `yaml:"probe_interval"`
+	ProbeTimeout  Duration `yaml:"probe_timeout"`
+	// RetryFor is how long a write waits for a new primary before the API
+	// answers 503 database_unavailable [15s].
+	RetryFor Duration `yaml:"retry_for"`
 }
 
 // Checkout configures the hosted payment page (/pay/{token} on the API
@@ -306,6 +328,9 @@ func Default() *Config {
 		Console: Console{Enabled: true, SessionTTL: Duration{12 * time.Hour}, IdleTimeout: Duration{30 * time.Minute},
 			SignInAttempts: 5, Explorers: map[string]string{}},
 		Events: Events{MaxWaiters: 2000, MaxWaitersPerKey: 200, PollInterval: Duration{5 * time.Second}},
+		Database: Database{ConnectTimeout: Duration{5 * time.Second}, StatementTimeout: Duration{30 * time.Second},
+			Keepalive: Duration{5 * time.Second}, ProbeInterval: Duration{time.Second}, ProbeTimeout: Duration{3 * time.Second},
+			RetryFor: Duration{15 * time.Second}},
 		Checkout: Checkout{SecretEnv: "PAYWATCH_CHECKOUT_SECRET", ReturnHosts: []string{}, FrameAncestors: []string{},
 			TrustedProxies: []string{}, LinkLifetime: Duration{30 * 24 * time.Hour}, RequestsPerMinute: 120,
 			MaxLive: 5000, MaxLivePerClient: 20, ProgressInterval: Duration{time.Second}},
@@ -521,6 +546,12 @@ func (c *Config) Validate() error {
 	}
 	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		return invalid("database_url", "must be a postgres:// URL")
+	}
+	for name, d := range map[string]Duration{"connect_timeout": c.Database.ConnectTimeout, "statement_timeout": c.Database.StatementTimeout,
+		"keepalive": c.Database.Keepalive, "probe_interval": c.Database.ProbeInterval, "probe_timeout": c.Database.ProbeTimeout, "retry_for": c.Database.RetryFor} {
+		if d.Duration < 0 || d.Duration > time.Hour {
+			return invalid("database."+name, "must be between 0 (the default) and 1h, got %s", d)
+		}
 	}
 	if c.Deadline.Duration < time.Minute || c.Deadline.Duration > 7*24*time.Hour {
 		return invalid("deadline", "must be between 1m and 168h, got %s", c.Deadline)

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -34,7 +35,7 @@ func TestExampleParsesToTheDefaults(t *testing.T) {
 		t.Fatalf("listen: example %q, default %q", c.Listen, d.Listen)
 	}
 	if c.Deadline != d.Deadline || c.Rates.Refresh != d.Rates.Refresh ||
-		!reflect.DeepEqual(c.TopupAmounts, d.TopupAmounts) || c.MaxBodyBytes != d.MaxBodyBytes || c.Events != d.Events ||
+		!reflect.DeepEqual(c.TopupAmounts, d.TopupAmounts) || c.MaxBodyBytes != d.MaxBodyBytes || c.Events != d.Events || c.Database != d.Database ||
 		!reflect.DeepEqual(c.Checkout, d.Checkout) {
 		t.Fatalf("example top-level settings differ from the defaults")
 	}
@@ -78,6 +79,7 @@ func TestExampleListsEverySetting(t *testing.T) {
 	check("console", reflect.TypeOf(config.Console{}), doc["console"].(map[string]any))
 	check("events", reflect.TypeOf(config.Events{}), doc["events"].(map[string]any))
 	check("checkout", reflect.TypeOf(config.Checkout{}), doc["checkout"].(map[string]any))
+	check("database", reflect.TypeOf(config.Database{}), doc["database"].(map[string]any))
 	for name, m := range doc["methods"].(map[string]any) {
 		check("methods."+name, reflect.TypeOf(config.Method{}), m.(map[string]any))
 	}
@@ -283,5 +285,24 @@ func TestSingleRateSourceMustBeExplicit(t *testing.T) {
 	}
 	if _, err := config.Parse(strings.NewReader(valid), env(nil)); err != nil {
 		t.Fatalf("one source with min_sources: 1: %v", err)
+	}
+}
+
+// A primary and its standby are given as one multi-host URL; the database
+// block refuses negative durations.
+func TestDatabaseFailoverSettings(t *testing.T) {
+	c, err := config.Parse(strings.NewReader(`database_url: "postgres://paywatch@db1:5432,db2:5432/paywatch?target_session_attrs=read-write"
+database:
+  probe_timeout: 2s
+  retry_for: 20s
+`), func(string) string { return "" })
+	if err != nil {
+		t.Fatalf("multi-host URL: %v", err)
+	}
+	if c.Database.ProbeTimeout.Duration != 2*time.Second || c.Database.RetryFor.Duration != 20*time.Second || c.Database.ConnectTimeout.Duration != 5*time.Second {
+		t.Fatalf("database block: %+v", c.Database)
+	}
+	if _, err := config.Parse(strings.NewReader("database_url: postgres://a/b\ndatabase:\n  retry_for: -1s\n"), func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "database.retry_for") {
+		t.Fatalf("negative retry_for: %v", err)
 	}
 }

@@ -568,6 +568,14 @@ func (c *Console) internal(w http.ResponseWriter, r *http.Request, err error) {
 	if r.Context().Err() != nil {
 		return
 	}
+	if store.IsUnavailable(err) {
+		// A database failover: nothing was done; the same request again
+		// in a moment does it.
+		c.log.Warn("console request failed: database unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
+		w.Header().Set("Retry-After", "5")
+		c.render(w, r, http.StatusServiceUnavailable, "error", nil, "Error", errorData{Message: "the database is unavailable (a failover may be in progress); nothing was done: try again in a few seconds"})
+		return
+	}
 	c.log.Error("console request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	c.render(w, r, http.StatusInternalServerError, "error", nil, "Error", errorData{Message: "internal error; the operator's log has the details"})
 }

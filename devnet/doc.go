@@ -6,6 +6,11 @@
 // paywatch itself never holds a private key. Every process runs on loopback, on a port that was bound and released just
 // before use, under a data directory the caller owns; Stop is idempotent.
 //
+// For failover tests, a cluster can have streaming standbys (Standby,
+// with pg_basebackup -R), be promoted (Promote), killed (Kill9) or frozen
+// (Signal with SIGSTOP); Proxy is a TCP proxy that can blackhole a peer,
+// as a partition does, without closing its connections.
+//
 // Missing binaries are an error (ErrMissing) that names the install command;
 // tests turn it into a failure when CI is set and a skip otherwise.
 package devnet

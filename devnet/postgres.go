@@ -46,6 +46,13 @@ func PostgresBinDir() (string, error) {
 // (0 picks a free one). As root it runs the server as the postgres user, since
 // initdb refuses root. A second call on the same dir reuses the data.
 func StartPostgres(ctx context.Context, dir string, port int) (*Postgres, error) {
+	return StartPostgresWith(ctx, dir, port)
+}
+
+// StartPostgresWith is StartPostgres with extra server settings
+// ("name=value"), which win over the defaults (fsync=off,
+// synchronous_commit=off).
+func StartPostgresWith(ctx context.Context, dir string, port int, settings ...string) (*Postgres, error) {
 	bin, err := PostgresBinDir()
 	if err != nil {
 		return nil, err
@@ -79,6 +86,9 @@ func StartPostgres(ctx context.Context, dir string, port int) (*Postgres, error)
 	_ = pg.run(ctx, asRoot, "pg_ctl", "-D", filepath.Join(dir, "data"), "-m", "immediate", "stop")
 	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300",
 		port, filepath.Join(dir, "sock"))
+	for _, s := range settings {
+		opts += " -c " + s
+	}
 	if err := pg.run(ctx, asRoot, "pg_ctl", "-D", filepath.Join(dir, "data"), "-l",
 		filepath.Join(dir, "server.log"), "-w", "-t", "30", "-o", opts, "start"); err != nil {
 		return nil, fmt.Errorf("pg_ctl start: %w\n%s", err, tail(filepath.Join(dir, "server.log"), 20))

@@ -66,7 +66,13 @@ func (s *Sink) recordTransfer(ctx context.Context, tx *store.Tx, m *moves, netwo
 		return nil, fmt.Errorf("record transfer %s:%d: %w", t.TxID, t.Index, err)
 	}
 	if inserted && s.counter != nil {
-		tx.AfterCommit(func() { s.counter.TransferRecorded(network, string(t.Asset)) })
+		inBlock, after := height != nil, now.Sub(seen)
+		tx.AfterCommit(func() {
+			s.counter.TransferRecorded(network, string(t.Asset))
+			if o, ok := s.counter.(DetectionObserver); ok && inBlock {
+				o.TransferDetected(network, after)
+			}
+		})
 	}
 	if inserted && a.IntentID == "" {
 		// A finance item from the start: announced once the transaction's

@@ -40,6 +40,13 @@ type Counter interface {
 	TransferRecorded(network, asset string)
 }
 
+// DetectionObserver, when the Counter also implements it, is told how long
+// after its block's time each transfer first seen in a block was recorded
+// (a latency metric); called after commit.
+type DetectionObserver interface {
+	TransferDetected(network string, after time.Duration)
+}
+
 // Options wires a Sink.
 type Options struct {
 	Store  *store.Store

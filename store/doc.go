@@ -33,4 +33,12 @@
 //     was taken with. Nothing here outlives its owner.
 //   - Webhook deliveries are claimed (a token and an expiry) and recorded in
 //     separate transactions, so no transaction is open while a sender POSTs.
+//   - Across a failover (failover.go): only read-write servers are used
+//     (several hosts in the URL find the primary); connections have TCP
+//     keepalives, a TCP user timeout and connect and statement timeouts;
+//     Run's probe declares a server that stops answering lost and closes
+//     every connection at once; InTx retries a transaction lost with its
+//     server once a read-write server answers (Options.RetryFor), relying
+//     on every write being idempotent, then fails with ErrUnavailable.
+//     IsUnavailable tells such failures from the caller's mistakes.
 package store

@@ -61,10 +61,14 @@ func (b *background) stop() {
 // Run holds the store's background work (the shared LISTEN connections of
 // its notifiers) to ctx: when ctx ends it stops them and returns once they
 // have stopped, so the daemon's errgroup owns them. Without Run, Close
-// stops them.
+// stops them. Run also runs the probe that notices a lost server (see
+// Options.ProbeInterval) until ctx ends.
 func (s *Store) Run(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { defer close(done); s.probe(ctx) }()
 	<-ctx.Done()
 	s.bg.stop()
+	<-done
 	return nil
 }
 

@@ -17,6 +17,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oklog/ulid/v2"
+
+	"github.com/paywatch/paywatch/clock"
 )
 
 // ErrNotFound is returned when a looked-up row does not exist.
@@ -42,6 +44,11 @@ type Store struct {
 	bg *background
 	// onCommit, when set, is called after every committed transaction.
 	onCommit atomic.Pointer[func()]
+	// opt, conns and health: behaviour when the server goes away
+	// (failover.go).
+	opt    Options
+	conns  connSet
+	health health
 }
 
 // OnCommit makes f run after every transaction committed through InTx or
@@ -73,8 +80,16 @@ func (s *Store) committed() {
 // second connection): with all turns taken, it would wait forever.
 const ActiveTransactions = 4
 
-// Open connects to the database at url. It does not migrate.
+// Open connects to the database at url with the default Options. It does
+// not migrate.
 func Open(ctx context.Context, url string) (*Store, error) {
+	return OpenWith(ctx, url, Options{})
+}
+
+// OpenWith connects to the database at url (one host, or several:
+// postgres://a,b/paywatch?target_session_attrs=read-write finds whichever
+// is the primary). Only read-write servers are used. It does not migrate.
+func OpenWith(ctx context.Context, url string, opt Options) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("database url: %w", err)
@@ -82,11 +97,15 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if cfg.MaxConns < 16 {
 		cfg.MaxConns = 16
 	}
+	s := &Store{active: make(chan struct{}, ActiveTransactions), bg: newBackground(ctx), opt: opt.withDefaults()}
+	s.health.up.Store(true)
+	s.configure(cfg, url)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	return &Store{pool: pool, active: make(chan struct{}, ActiveTransactions), bg: newBackground(ctx)}, nil
+	s.pool = pool
+	return s, nil
 }
 
 // Close stops the store's background work and closes every connection.
@@ -146,6 +165,13 @@ func (s *Store) Migrate(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("migrate: %w", err)
 	}
 	defer conn.Release()
+	// A migration may rewrite a large table, and another instance may hold
+	// the lock while it does: no statement timeout. The connection goes
+	// back to the pool, so the setting is put back.
+	if _, err := conn.Exec(ctx, "SET statement_timeout = 0"); err != nil {
+		return 0, fmt.Errorf("migrate: %w", err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), "RESET statement_timeout")
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", migrateLockID); err != nil {
 		return 0, fmt.Errorf("migrate lock: %w", err)
 	}
@@ -221,9 +247,18 @@ func (t *Tx) AfterCommit(f func()) { t.afterCommit = append(t.afterCommit, f) }
 // deadlocks are retried (fn must be repeatable); any other error rolls back.
 // At most ActiveTransactions run at once; the others wait for a turn (or
 // for ctx). After-commit hooks run after the turn is given back.
+//
+// A transaction that failed because the server went away (IsUnavailable:
+// the primary died or vanished, only a standby answers) is retried once a
+// read-write server answers again, for up to Options.RetryFor; then InTx
+// gives up with ErrUnavailable. Its COMMIT may have been applied before
+// the connection broke: fn runs again and finds what it wrote (every
+// write is idempotent on a natural key or an idempotency key), so a
+// retried transaction applies its effects once.
 func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
 	var err error
-	for attempt := 0; attempt < 8; attempt++ {
+	var giveUp time.Time
+	for attempt, lost := 0, 0; attempt < 8; {
 		var after []func()
 		after, err = s.inTxOnce(ctx, fn)
 		if err == nil {
@@ -233,17 +268,38 @@ func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
 			s.committed()
 			return nil
 		}
+		if ctx.Err() != nil {
+			return err
+		}
+		if IsUnavailable(err) {
+			if giveUp.IsZero() {
+				giveUp = time.Now().Add(s.opt.RetryFor)
+			}
+			if !time.Now().Before(giveUp) {
+				return fmt.Errorf("%w: %w", ErrUnavailable, err)
+			}
+			lost++
+			// Connections opened before the loss are useless; the pool
+			// reconnects (to the new primary) on the next acquire.
+			s.pool.Reset()
+			s.waitBack(ctx, min(time.Until(giveUp), reconnectPause.Delay(lost)))
+			continue
+		}
 		if !isRetryable(err) {
 			return err
 		}
+		attempt++
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(time.Duration(attempt+1) * 3 * time.Millisecond):
+		case <-time.After(time.Duration(attempt) * 3 * time.Millisecond):
 		}
 	}
 	return err
 }
+
+// reconnectPause spaces InTx's attempts while the server is away.
+var reconnectPause = clock.Backoff{Min: 50 * time.Millisecond, Max: time.Second, Jitter: 0.3}
 
 // inTxOnce runs fn in one transaction during a turn and returns the
 // after-commit hooks of a committed transaction.

@@ -136,6 +136,9 @@ type Options struct {
 	// DefaultClaimFor, 30 s): a POST is cut off when its claim ends, and a
 	// crashed sender's claim is taken over after it.
 	ClaimFor time.Duration
+	// Delivered, when set, is told each event the endpoint accepted and
+	// how long after the event was recorded (a latency metric).
+	Delivered func(endpoint string, after time.Duration)
 }
 
 // Sender delivers the event log to one endpoint.
@@ -264,6 +267,9 @@ func (s *Sender) Step(ctx context.Context) (time.Duration, error) {
 		}
 		if !ok {
 			return max(time.Millisecond, ep.NextAttemptAt.Sub(s.clock.Now().UTC())), nil
+		}
+		if s.opt.Delivered != nil {
+			s.opt.Delivered(s.ep.Name, s.clock.Now().Sub(ev.CreatedAt))
 		}
 		if ep.ClaimToken == "" {
 			break // the record released the claim

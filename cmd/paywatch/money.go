@@ -28,8 +28,12 @@ func (d *daemon) extraServices() []func(ctx context.Context) error {
 		return []func(ctx context.Context) error{func(context.Context) error { return err }}
 	}
 	var out []func(ctx context.Context) error
+	var delivered func(string, time.Duration)
+	if d.ops != nil {
+		delivered = d.ops.delivered
+	}
 	for _, ep := range eps {
-		s := webhooks.New(ep, webhooks.Options{Store: d.store, Log: d.log})
+		s := webhooks.New(ep, webhooks.Options{Store: d.store, Log: d.log, Delivered: delivered})
 		out = append(out, s.Run)
 	}
 	return out

@@ -71,6 +71,8 @@ type daemon struct {
 	pages   *checkout.Page   // nil when checkout.enabled is false
 	reg     *prometheus.Registry
 	metrics *scanMetrics
+	ops     *opsMetrics
+	http    *httpMetrics
 	// adminAddr is where admin_listen listens, once run listens there.
 	adminAddr string
 }
@@ -89,7 +91,7 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (*daem
 		host, _ := os.Hostname()
 		cfg.Instance = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
-	st, err := store.Open(ctx, cfg.DatabaseURL)
+	st, err := store.OpenWith(ctx, cfg.DatabaseURL, store.OptionsOf(cfg.Database, log.With("component", "database")))
 	if err != nil {
 		return nil, err
 	}
@@ -190,6 +192,16 @@ func (d *daemon) wire(ctx context.Context) error {
 			func() float64 { return float64(set.Len()) }))
 	}
 	d.metrics = newScanMetrics(ctx, d.reg, d.nets)
+	var endpoints []string
+	for _, w := range cfg.Webhooks {
+		endpoints = append(endpoints, w.Name)
+	}
+	var enabled []payment.Network
+	for n := range d.watch {
+		enabled = append(enabled, n)
+	}
+	d.http = newHTTPMetrics(d.reg)
+	d.ops = newOpsMetrics(ctx, d.reg, d.store, d.book, syms, len(providers), endpoints, enabled)
 	opt := intents.Options{Store: d.store, Config: cfg, Quotes: d.book, Addresses: addrs, Chains: d.nets,
 		Watcher: watchSets(d.watch), Log: d.log}
 	var links *checkout.Links
@@ -301,7 +313,7 @@ func (d *daemon) run(ctx context.Context, ready func(addr string)) error {
 		d.adminAddr = adminLn.Addr().String()
 	}
 	g, ctx := errgroup.WithContext(ctx)
-	srv := &http.Server{Handler: d.handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+	srv := &http.Server{Handler: d.http.wrap(d.handler()), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 90 * time.Second, IdleTimeout: 120 * time.Second}
 	g.Go(func() error {
 		err := srv.Serve(ln)
@@ -400,7 +412,10 @@ func (d *daemon) lead(ctx context.Context, n payment.Network, src chains.Source)
 		}
 		if ok {
 			log.Info("leading the scanner")
-			if err := d.scan(ctx, n, src, lease, log); err != nil {
+			d.ops.leading(n, true)
+			err := d.scan(ctx, n, src, lease, log)
+			d.ops.leading(n, false)
+			if err != nil {
 				return err
 			}
 		}

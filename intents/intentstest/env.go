@@ -179,7 +179,7 @@ func New(t testing.TB, opts ...Option) *Env {
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("test config: %v", err)
 	}
-	st, err := store.Open(ctx, cfg.DatabaseURL) // an option may route it (a proxy)
+	st, err := store.OpenWith(ctx, cfg.DatabaseURL, store.OptionsOf(cfg.Database, nil)) // an option may route it (a proxy)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

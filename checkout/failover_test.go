@@ -1,0 +1,57 @@
+package checkout_test
+
+import (
+	"context"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/devnet"
+	"github.com/paywatch/paywatch/intents/intentstest"
+)
+
+// While the database is away (a failover), a payment page answers 503
+// with Retry-After, not 500; it answers again once the database does.
+func TestPageDuringAFailoverIs503WithRetryAfter(t *testing.T) {
+	var p *devnet.Proxy
+	s := newSite(t, siteOptions{env: []intentstest.Option{intentstest.WithConfig(func(c *config.Config) {
+		u, err := url.Parse(c.DatabaseURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, err = devnet.NewProxy(u.Host); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Close() })
+		u.Host = p.Addr()
+		c.DatabaseURL = u.String()
+		c.Database = config.Database{ProbeInterval: config.Duration{Duration: 100 * time.Millisecond},
+			ProbeTimeout:   config.Duration{Duration: 300 * time.Millisecond},
+			ConnectTimeout: config.Duration{Duration: 500 * time.Millisecond},
+			RetryFor:       config.Duration{Duration: time.Second}}
+	})}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Store.Run(ctx)
+	in := s.create(t, "ORD-FAILOVER", "10.00", nil)
+	path := s.pageOf(t, in)
+	if resp, _ := s.get(t, path); resp.StatusCode != 200 {
+		t.Fatalf("page before: %d", resp.StatusCode)
+	}
+	p.Blackhole()
+	resp, _ := s.get(t, path)
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("page while the database is away: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	p.Open()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if resp, _ := s.get(t, path); resp.StatusCode == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the page does not answer again once the database does")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

@@ -1,0 +1,372 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paywatch/paywatch/addresses"
+	"github.com/paywatch/paywatch/chains/solana/solanafake"
+	"github.com/paywatch/paywatch/chains/tron/tronfake"
+	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/devnet/devnettest"
+	"github.com/paywatch/paywatch/payment"
+)
+
+// repoFile is a path from the repository's root.
+func repoFile(p string) string { return filepath.Join("..", "..", p) }
+
+// TestAlertRules checks the alert rules with promtool (check rules) and
+// runs their unit tests (test rules: every alert firing and not firing).
+func TestAlertRules(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		devnettest.Need(t, "promtool (apt-get install prometheus)", err)
+	}
+	for _, args := range [][]string{{"check", "rules", "paywatch-rules.yml"}, {"test", "rules", "paywatch-rules.test.yml"}} {
+		cmd := exec.Command(promtool, args...)
+		cmd.Dir = repoFile("deploy/prometheus")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	// Every alert has a unit test, a summary, a severity and a runbook
+	// that exists in the README.
+	rules, _ := os.ReadFile(repoFile("deploy/prometheus/paywatch-rules.yml"))
+	tests, _ := os.ReadFile(repoFile("deploy/prometheus/paywatch-rules.test.yml"))
+	readme, _ := os.ReadFile(repoFile("README.md"))
+	anchors := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^#+ (.+)$`).FindAllStringSubmatch(string(readme), -1) {
+		anchors[githubAnchor(m[1])] = true
+	}
+	alerts := regexp.MustCompile(`(?m)^  - alert: (\w+)$`).FindAllStringSubmatch(string(rules), -1)
+	if len(alerts) < 15 {
+		t.Fatalf("%d alerts", len(alerts))
+	}
+	for _, a := range alerts {
+		name := a[1]
+		if !strings.Contains(string(tests), "alertname: "+name+"\n") {
+			t.Errorf("%s has no promtool unit test", name)
+		}
+		if !anchors["alert-"+strings.ToLower(name)] {
+			t.Errorf("%s: its runbook anchor #alert-%s is not a README heading", name, strings.ToLower(name))
+		}
+	}
+	for _, want := range []string{"severity:", "summary:", "runbook_url:"} {
+		if n := strings.Count(string(rules), want); n != len(alerts) {
+			t.Errorf("%d of %d alerts have %s", n, len(alerts), want)
+		}
+	}
+}
+
+// githubAnchor is the anchor GitHub gives a heading.
+func githubAnchor(h string) string {
+	h = strings.ToLower(strings.TrimSpace(h))
+	var b strings.Builder
+	for _, r := range h {
+		switch {
+		case r == ' ':
+			b.WriteByte('-')
+		case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// metricNames are the paywatch_ metric names an expression uses
+// (histogram series reduced to their metric).
+func metricNames(expr string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(`paywatch_[a-z0-9_]+`).FindAllString(expr, -1) {
+		for _, suf := range []string{"_bucket", "_sum", "_count"} {
+			m = strings.TrimSuffix(m, suf)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// TestRulesAndDashboardUseMetricsTheDaemonExports runs the daemon (Tron
+// and Solana fake nodes, a webhook endpoint), scrapes its /metrics and
+// checks that every metric the alert rules and the Grafana dashboard use
+// exists under that name.
+func TestRulesAndDashboardUseMetricsTheDaemonExports(t *testing.T) {
+	db := devnettest.Database(t)
+	tron := tronfake.New()
+	tronSrv := httptest.NewServer(tron)
+	defer tronSrv.Close()
+	sol := solanafake.New()
+	solSrv := httptest.NewServer(sol)
+	defer solSrv.Close()
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(200) }))
+	defer hook.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go tron.Produce(ctx, 50*time.Millisecond)
+	go sol.Produce(ctx, 50*time.Millisecond)
+	t.Setenv("PAYWATCH_TEST_HOOK_SECRET", hookSecret)
+	cfgPath := filepath.Join(t.TempDir(), "paywatch.yaml")
+	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(`
+listen: 127.0.0.1:0
+database_url: %q
+log_level: warn
+rates: {sources: [static], min_sources: 1, static: {TRX: "0.25", SOL: "200", USDT: "1"}, refresh: "@every 1s"}
+methods:
+  TRX: {enabled: true, confirmations: 0}
+  SOL: {enabled: true}
+networks:
+  tron: {enabled: true, chain: regtest, rpc_url: %q, account_key: %q, poll_interval: 50ms, max_lag_blocks: 50}
+  solana: {enabled: true, chain: regtest, rpc_url: %q, poll_interval: 50ms, mode: block, max_lag_blocks: 500}
+webhooks:
+  - {name: shop, url: %q, secret_env: PAYWATCH_TEST_HOOK_SECRET}
+`, db, tronSrv.URL, addresses.SandboxKeys[payment.Tron], solSrv.URL, hook.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := newDaemon(ctx, cfg, newLogger(io.Discard, "warn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	if _, err := importPool(ctx, d.store, strings.NewReader(strings.Join(addresses.SandboxSolanaPool[:3], "\n"))); err != nil {
+		t.Fatal(err)
+	}
+	plain, _, err := d.store.CreateAPIKey(ctx, "shop", []string{"storefront"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrCh := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- d.run(ctx, func(a string) { addrCh <- a }) }()
+	base := "http://" + <-addrCh
+	call := apiCaller(t, base, plain)
+	deadline := time.Now().Add(30 * time.Second)
+	var intent map[string]any
+	for {
+		st, v, _ := call("POST", "/v1/intents", map[string]string{"kind": "order", "reference": "ORD-M", "amount_usd": "5.00", "method": "TRX"})
+		if st == 201 {
+			intent = v
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no intent accepted in 30 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	have := map[string]bool{}
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		have = map[string]bool{}
+		for _, m := range regexp.MustCompile(`(?m)^(paywatch_[a-z0-9_]+)`).FindAllStringSubmatch(string(body), -1) {
+			have[metricNames(m[1])[0]] = true
+		}
+		if have["paywatch_webhook_outbox_pending"] && have["paywatch_scanner_leader"] {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	used := map[string][]string{}
+	rules, err := os.ReadFile(repoFile("deploy/prometheus/paywatch-rules.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`(?m)^    expr: (.+)$`).FindAllStringSubmatch(string(rules), -1) {
+		for _, n := range metricNames(m[1]) {
+			used[n] = append(used[n], "rules")
+		}
+	}
+	for _, e := range dashboardExprs(t) {
+		for _, n := range metricNames(e) {
+			used[n] = append(used[n], "dashboard")
+		}
+	}
+	var missing []string
+	for n, where := range used {
+		if !have[n] {
+			missing = append(missing, fmt.Sprintf("%s (%s)", n, where[0]))
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Errorf("metrics used but not exported by the daemon: %v", missing)
+	}
+	if len(used) < 25 {
+		t.Errorf("only %d metrics used by the rules and the dashboard", len(used))
+	}
+
+	// The latency histograms and the database-read gauges move: the
+	// intent is paid, its events delivered.
+	to, err := addresses.TronAccount(intent["address"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tron.PayTRX(bytes.Repeat([]byte{7}, 20), to, 20_000_000, true)
+	want := map[string]func(float64) bool{
+		`paywatch_detection_seconds_count{network="tron"}`:                       func(v float64) bool { return v >= 1 },
+		`paywatch_confirmation_seconds_count{network="tron"}`:                    func(v float64) bool { return v >= 1 },
+		`paywatch_webhook_delivery_seconds_count{endpoint="shop"}`:               func(v float64) bool { return v >= 3 },
+		`paywatch_events_total{type="intent.paid"}`:                              func(v float64) bool { return v == 1 },
+		`paywatch_http_requests_total{code="201",route="POST /v1/intents"}`:      func(v float64) bool { return v == 1 },
+		`paywatch_http_request_duration_seconds_count{route="POST /v1/intents"}`: func(v float64) bool { return v >= 1 },
+		`paywatch_intents_open{status="awaiting_payment"}`:                       func(v float64) bool { return v == 0 },
+		`paywatch_webhook_outbox_pending{endpoint="shop"}`:                       func(v float64) bool { return v == 0 },
+		`paywatch_database_up`:                                                   func(v float64) bool { return v == 1 },
+		`paywatch_scanner_leader{network="tron"}`:                                func(v float64) bool { return v == 1 },
+		`paywatch_address_pool_remaining{network="solana"}`:                      func(v float64) bool { return v == 3 },
+		`paywatch_rate_available{symbol="TRX"}`:                                  func(v float64) bool { return v == 1 },
+	}
+	var body string
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		resp, err := http.Get(base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		body = string(raw)
+		var wrong []string
+		for series, ok := range want {
+			v, found := sample(body, series)
+			if !found || !ok(v) {
+				wrong = append(wrong, fmt.Sprintf("%s = %v (found %v)", series, v, found))
+			}
+		}
+		if len(wrong) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			sort.Strings(wrong)
+			t.Fatalf("after the payment: %v", wrong)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cancel()
+	<-done
+}
+
+// sample returns the value of one series in a text exposition.
+func sample(body, series string) (float64, bool) {
+	for _, line := range strings.Split(body, "\n") {
+		if rest, ok := strings.CutPrefix(line, series+" "); ok {
+			var v float64
+			if _, err := fmt.Sscan(rest, &v); err == nil {
+				return v, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// dashboardExprs returns every query of deploy/grafana/paywatch.json.
+func dashboardExprs(t *testing.T) []string {
+	t.Helper()
+	raw, err := os.ReadFile(repoFile("deploy/grafana/paywatch.json"))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string
+			Targets []struct{ Expr string }
+		}
+	}
+	if err := json.Unmarshal(raw, &dash); err != nil {
+		t.Fatalf("deploy/grafana/paywatch.json: %v", err)
+	}
+	var out []string
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			out = append(out, tg.Expr)
+		}
+	}
+	return out
+}
+
+// TestDashboardAndComposeProfile checks the Grafana dashboard: valid JSON
+// whose every panel queries the provisioned Prometheus datasource with
+// PromQL that promtool accepts, and the compose profile "monitoring" that
+// provisions it beside a Prometheus loading the rules (promtool check
+// config).
+func TestDashboardAndComposeProfile(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		devnettest.Need(t, "promtool (apt-get install prometheus)", err)
+	}
+	exprs := dashboardExprs(t)
+	if len(exprs) < 20 {
+		t.Fatalf("%d dashboard queries", len(exprs))
+	}
+	raw, _ := os.ReadFile(repoFile("deploy/grafana/paywatch.json"))
+	var dash struct {
+		UID    string
+		Panels []struct {
+			Type       string
+			Title      string
+			Datasource struct{ UID string }
+			Targets    []struct{ Expr string }
+		}
+	}
+	if err := json.Unmarshal(raw, &dash); err != nil {
+		t.Fatal(err)
+	}
+	ds, _ := os.ReadFile(repoFile("deploy/grafana/provisioning/datasources/prometheus.yml"))
+	for _, p := range dash.Panels {
+		if p.Type == "row" {
+			continue
+		}
+		if len(p.Targets) == 0 || !strings.Contains(string(ds), "uid: "+p.Datasource.UID+"\n") {
+			t.Errorf("panel %q: %d queries, datasource %q not provisioned", p.Title, len(p.Targets), p.Datasource.UID)
+		}
+	}
+	// The queries as recording rules: promtool parses their PromQL.
+	var rules strings.Builder
+	rules.WriteString("groups:\n- name: dashboard\n  rules:\n")
+	for i, e := range exprs {
+		e = strings.ReplaceAll(e, "$network", ".*")
+		q, _ := json.Marshal(e)
+		fmt.Fprintf(&rules, "  - record: dashboard:q%d\n    expr: %s\n", i, q)
+	}
+	f := filepath.Join(t.TempDir(), "dashboard-rules.yml")
+	if err := os.WriteFile(f, []byte(rules.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(promtool, "check", "rules", f).CombinedOutput(); err != nil {
+		t.Fatalf("dashboard PromQL: %v\n%s", err, out)
+	}
+	cmd := exec.Command(promtool, "check", "config", "prometheus.yml")
+	cmd.Dir = repoFile("deploy/prometheus")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("promtool check config: %v\n%s", err, out)
+	}
+	compose, _ := os.ReadFile(repoFile("docker-compose.yml"))
+	for _, want := range []string{"profiles: [monitoring]", "./deploy/prometheus/paywatch-rules.yml:/etc/prometheus/paywatch-rules.yml:ro",
+		"./deploy/grafana/paywatch.json:/var/lib/grafana/dashboards/paywatch.json:ro", "./deploy/grafana/provisioning:/etc/grafana/provisioning:ro"} {
+		if !strings.Contains(string(compose), want) {
+			t.Errorf("docker-compose.yml lacks %q", want)
+		}
+	}
+}
