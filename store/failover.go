@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/logs"
 )
 
 // ErrUnavailable is returned when the database cannot be reached, or only a
@@ -75,9 +76,7 @@ func (o Options) withDefaults() Options {
 	def(&o.ProbeInterval, time.Second)
 	def(&o.ProbeTimeout, 3*time.Second)
 	def(&o.RetryFor, 15*time.Second)
-	if o.Log == nil {
-		o.Log = slog.New(slog.DiscardHandler)
-	}
+	o.Log = logs.Or(o.Log)
 	return o
 }
 
