@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
 )
 
 // countingFeed counts the hub's reads.
@@ -74,7 +76,8 @@ func (w countingWakeup) C() <-chan struct{} { return w.c }
 // intent is read once for all its pages; pages of intents that did not
 // change cost nothing.
 func TestHubReadsOncePerWakeForAllPages(t *testing.T) {
-	var events, versions, wakes, gets atomic.Int64
+	var events, versions, wakes atomic.Int64
+	gets := &intentGets{n: map[string]int{}}
 	s := newSite(t, siteOptions{
 		checkout: func(c *config.Checkout) {
 			c.ProgressInterval = config.Duration{Duration: time.Minute} // no tick in this test
@@ -84,7 +87,7 @@ func TestHubReadsOncePerWakeForAllPages(t *testing.T) {
 			return countingFeed{Feed: f, events: &events, versions: &versions}
 		},
 		wake: func(w checkout.Waker) checkout.Waker { return countingWaker{Waker: w, wakes: &wakes} },
-		wrap: func(in checkout.Intents) checkout.Intents { return countingIntents{Intents: in, gets: &gets} },
+		wrap: func(in checkout.Intents) checkout.Intents { gets.Intents = in; return gets },
 	})
 	var streams []*stream
 	target := s.create(t, "ORD-HUB-0", "10.00", nil)
@@ -98,7 +101,7 @@ func TestHubReadsOncePerWakeForAllPages(t *testing.T) {
 		st := s.openStream(t, s.pageOf(t, in)+"/live")
 		st.next(t, 10*time.Second)
 	}
-	e0, w0, g0 := events.Load(), wakes.Load(), gets.Load()
+	e0, w0, g0 := events.Load(), wakes.Load(), gets.of(target.ID)
 
 	s.Pay(target, payment.Native, half(target), "hub-half")
 	s.Sync(payment.Bitcoin)
@@ -110,8 +113,13 @@ func TestHubReadsOncePerWakeForAllPages(t *testing.T) {
 	if dw, de := wakes.Load()-w0, events.Load()-e0; de < 1 || de > dw+1 {
 		t.Fatalf("%d wake-ups, %d reads of the feed: want at most one read per wake-up for 49 pages", dw, de)
 	}
-	if dg := gets.Load() - g0; dg != 1 {
-		t.Fatalf("the changed intent was read %d times for its 10 pages; want once", dg)
+	// Once per read of the feed in which it changed, for all its ten pages
+	// (the payment may be decided in more than one commit, seen then mined,
+	// whose events a loaded machine reads apart); a read per page would be
+	// ten per read of the feed. (Other intents' late creation events may be
+	// read too: only the target's reads count here.)
+	if dg, de := int64(gets.of(target.ID)-g0), events.Load()-e0; dg < 1 || dg > de || dg >= int64(len(streams)) {
+		t.Fatalf("the changed intent was read %d times for its %d pages in %d reads of the feed; want once per read", dg, len(streams), de)
 	}
 	if versions.Load() != 0 {
 		t.Fatalf("the progress check ran %d times without a tick", versions.Load())
@@ -176,4 +184,24 @@ func TestConfirmationsRecountedWithoutARead(t *testing.T) {
 	s.Chains[btc].Mine(1)
 	s.Sync(btc)
 	st.until(t, "paid", 10*time.Second)
+}
+
+// intentGets counts the reads of each intent.
+type intentGets struct {
+	checkout.Intents
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (g *intentGets) Get(ctx context.Context, id string) (views.Intent, error) {
+	g.mu.Lock()
+	g.n[id]++
+	g.mu.Unlock()
+	return g.Intents.Get(ctx, id)
+}
+
+func (g *intentGets) of(id string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.n[id]
 }
