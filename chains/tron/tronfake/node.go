@@ -67,7 +67,7 @@ type Node struct {
 	seq     int64
 	keys    map[string]int
 	hooks   map[string][]func() // path -> run once before its next call (OnNext)
-	w       *walletState // accounts and tokens (wallet.go), nil until used
+	w       *walletState        // accounts and tokens (wallet.go), nil until used
 }
 
 // block is one block, already rendered as the node prints it.
