@@ -29,6 +29,7 @@ import (
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/rates"
+	"github.com/paywatch/paywatch/reconcile"
 	"github.com/paywatch/paywatch/reports"
 	"github.com/paywatch/paywatch/store"
 )
@@ -73,6 +74,8 @@ type daemon struct {
 	metrics *scanMetrics
 	// adminAddr is where admin_listen listens, once run listens there.
 	adminAddr string
+	// reconciler checks recorded transfers against the nodes (issue 27).
+	reconciler *reconcile.Reconciler
 }
 
 // watchSets adapts the per-network sets to intents.Watcher.
@@ -190,6 +193,9 @@ func (d *daemon) wire(ctx context.Context) error {
 			func() float64 { return float64(set.Len()) }))
 	}
 	d.metrics = newScanMetrics(ctx, d.reg, d.nets)
+	if err := d.wireReconciler(); err != nil {
+		return err
+	}
 	opt := intents.Options{Store: d.store, Config: cfg, Quotes: d.book, Addresses: addrs, Chains: d.nets,
 		Watcher: watchSets(d.watch), Log: d.log}
 	var links *checkout.Links
@@ -325,6 +331,7 @@ func (d *daemon) run(ctx context.Context, ready func(addr string)) error {
 	g.Go(func() error { return d.api.Run(ctx) })
 	g.Go(func() error { return d.book.Run(ctx, d.cfg.Rates.Refresh) })
 	g.Go(func() error { return d.sweep(ctx) })
+	g.Go(func() error { return d.reconciler.Run(ctx) })
 	for n, src := range d.sources {
 		g.Go(func() error { return d.lead(ctx, n, src) })
 	}

@@ -1,0 +1,226 @@
+package reconcile_test
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sol "github.com/gagliardetto/solana-go"
+
+	"github.com/paywatch/paywatch/addresses"
+	"github.com/paywatch/paywatch/chains/bitcoin"
+	"github.com/paywatch/paywatch/chains/solana"
+	"github.com/paywatch/paywatch/chains/solana/solanafake"
+	"github.com/paywatch/paywatch/chains/tron"
+	"github.com/paywatch/paywatch/chains/tron/tronfake"
+	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/devnet"
+	"github.com/paywatch/paywatch/devnet/devnettest"
+	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/reconcile"
+	"github.com/paywatch/paywatch/reconcile/reconciletest"
+	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
+)
+
+const mainnetUSDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
+
+func TestReconcileLostTransferBtcd(t *testing.T) {
+	node, err := devnet.StartBtcd(reconciletest.Ctx(t), t.TempDir(), 0)
+	if errors.Is(err, devnet.ErrMissing) {
+		devnettest.Need(t, "btcd", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(node.Stop)
+	src, err := bitcoin.New(bitcoin.Config{Network: payment.Bitcoin, Chain: bitcoin.Regtest, URL: node.RPCURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin), intentstest.WithSource(payment.Bitcoin, src))
+	c := &reconciletest.Chain{N: payment.Bitcoin, E: e, Method: "BTC", View: &reconcile.BlockView{Source: src, Watched: e.Watch[payment.Bitcoin], CallsPerBlock: 2},
+		Pay: func(t *testing.T, v views.Intent) string {
+			a, err := addresses.ParseAddress(payment.Bitcoin, "regtest", v.Address)
+			if err != nil {
+				t.Fatal(err)
+			}
+			txid, err := node.Pay(reconciletest.Ctx(t), a.Key, intentstest.Units(v.AmountBaseUnits).Int64())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := node.Generate(reconciletest.Ctx(t), 1); err != nil {
+				t.Fatal(err)
+			}
+			return txid
+		}}
+	reconciletest.LostTransferFound(t, c)
+}
+
+func TestReconcileLostTransferLitecoind(t *testing.T) {
+	node, err := devnet.StartLitecoind(reconciletest.Ctx(t), t.TempDir(), 0, false)
+	if errors.Is(err, devnet.ErrMissing) {
+		devnettest.Need(t, "litecoind", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(node.Stop)
+	src, err := bitcoin.New(bitcoin.Config{Network: payment.Litecoin, Chain: bitcoin.Regtest, URL: node.RPCURL,
+		HTTPClient: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 30 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := intentstest.New(t, intentstest.Only(payment.Litecoin), intentstest.WithSource(payment.Litecoin, src))
+	c := &reconciletest.Chain{N: payment.Litecoin, E: e, Method: "LTC", View: &reconcile.BlockView{Source: src, Watched: e.Watch[payment.Litecoin], CallsPerBlock: 2},
+		Pay: func(t *testing.T, v views.Intent) string {
+			txid, err := node.SendToAddress(reconciletest.Ctx(t), v.Address, intentstest.Units(v.AmountBaseUnits).Int64())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := node.Generate(reconciletest.Ctx(t), 1); err != nil {
+				t.Fatal(err)
+			}
+			return txid
+		}}
+	reconciletest.LostTransferFound(t, c)
+}
+
+// tronChain is a tronfake node behind a test server, with a request count.
+func tronChain(t *testing.T) (*reconciletest.Chain, *tronfake.Node, *atomic.Int64) {
+	node := tronfake.New()
+	start := time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC) // intentstest's clock
+	if err := node.MineAt(start.Add(-25 * 3 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	node.Mine(24)
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		node.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	src, err := tron.New(tron.Config{URL: srv.URL, USDTContract: mainnetUSDT})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := intentstest.New(t, intentstest.Only(payment.Tron), intentstest.WithSource(payment.Tron, src),
+		intentstest.WithConfig(func(c *config.Config) { c.Methods[string(payment.USDTTRC20)].Contract = mainnetUSDT }))
+	c := &reconciletest.Chain{N: payment.Tron, E: e, Method: "TRX", View: &reconcile.BlockView{Source: src, Watched: e.Watch[payment.Tron], CallsPerBlock: 1},
+		Pay: func(t *testing.T, v views.Intent) string {
+			to, err := tron.ParseAddress(v.Address)
+			if err != nil {
+				t.Fatal(err)
+			}
+			txid := node.PayTRX([]byte("paywatch test payer!"), to, intentstest.Units(v.AmountBaseUnits).Int64(), true)
+			node.Mine(1)
+			return txid
+		}}
+	return c, node, &calls
+}
+
+func TestReconcileLostTransferTron(t *testing.T) {
+	c, _, _ := tronChain(t)
+	reconciletest.LostTransferFound(t, c)
+}
+
+func TestReconcileLostTransferSolana(t *testing.T) {
+	node := solanafake.New()
+	start := time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC)
+	if err := node.MineAt(start.Add(-10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	node.Mine(10)
+	srv := httptest.NewServer(node)
+	t.Cleanup(srv.Close)
+	client, err := solana.New(solana.Config{URL: srv.URL, Mode: solana.ModeBlock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := solana.NewModeSource(client)
+	e := intentstest.New(t, intentstest.Only(payment.Solana), intentstest.WithSource(payment.Solana, src))
+	c := &reconciletest.Chain{N: payment.Solana, E: e, Method: "SOL", View: &reconcile.SignatureView{Client: client},
+		Pay: func(t *testing.T, v views.Intent) string {
+			to, err := sol.PublicKeyFromBase58(v.Address)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sig := node.PaySOL([32]byte{7, 7, 7}, to, intentstest.Units(v.AmountBaseUnits).Uint64(), false, false)
+			node.Mine(1)
+			return sig
+		}}
+	reconciletest.LostTransferFound(t, c)
+}
+
+// A node that answers garbage is a finding (node_error, open, with the
+// node's answer), the range is not counted as checked, and nothing is
+// silently skipped: the next good run checks the range.
+func TestReconcileInconsistentNodeIsAFinding(t *testing.T) {
+	c, node, _ := tronChain(t)
+	ctx := reconciletest.Ctx(t)
+	r := reconciletest.NewReconciler(t, c)
+	c.E.Sync(c.N)
+	node.FailNext(tronfake.FailGarbage)
+	rep, err := r.RunOnce(ctx, c.N)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) != 1 || rep.Findings[0].Kind != store.FindingNodeError || rep.Findings[0].Status != store.FindingOpen ||
+		rep.Findings[0].NodeAnswer == "" || rep.Findings[0].RangeFrom != rep.From || rep.Findings[0].RangeTo != rep.To {
+		t.Fatalf("garbage answer: %+v", rep)
+	}
+	run, err := c.E.Store.ReconcileRunOf(ctx, string(c.N))
+	if err != nil || run.CheckedTo != nil || run.LastError == "" || run.Runs != 1 {
+		t.Fatalf("run state after a node error: %+v, %v", run, err)
+	}
+	// A node that changes chains between two block reads of one range:
+	// blocks 23 to 25 are replaced just before block 24 is read.
+	for range 23 {
+		node.OnNext("/wallet/getblockbynum", func() {})
+	}
+	node.OnNext("/wallet/getblockbynum", func() {
+		if err := node.Reorg(3); err != nil {
+			t.Error(err)
+		}
+	})
+	rep, err = r.RunRange(ctx, c.N, 1, rep.To)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) != 1 || rep.Findings[0].Kind != store.FindingNodeError {
+		t.Fatalf("node switching chains during the check: %+v", rep)
+	}
+	open, err := c.E.Store.Findings(ctx, string(c.N), store.FindingOpen, 10)
+	if err != nil || len(open) != 2 {
+		t.Fatalf("open findings %+v, %v", open, err)
+	}
+}
+
+// The cost to the nodes: node calls of one run over 1,000 Tron blocks
+// (each block one getblockbynum, plus its transaction infos when a contract
+// ran in it), counted at the node.
+func TestReconcileCallsPer1000Blocks(t *testing.T) {
+	c, node, calls := tronChain(t)
+	ctx := reconciletest.Ctx(t)
+	node.Mine(1000)
+	c.E.Sync(c.N)
+	r, err := reconcile.New(c.E.Store, reconcile.Config{Blocks: 1000, RatePerSecond: -1},
+		map[payment.Network]reconcile.View{c.N: c.View}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := calls.Load()
+	rep, err := r.RunOnce(ctx, c.N)
+	if err != nil || rep.Blocks != 1000 {
+		t.Fatalf("run: %+v, %v", rep, err)
+	}
+	got := calls.Load() - before
+	t.Logf("tron: %d node calls for a reconcile run over %d blocks", got, rep.Blocks)
+	if got != 1000 || rep.Calls != 1000 {
+		t.Fatalf("%d calls at the node (%d counted by the view) for 1,000 blocks without contract calls, want 1,000", got, rep.Calls)
+	}
+}
