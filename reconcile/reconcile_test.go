@@ -1,9 +1,11 @@
 package reconcile_test
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -222,5 +224,66 @@ func TestReconcileCallsPer1000Blocks(t *testing.T) {
 	t.Logf("tron: %d node calls for a reconcile run over %d blocks", got, rep.Blocks)
 	if got != 1000 || rep.Calls != 1000 {
 		t.Fatalf("%d calls at the node (%d counted by the view) for 1,000 blocks without contract calls, want 1,000", got, rep.Calls)
+	}
+}
+
+// The findings are visible in GET /v1/status and a run is asked for with
+// POST /v1/networks/{network}/reconcile (answers checked against
+// api/openapi.yaml by the Env).
+func TestReconcileStatusAndOnDemand(t *testing.T) {
+	c, node, _ := tronChain(t)
+	ctx := reconciletest.Ctx(t)
+	r := reconciletest.NewReconciler(t, c)
+	c.E.Sync(c.N)
+	node.FailNext(tronfake.FailGarbage)
+	if _, err := r.RunOnce(ctx, c.N); err != nil {
+		t.Fatal(err)
+	}
+	code, body := c.E.Do("GET", "/v1/status", "operator", nil)
+	if code != 200 {
+		t.Fatalf("status %d %s", code, body)
+	}
+	var st struct {
+		Reconcile struct {
+			Runs []struct {
+				Network   string `json:"network"`
+				LastError string `json:"last_error"`
+				Runs      int64  `json:"runs"`
+			} `json:"runs"`
+			OpenFindings int64 `json:"open_findings"`
+			Findings     []struct {
+				Kind, Status, NodeAnswer string
+			} `json:"findings"`
+		} `json:"reconcile"`
+	}
+	if err := json.Unmarshal(body, &st); err != nil {
+		t.Fatal(err)
+	}
+	rec := st.Reconcile
+	if rec.OpenFindings != 1 || len(rec.Findings) != 1 || rec.Findings[0].Kind != "node_error" || rec.Findings[0].Status != "open" ||
+		len(rec.Runs) != 1 || rec.Runs[0].Network != "tron" || rec.Runs[0].Runs != 1 || rec.Runs[0].LastError == "" {
+		t.Fatalf("status reconcile: %s", body)
+	}
+	if strings.Contains(string(body), "127.0.0.1") {
+		t.Fatalf("a node URL in the status: %s", body)
+	}
+	for range 2 { // idempotent
+		code, body = c.E.Do("POST", "/v1/networks/tron/reconcile", "operator", nil)
+		if code != 202 {
+			t.Fatalf("reconcile request: %d %s", code, body)
+		}
+	}
+	if code, body = c.E.Do("POST", "/v1/networks/dogecoin/reconcile", "operator", nil); code != 404 {
+		t.Fatalf("unknown network: %d %s", code, body)
+	}
+	if code, _ = c.E.Do("POST", "/v1/networks/tron/reconcile", "storefront", nil); code != 403 {
+		t.Fatalf("storefront key: %d", code)
+	}
+	asked, err := c.E.Store.TakeReconcileRequest(ctx, "tron")
+	if err != nil || !asked {
+		t.Fatalf("request not stored: %v %v", asked, err)
+	}
+	if asked, _ := c.E.Store.TakeReconcileRequest(ctx, "tron"); asked {
+		t.Fatal("the request was taken twice")
 	}
 }
