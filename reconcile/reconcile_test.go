@@ -287,3 +287,36 @@ func TestReconcileStatusAndOnDemand(t *testing.T) {
 		t.Fatal("the request was taken twice")
 	}
 }
+
+// The cost to btcd of one run over 1,000 blocks, counted at the HTTP layer.
+func TestReconcileCallsPer1000BlocksBtcd(t *testing.T) {
+	node, err := devnet.StartBtcd(reconciletest.Ctx(t), t.TempDir(), 0)
+	if errors.Is(err, devnet.ErrMissing) {
+		devnettest.Need(t, "btcd", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(node.Stop)
+	if _, err := node.Generate(reconciletest.Ctx(t), 1000); err != nil {
+		t.Fatal(err)
+	}
+	src, err := bitcoin.New(bitcoin.Config{Network: payment.Bitcoin, Chain: bitcoin.Regtest, URL: node.RPCURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter := &reconciletest.CountingTransport{Base: http.DefaultTransport}
+	view, err := bitcoin.New(bitcoin.Config{Network: payment.Bitcoin, Chain: bitcoin.Regtest, URL: node.RPCURL,
+		HTTPClient: &http.Client{Transport: counter, Timeout: 30 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin), intentstest.WithSource(payment.Bitcoin, src))
+	e.Sync(payment.Bitcoin)
+	c := &reconciletest.Chain{N: payment.Bitcoin, E: e, View: &reconcile.BlockView{Source: view, Watched: e.Watch[payment.Bitcoin]}}
+	got := reconciletest.CallsPerRun(t, c, 1000, counter)
+	t.Logf("bitcoin (btcd): %d node calls for a reconcile run over 1000 blocks", got)
+	if got != 2000 {
+		t.Fatalf("%d calls for 1,000 blocks, want 2,000 (getblockhash and getblock each)", got)
+	}
+}

@@ -33,10 +33,13 @@ func reconcileViews(sources map[payment.Network]chains.Source, watch map[payment
 			views[n] = &reconcile.SignatureView{Client: ms.Client}
 			continue
 		}
-		per := int64(1) // Tron: getblockbynum (and the infos when a contract ran)
-		switch n {
-		case payment.Bitcoin, payment.Litecoin, payment.Ethereum:
-			per = 2 // getblockhash + getblock; block + receipts or logs
+		// An estimate for the view's own count (the README's figures are
+		// counted at the node): Tron getblockbynum (and the infos when a
+		// contract ran), Ethereum the block (and logs or receipts when a
+		// watched token moved), Bitcoin and Litecoin getblockhash + getblock.
+		per := int64(1)
+		if n == payment.Bitcoin || n == payment.Litecoin {
+			per = 2
 		}
 		views[n] = &reconcile.BlockView{Source: src, Watched: watch[n], CallsPerBlock: per}
 	}

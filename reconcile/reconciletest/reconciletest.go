@@ -5,6 +5,8 @@ package reconciletest
 
 import (
 	"context"
+	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -138,4 +140,37 @@ func LostTransferFound(t *testing.T, c *Chain) {
 	if got := c.E.Intent(v.ID); len(got.Transfers) != 1 || got.Transfers[0].TxID != txid {
 		t.Fatalf("intent after the rescan: %+v", got.Transfers)
 	}
+}
+
+// CountingTransport counts the HTTP requests it carries: node calls.
+type CountingTransport struct {
+	Base  http.RoundTripper
+	calls atomic.Int64
+}
+
+// RoundTrip implements http.RoundTripper.
+func (c *CountingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.calls.Add(1)
+	return c.Base.RoundTrip(r)
+}
+
+// Calls returns the requests carried so far.
+func (c *CountingTransport) Calls() int64 { return c.calls.Load() }
+
+// CallsPerRun runs the reconciler once over the last blocks blocks of c's
+// scanned chain, with view reading the node through counter, and returns
+// the node calls the run made (counted at the HTTP layer).
+func CallsPerRun(t *testing.T, c *Chain, blocks int64, counter *CountingTransport) int64 {
+	t.Helper()
+	r, err := reconcile.New(c.E.Store, reconcile.Config{Blocks: blocks, RatePerSecond: -1},
+		map[payment.Network]reconcile.View{c.N: c.View}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := counter.Calls()
+	rep, err := r.RunOnce(Ctx(t), c.N)
+	if err != nil || rep.Blocks != blocks || len(rep.Findings) != 0 {
+		t.Fatalf("run: %+v, %v", rep, err)
+	}
+	return counter.Calls() - before
 }
