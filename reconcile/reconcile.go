@@ -229,10 +229,19 @@ func (r *Reconciler) run(ctx context.Context, n payment.Network, from, to int64)
 		if keys, err = r.store.SampleAddressKeys(ctx, string(n), from, to, r.cfg.Sample); err != nil {
 			return rep, err
 		}
+		if keys == nil {
+			keys = [][]byte{} // none: nil would mean every key to the store
+		}
 		rep.Addresses = int64(len(keys))
 	}
 	calls := v.Calls()
 	credits, verr := v.Credits(ctx, chains.Height(from), chains.Height(to), keys)
+	if errors.Is(verr, ErrInconsistent) {
+		// A reorg between two block reads is ordinary near the tip: read
+		// the range once more before calling the node inconsistent.
+		r.log.InfoContext(ctx, "reconcile: the node changed chains during the check; reading the range again", "network", n, "err", verr)
+		credits, verr = v.Credits(ctx, chains.Height(from), chains.Height(to), keys)
+	}
 	rep.Calls = v.Calls() - calls
 	run := store.ReconcileRun{Network: string(n), LastBlocks: rep.Blocks, LastAddresses: rep.Addresses, LastCalls: rep.Calls}
 	if verr != nil {

@@ -179,16 +179,19 @@ func TestReconcileInconsistentNodeIsAFinding(t *testing.T) {
 	if err != nil || run.CheckedTo != nil || run.LastError == "" || run.Runs != 1 {
 		t.Fatalf("run state after a node error: %+v, %v", run, err)
 	}
-	// A node that changes chains between two block reads of one range:
-	// blocks 23 to 25 are replaced just before block 24 is read.
-	for range 23 {
-		node.OnNext("/wallet/getblockbynum", func() {})
-	}
-	node.OnNext("/wallet/getblockbynum", func() {
-		if err := node.Reorg(3); err != nil {
-			t.Error(err)
+	// A node that changes chains between two block reads of one range,
+	// and again when the range is read once more: blocks 23 to 25 are
+	// replaced just before block 24 is read, both times.
+	for range 2 {
+		for range 23 {
+			node.OnNext("/wallet/getblockbynum", func() {})
 		}
-	})
+		node.OnNext("/wallet/getblockbynum", func() {
+			if err := node.Reorg(3); err != nil {
+				t.Error(err)
+			}
+		})
+	}
 	rep, err = r.RunRange(ctx, c.N, 1, rep.To)
 	if err != nil {
 		t.Fatal(err)
@@ -199,6 +202,19 @@ func TestReconcileInconsistentNodeIsAFinding(t *testing.T) {
 	open, err := c.E.Store.Findings(ctx, string(c.N), store.FindingOpen, 10)
 	if err != nil || len(open) != 2 {
 		t.Fatalf("open findings %+v, %v", open, err)
+	}
+	// One reorg during a read (ordinary near the tip) is read again, and
+	// is no finding.
+	for range 23 {
+		node.OnNext("/wallet/getblockbynum", func() {})
+	}
+	node.OnNext("/wallet/getblockbynum", func() {
+		if err := node.Reorg(3); err != nil {
+			t.Error(err)
+		}
+	})
+	if rep, err = r.RunRange(ctx, c.N, 1, rep.To); err != nil || len(rep.Findings) != 0 || rep.Calls < 24+25 {
+		t.Fatalf("one reorg during the read: %+v, %v", rep, err)
 	}
 }
 
