@@ -17,11 +17,14 @@
 // A difference is a Finding (store, table reconcile_findings): missing (the
 // node shows a transfer we did not record), unexpected (we recorded one
 // the node does not show), mismatch (both, different), node_error (the node
-// failed or answered inconsistently: never a silent skip). A transfer
-// difference requests the existing, idempotent rescan from its height
-// (store.RequestRescan) and is checked again once the scanner has passed
-// it: resolved when the rescan explains it, open for the operator with the
-// node's answer and ours when it does not.
+// failed or answered inconsistently: never a silent skip). A missing or
+// mismatched transfer requests the existing, idempotent rescan from its
+// height (store.RequestRescan); every transfer difference is checked again
+// once the scanner has passed it (an unexpected one at once: a rescan
+// cannot add what the node does not show, and the scanner orphans a
+// transfer whose block left the chain itself): resolved when the node's
+// view and ours agree then, open for the operator with the node's answer
+// and ours when they do not.
 //
 // Cost is bounded: each network has its own call budget (Config.RatePerSecond
 // calls a second at most, on top of the scanner's), a run reads at most

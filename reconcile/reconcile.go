@@ -273,7 +273,11 @@ func (r *Reconciler) run(ctx context.Context, n payment.Network, from, to int64)
 			return rep, err
 		}
 		rep.Findings = append(rep.Findings, f)
-		if f.Status == store.FindingRescanning && (lowest < 0 || *f.BlockHeight < lowest) {
+		// A transfer the node shows and we lack (or hold otherwise) is what
+		// a rescan records. One we hold that the node does not show is not:
+		// the scanner orphans it itself if its block left the chain, and a
+		// rescan could not add it; it is only checked again.
+		if f.Status == store.FindingRescanning && f.Kind != store.FindingUnexpected && (lowest < 0 || *f.BlockHeight < lowest) {
 			lowest = *f.BlockHeight
 		}
 		if isNew {

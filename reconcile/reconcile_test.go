@@ -336,3 +336,50 @@ func TestReconcileCallsPer1000BlocksBtcd(t *testing.T) {
 		t.Fatalf("%d calls for 1,000 blocks, want 2,000 (getblockhash and getblock each)", got)
 	}
 }
+
+// A transfer recorded that the node does not show (unexpected) asks for no
+// rescan, is checked again and stays open for the operator with both
+// answers.
+func TestReconcileUnexpectedTransferStaysOpen(t *testing.T) {
+	c, _, _ := tronChain(t)
+	ctx := reconciletest.Ctx(t)
+	r := reconciletest.NewReconciler(t, c)
+	c.E.Sync(c.N)
+	v := c.E.CreateIntent("order", "REC-PHANTOM", "", "20.00", "TRX")
+	key, err := tron.ParseAddress(v.Address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := c.E.Store.GetCursor(ctx, "tron")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := cur.Height - 1
+	phantom := strings.Repeat("ab", 32)
+	if err := c.E.Store.InTx(ctx, func(tx *store.Tx) error {
+		_, _, err := tx.UpsertTransfer(ctx, store.Transfer{ID: store.NewID("tr"), Network: "tron", TxID: phantom, Index: -1,
+			Asset: "native", Address: v.Address, AddressKey: key, Amount: intentstest.Units("1000000"), IntentID: v.ID,
+			BlockHeight: &h, BlockHash: "ffff", FirstSeenAt: c.E.Clock.Now(), Status: payment.TransferConfirmed,
+			Classification: payment.Partial, CreatedAt: c.E.Clock.Now()})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.RunOnce(ctx, c.N)
+	if err != nil || len(rep.Findings) != 1 || rep.Findings[0].Kind != store.FindingUnexpected || rep.Findings[0].TxID != phantom ||
+		!strings.Contains(rep.Findings[0].Ours, "1000000 base units") || !strings.Contains(rep.Findings[0].NodeAnswer, "not in the node's view") {
+		t.Fatalf("phantom transfer: %+v, %v", rep.Findings, err)
+	}
+	if cur, err := c.E.Store.GetCursor(ctx, "tron"); err != nil || cur.RescanFrom != nil {
+		t.Fatalf("a rescan was requested for a transfer the node does not show: %+v %v", cur, err)
+	}
+	rep, err = r.RunOnce(ctx, c.N)
+	if err != nil || len(rep.Rechecked) != 1 || rep.Rechecked[0].Status != store.FindingOpen ||
+		!strings.Contains(rep.Rechecked[0].Resolution, "did not explain") {
+		t.Fatalf("re-check: %+v, %v", rep, err)
+	}
+	open, err := c.E.Store.Findings(ctx, "tron", store.FindingOpen, 10)
+	if err != nil || len(open) != 1 || open[0].TxID != phantom {
+		t.Fatalf("open findings: %+v, %v", open, err)
+	}
+}
