@@ -164,21 +164,18 @@ func decodeInfos(height uint64, body []byte) ([]txInfoJSON, error) {
 var errInfoMismatch = errors.New("tron: transaction infos of another fork")
 
 // pairInfos checks that infos are block b's own and not those of another
-// fork at the same height: the node prints one TransactionInfo for every
-// transaction of the block, so the id sets must be equal, and each info's
+// fork at the same height. The id sets must agree: no info twice, none
+// for a transaction the block does not hold and one for every contract
+// call (match checks the last two); a node may leave out the infos of
+// plain TRX transfers, so equality is not required. And each info's
 // blockTimeStamp, where it carries one, must be the block's timestamp (a
-// competing block at the same height comes from another slot). The same
-// transactions re-mined on another fork can have other results, so equal
-// id sets alone are not enough.
+// competing block at the same height comes from another slot): the same
+// transactions re-mined on another fork can have other results, so the id
+// sets alone are not enough.
 func pairInfos(height uint64, b *blockJSON, ms int64, infos []txInfoJSON, byID map[string]*txInfoJSON) error {
-	if len(byID) != len(infos) || len(infos) != len(b.Transactions) {
+	if len(byID) != len(infos) || len(infos) > len(b.Transactions) {
 		return fmt.Errorf("%w: %w: block %d: %d transaction infos (%d distinct) for %d transactions of block %s",
 			ErrTransient, errInfoMismatch, height, len(infos), len(byID), len(b.Transactions), b.BlockID)
-	}
-	for i := range b.Transactions {
-		if byID[b.Transactions[i].TxID] == nil {
-			return fmt.Errorf("%w: %w: block %d: no transaction info for %s", ErrTransient, errInfoMismatch, height, b.Transactions[i].TxID)
-		}
 	}
 	for i := range infos {
 		if infos[i].BlockTime == "" {
