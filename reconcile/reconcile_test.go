@@ -383,3 +383,25 @@ func TestReconcileUnexpectedTransferStaysOpen(t *testing.T) {
 		t.Fatalf("open findings: %+v, %v", open, err)
 	}
 }
+
+// The reconciler keeps to its own call budget per node: a run over 10
+// blocks at 20 calls a second spaces its 10 calls at least 50 ms apart.
+func TestReconcileKeepsItsRateBudget(t *testing.T) {
+	c, _, calls := tronChain(t)
+	ctx := reconciletest.Ctx(t)
+	c.E.Sync(c.N)
+	r, err := reconcile.New(c.E.Store, reconcile.Config{Blocks: 10, RatePerSecond: 20},
+		map[payment.Network]reconcile.View{c.N: c.View}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := calls.Load()
+	start := time.Now()
+	rep, err := r.RunOnce(ctx, c.N)
+	if err != nil || rep.Blocks != 10 {
+		t.Fatalf("run: %+v, %v", rep, err)
+	}
+	if got, took := calls.Load()-before, time.Since(start); got != 10 || took < 9*50*time.Millisecond {
+		t.Fatalf("%d calls in %s: want 10, at least 450 ms apart in all", got, took)
+	}
+}
