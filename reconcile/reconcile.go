@@ -215,6 +215,16 @@ func (r *Reconciler) run(ctx context.Context, n payment.Network, from, to int64)
 		}
 	}
 	to = min(to, cur.Height)
+	// Only what the scanner scanned: above the block it started on (the
+	// lowest block ref kept). Below, nothing was ever recorded, and a
+	// difference there says nothing about paywatch.
+	low, err := r.store.LowestBlock(ctx, string(n))
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return rep, err
+	}
+	if err == nil {
+		from = max(from, low+1)
+	}
 	if to < from {
 		rep.Skipped = fmt.Sprintf("range [%d, %d] is above the scanned height %d", from, to, cur.Height)
 		return rep, nil

@@ -111,7 +111,11 @@ func tronChain(t *testing.T) (*reconciletest.Chain, *tronfake.Node, *atomic.Int6
 		t.Fatal(err)
 	}
 	e := intentstest.New(t, intentstest.Only(payment.Tron), intentstest.WithSource(payment.Tron, src),
-		intentstest.WithConfig(func(c *config.Config) { c.Methods[string(payment.USDTTRC20)].Contract = mainnetUSDT }))
+		intentstest.WithConfig(func(c *config.Config) {
+			c.Methods[string(payment.USDTTRC20)].Contract = mainnetUSDT
+			start := int64(1) // scan the fake's first blocks too
+			c.Networks[string(payment.Tron)].StartHeight = &start
+		}))
 	c := &reconciletest.Chain{N: payment.Tron, E: e, Method: "TRX", View: &reconcile.BlockView{Source: src, Watched: e.Watch[payment.Tron], CallsPerBlock: 1},
 		Pay: func(t *testing.T, v views.Intent) string {
 			to, err := tron.ParseAddress(v.Address)
@@ -180,8 +184,8 @@ func TestReconcileInconsistentNodeIsAFinding(t *testing.T) {
 		t.Fatalf("run state after a node error: %+v, %v", run, err)
 	}
 	// A node that changes chains between two block reads of one range,
-	// and again when the range is read once more: blocks 23 to 25 are
-	// replaced just before block 24 is read, both times.
+	// and again when the range is read once more: the newest 3 blocks are
+	// replaced just before block 25 is read, both times.
 	for range 2 {
 		for range 23 {
 			node.OnNext("/wallet/getblockbynum", func() {})
@@ -192,7 +196,7 @@ func TestReconcileInconsistentNodeIsAFinding(t *testing.T) {
 			}
 		})
 	}
-	rep, err = r.RunRange(ctx, c.N, 1, rep.To)
+	rep, err = r.RunRange(ctx, c.N, 2, rep.To) // blocks 2-24 read, then 23-25 replaced before 25 is
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,6 +228,7 @@ func TestReconcileInconsistentNodeIsAFinding(t *testing.T) {
 func TestReconcileCallsPer1000Blocks(t *testing.T) {
 	c, node, calls := tronChain(t)
 	ctx := reconciletest.Ctx(t)
+	c.E.Sync(c.N) // the scanner starts at the tip
 	node.Mine(1000)
 	c.E.Sync(c.N)
 	r, err := reconcile.New(c.E.Store, reconcile.Config{Blocks: 1000, RatePerSecond: -1},
@@ -314,9 +319,6 @@ func TestReconcileCallsPer1000BlocksBtcd(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(node.Stop)
-	if _, err := node.Generate(reconciletest.Ctx(t), 1000); err != nil {
-		t.Fatal(err)
-	}
 	src, err := bitcoin.New(bitcoin.Config{Network: payment.Bitcoin, Chain: bitcoin.Regtest, URL: node.RPCURL})
 	if err != nil {
 		t.Fatal(err)
@@ -328,6 +330,10 @@ func TestReconcileCallsPer1000BlocksBtcd(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := intentstest.New(t, intentstest.Only(payment.Bitcoin), intentstest.WithSource(payment.Bitcoin, src))
+	e.Sync(payment.Bitcoin) // the scanner starts at the tip
+	if _, err := node.Generate(reconciletest.Ctx(t), 1000); err != nil {
+		t.Fatal(err)
+	}
 	e.Sync(payment.Bitcoin)
 	c := &reconciletest.Chain{N: payment.Bitcoin, E: e, View: &reconcile.BlockView{Source: view, Watched: e.Watch[payment.Bitcoin]}}
 	got := reconciletest.CallsPerRun(t, c, 1000, counter)

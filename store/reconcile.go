@@ -249,3 +249,17 @@ func (s *Store) SampleAddressKeys(ctx context.Context, network string, from, to 
 	keys, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
 	return keys, translate(err)
 }
+
+// LowestBlock returns the lowest block ref stored for network, the block
+// the scanner started on (or the oldest kept); ErrNotFound when none. The
+// blocks above it are the ones scanned.
+func (s *Store) LowestBlock(ctx context.Context, network string) (int64, error) {
+	var h *int64
+	if err := s.pool.QueryRow(ctx, `SELECT min(height) FROM blocks WHERE network = $1`, network).Scan(&h); err != nil {
+		return 0, translate(err)
+	}
+	if h == nil {
+		return 0, ErrNotFound
+	}
+	return *h, nil
+}

@@ -55,9 +55,6 @@ func TestReconcileCallsPer1000BlocksAnvil(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(a.Stop)
-	if err := a.Mine(reconciletest.Ctx(t), 1000); err != nil {
-		t.Fatal(err)
-	}
 	src, err := evm.New(reconciletest.Ctx(t), evm.Config{URL: a.RPCURL, Trace: evm.TraceOff})
 	if err != nil {
 		t.Fatal(err)
@@ -72,6 +69,10 @@ func TestReconcileCallsPer1000BlocksAnvil(t *testing.T) {
 	t.Cleanup(view.Close)
 	e := intentstest.New(t, intentstest.Only(payment.Ethereum), intentstest.WithSource(payment.Ethereum, src),
 		intentstest.WithConfig(func(c *config.Config) { c.Networks[string(payment.Ethereum)].Trace = evm.TraceOff }))
+	e.Sync(payment.Ethereum) // the scanner starts at the tip
+	if err := a.Mine(reconciletest.Ctx(t), 1000); err != nil {
+		t.Fatal(err)
+	}
 	e.Sync(payment.Ethereum)
 	c := &reconciletest.Chain{N: payment.Ethereum, E: e, View: &reconcile.BlockView{Source: view, Watched: e.Watch[payment.Ethereum]}}
 	got := reconciletest.CallsPerRun(t, c, 1000, counter)
