@@ -19,7 +19,12 @@ func (s *Server) getStatus(w http.ResponseWriter, r *http.Request, _ store.APIKe
 		s.internal(w, r, err)
 		return
 	}
-	writeJSON(w, 200, map[string]any{"networks": nets, "rates": s.ratesStatus()})
+	rec, err := s.reconcileStatus(r.Context())
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	writeJSON(w, 200, map[string]any{"networks": nets, "rates": s.ratesStatus(), "reconcile": rec})
 }
 
 // RatesStatus is the rates part of GET /v1/status: where prices come from

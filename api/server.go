@@ -170,6 +170,7 @@ func (s *Server) routes() {
 	s.Handle("GET /v1/payables/{kind}/{reference}", ScopeStorefront, s.getPayable)
 	s.Handle("GET /v1/status", ScopeOperator, s.getStatus)
 	s.Handle("POST /v1/networks/{network}/rescan", ScopeOperator, s.rescan)
+	s.Handle("POST /v1/networks/{network}/reconcile", ScopeOperator, s.reconcileNetwork)
 	s.moneyRoutes()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))

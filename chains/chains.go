@@ -59,6 +59,10 @@ type Transfer struct {
 	Address string
 	// Amount is in the asset's base units; never negative.
 	Amount *big.Int
+	// Coinbase is true for an output of a block's coinbase transaction
+	// (Bitcoin, Litecoin): spendable, and so paying, only after
+	// payment.CoinbaseMaturity confirmations.
+	Coinbase bool
 }
 
 // Block is a block reduced to what paywatch needs.

@@ -2,6 +2,7 @@ package chains
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -24,6 +25,11 @@ func (s *Scanner) sparse() (SparseSource, bool) {
 func (s *Scanner) catchUpSparse(ctx context.Context, src SparseSource, cur Cursor, tips Tips) error {
 	from, to := cur.Height+1, tips.Node
 	blocks, err := src.SparseBlocks(ctx, from, to, cur.Hash, s.watched)
+	var missed *RescanError
+	if errors.As(err, &missed) && missed.From <= cur.Height {
+		s.log.Warn("source found a transfer below the cursor; replaying", "from", missed.From, "reason", missed.Reason)
+		return s.rescan(ctx, missed.From)
+	}
 	if err != nil {
 		return fmt.Errorf("blocks %d-%d: %w", from, to, err)
 	}
@@ -45,4 +51,17 @@ func (s *Scanner) catchUpSparse(ctx context.Context, src SparseSource, cur Curso
 	s.lastTips = tips
 	s.mu.Unlock()
 	return nil
+}
+
+// RescanError is a source telling the scanner that something below the
+// cursor was missed (a load-balanced node listed a payment only after the
+// scan had passed its slot): the scanner replays from From, as a rescan
+// request does, and the replay records it.
+type RescanError struct {
+	From   Height
+	Reason string
+}
+
+func (e *RescanError) Error() string {
+	return fmt.Sprintf("rescan from %d: %s", e.From, e.Reason)
 }

@@ -66,6 +66,8 @@ type Config struct {
 	Checkout Checkout `yaml:"checkout"`
 	// Database tunes the PostgreSQL client across a failover.
 	Database Database `yaml:"database"`
+	// Reconcile configures the reconciler (package reconcile).
+	Reconcile Reconcile `yaml:"reconcile"`
 }
 
 // Database tunes how paywatch behaves when its PostgreSQL server goes away
@@ -86,6 +88,25 @@ type Database struct {
 	// RetryFor is how long a write waits for a new primary before the API
 	// answers 503 database_unavailable [15s].
 	RetryFor Duration `yaml:"retry_for"`
+}
+
+// Reconcile configures the reconciler: on a schedule and on demand it
+// compares the node's own view of our addresses over scanned block ranges
+// with what paywatch recorded (package reconcile, README "The reconciler").
+// Zero values take the package's defaults.
+type Reconcile struct {
+	// Schedule is a robfig/cron schedule; default "@hourly".
+	Schedule string `yaml:"schedule"`
+	// Blocks is the fewest blocks below the cursor a run checks again
+	// (default 100); MaxBlocks caps a run (default 2000).
+	Blocks    int64 `yaml:"blocks"`
+	MaxBlocks int64 `yaml:"max_blocks"`
+	// SampleAddresses is how many addresses a Solana run lists, on top of
+	// those that received something in the range (default 50).
+	SampleAddresses int `yaml:"sample_addresses"`
+	// RatePerSecond is each node's call budget for the reconciler, on top
+	// of the scanner's (default 10).
+	RatePerSecond float64 `yaml:"rate_per_second"`
 }
 
 // Checkout configures the hosted payment page (/pay/{token} on the API

@@ -204,6 +204,7 @@ func (c *Console) routes() {
 
 	c.mux.Handle("GET /console/networks", c.auth(ScopeOperator, c.networks))
 	c.mux.Handle("POST /console/networks/{network}/rescan", c.auth(ScopeOperator, c.rescan))
+	c.mux.Handle("POST /console/networks/{network}/reconcile", c.auth(ScopeOperator, c.reconcile))
 	c.mux.Handle("GET /console/webhooks", c.auth(ScopeOperator, c.webhooks))
 	c.mux.Handle("POST /console/webhooks/{name}/redeliver", c.auth(ScopeOperator, c.redeliver))
 	c.mux.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) {

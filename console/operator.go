@@ -106,6 +106,10 @@ type networksData struct {
 	Critical []availability.NetworkStatus
 	Charts   map[string]chart
 	Done     string
+	// The reconciler (issue 27): each network's last run and the findings
+	// not resolved.
+	Runs     []store.ReconcileRun
+	Findings []store.Finding
 }
 
 func (c *Console) networks(w http.ResponseWriter, r *http.Request, s *session) {
@@ -125,7 +129,18 @@ func (c *Console) networks(w http.ResponseWriter, r *http.Request, s *session) {
 		}
 		d.Charts[n.Network] = lagChart(n.Network, c.lag.get(n.Network), c.now(), c.lag.span)
 	}
+	if d.Runs, err = c.store.ReconcileRuns(r.Context()); err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	if d.Findings, err = c.store.Findings(r.Context(), "", "", 100); err != nil {
+		c.internal(w, r, err)
+		return
+	}
 	q := r.URL.Query()
+	if q.Get("done") == "reconcile" {
+		d.Done = fmt.Sprintf("Reconcile of %s requested: the daemon checks it within seconds.", q.Get("network"))
+	}
 	if q.Get("done") == "rescan" {
 		d.Done = fmt.Sprintf("Rescan of %s from height %s scheduled: the scanner re-reads those blocks; nothing is counted twice.",
 			q.Get("network"), q.Get("from"))
@@ -348,4 +363,19 @@ func (c *Console) liveFail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	c.log.Error("console live failed", "err", err)
 	http.Error(w, `{"error":"internal"}`, http.StatusInternalServerError)
+}
+
+// reconcile asks the daemon's reconciler for a run of a network now.
+func (c *Console) reconcile(w http.ResponseWriter, r *http.Request, s *session) {
+	network := r.PathValue("network")
+	if !payment.Network(network).Valid() {
+		c.render(w, r, http.StatusNotFound, "error", s, "Not found", errorData{Message: fmt.Sprintf("unknown network %q", network)})
+		return
+	}
+	if err := c.store.RequestReconcile(r.Context(), network, c.now().UTC()); err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	c.log.Info("console reconcile", "key", s.key.Name, "network", network)
+	http.Redirect(w, r, "/console/networks?done=reconcile&network="+url.QueryEscape(network), http.StatusSeeOther)
 }

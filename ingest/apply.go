@@ -47,6 +47,11 @@ func (s *Sink) recordTransfer(ctx context.Context, tx *store.Tx, m *moves, netwo
 		return nil, err
 	}
 	required := s.requiredFor(network, t.Asset, a)
+	if t.Coinbase {
+		// Unspendable for CoinbaseMaturity blocks, and the first output a
+		// reorg takes away: it pays only once it has matured.
+		required = max(required, payment.CoinbaseMaturity)
+	}
 	class, notified := payment.UnknownAddress, payment.UnknownAddress
 	if a.IntentID != "" {
 		// A placeholder until the matcher classifies it in this transaction.
@@ -56,7 +61,7 @@ func (s *Sink) recordTransfer(ctx context.Context, tx *store.Tx, m *moves, netwo
 		ID: store.NewID("tr"), Network: network, TxID: t.TxID, Index: t.Index, Asset: string(t.Asset),
 		Address: t.Address, AddressKey: t.Key, Amount: t.Amount, IntentID: a.IntentID, BlockHeight: height,
 		BlockHash: hash, FirstSeenAt: seen, Status: status, ConfirmationsRequired: required,
-		Classification: class, NotifiedClass: notified, CreatedAt: now,
+		Classification: class, NotifiedClass: notified, CreatedAt: now, Coinbase: t.Coinbase,
 	}
 	if rec.Address == "" {
 		rec.Address = a.Address

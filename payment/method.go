@@ -118,3 +118,8 @@ func MethodFor(n Network, a Asset) (MethodInfo, bool) {
 	}
 	return MethodInfo{}, false
 }
+
+// CoinbaseMaturity is the confirmations after which a coinbase output can be
+// spent (Bitcoin's and Litecoin's COINBASE_MATURITY): a coinbase output paid
+// to one of our addresses pays only then (issue 27).
+const CoinbaseMaturity = 100

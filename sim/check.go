@@ -41,6 +41,7 @@ var Invariants = []string{
 	"any config validation accepts confirms every payment",
 	"what the reconciliation counts resolved is what finance's decisions covered, to the base unit",
 	"deciding every payable again changes nothing: the books are up to date with the facts",
+	"a transfer lost behind paywatch's back is found by the reconciler's next run",
 }
 
 // Indexes of the invariants of issue 21 in Invariants.
@@ -51,6 +52,7 @@ const (
 	invConfirm   = 19
 	invCovers    = 20
 	invUpToDate  = 21
+	invLost      = 22
 )
 
 // edges are the lifecycle's direct transitions (DESIGN.md), as events must

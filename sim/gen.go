@@ -38,11 +38,12 @@ const (
 	RestartService             // the service (and every scanner) restarts
 	Kill                       // a scan whose batch commit fails, then a restart
 	RoundTrip                  // blocks taken away and the same transactions mined back (issue 21)
+	LoseTransfer               // a recorded transfer is deleted behind paywatch's back; the reconciler must find it (issue 27)
 	numKinds
 )
 
 var kindNames = [...]string{"create", "replay", "report", "renew", "sweep", "clock", "pay", "evict", "replace", "mine",
-	"reorg", "lag", "fault", "skip", "debit", "resolve", "rescan", "scan", "restart-scanner", "restart-service", "kill", "round-trip"}
+	"reorg", "lag", "fault", "skip", "debit", "resolve", "rescan", "scan", "restart-scanner", "restart-service", "kill", "round-trip", "lose-transfer"}
 
 func (k Kind) String() string { return kindNames[k] }
 
@@ -60,7 +61,7 @@ func ParseKind(s string) (Kind, bool) {
 var weights = [numKinds]int{
 	Create: 14, Replay: 3, Report: 2, Renew: 3, Sweep: 3, Clock: 5, Pay: 16, Evict: 3, ReplaceTx: 2, Mine: 14,
 	Reorg: 5, Lag: 2, Fault: 3, Skip: 1, Debit: 5, Resolve: 7, Rescan: 2, Scan: 16, RestartScanner: 1,
-	RestartService: 1, Kill: 2, RoundTrip: 6,
+	RestartService: 1, Kill: 2, RoundTrip: 6, LoseTransfer: 2,
 }
 
 // Action is one step of a history.

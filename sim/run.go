@@ -380,6 +380,8 @@ func (r *run) exec(a Action) {
 		r.kill(n, a)
 	case RoundTrip:
 		r.roundTrip(n, nd, a)
+	case LoseTransfer:
+		r.loseTransfer(n, a)
 	}
 }
 

@@ -28,12 +28,15 @@ type Transfer struct {
 	FirstSeenAt           time.Time
 	Status                payment.TransferStatus
 	ConfirmationsRequired int
-	ConfirmedAt           *time.Time
-	Classification        payment.Classification
-	Credited              bool
-	NotifiedClass         payment.Classification
-	CreatedAt             time.Time
-	UpdatedAt             time.Time
+	// Coinbase marks an output of a coinbase transaction: it pays only
+	// after payment.CoinbaseMaturity confirmations.
+	Coinbase       bool
+	ConfirmedAt    *time.Time
+	Classification payment.Classification
+	Credited       bool
+	NotifiedClass  payment.Classification
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 	// Recorded is where the transfer stands in the order paywatch recorded
 	// transfers in (a sequence shared with credit_intent decisions).
 	Recorded int64
@@ -104,7 +107,7 @@ const resolutionsJSON = `(SELECT json_agg(json_build_object('seq', r.seq, 'actio
 const transferColumns = `t.id, t.network, t.txid, t.idx, t.asset, t.address, t.address_key, t.amount::text,
 	coalesce(t.intent_id, ''), t.block_height, coalesce(t.block_hash, ''), t.first_seen_at, t.status,
 	t.confirmations_required, t.confirmed_at, t.classification, t.credited, coalesce(t.notified_class, ''), t.created_at, t.updated_at,
-	t.recorded, t.settled::text, t.resolved::text, ` + resolutionsJSON
+	t.recorded, t.settled::text, t.resolved::text, t.coinbase, ` + resolutionsJSON
 
 const transferFrom = ` FROM transfers t `
 
@@ -130,7 +133,7 @@ func scanTransfer(row pgx.Row) (Transfer, error) {
 	err := row.Scan(&tr.ID, &tr.Network, &tr.TxID, &tr.Index, &tr.Asset, &tr.Address, &tr.AddressKey, &amount,
 		&tr.IntentID, &tr.BlockHeight, &tr.BlockHash, &tr.FirstSeenAt, &tr.Status,
 		&tr.ConfirmationsRequired, &tr.ConfirmedAt, &tr.Classification, &tr.Credited, &tr.NotifiedClass, &tr.CreatedAt, &tr.UpdatedAt,
-		&tr.Recorded, &settled, &resolved, &res)
+		&tr.Recorded, &settled, &resolved, &tr.Coinbase, &res)
 	if err != nil {
 		return Transfer{}, translate(err)
 	}
@@ -195,8 +198,8 @@ func (t *Tx) UpsertTransfer(ctx context.Context, tr Transfer) (Transfer, bool, e
 	var id string
 	var inserted bool
 	err := t.tx.QueryRow(ctx, `INSERT INTO transfers (id, network, txid, idx, asset, address, address_key, amount,
-		intent_id, block_height, block_hash, first_seen_at, status, confirmations_required, classification, notified_class, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8::numeric, NULLIF($9, ''), $10, NULLIF($11, ''), $12, $13, $14, $15, NULLIF($17, ''), $16, $16)
+		intent_id, block_height, block_hash, first_seen_at, status, confirmations_required, classification, notified_class, created_at, updated_at, coinbase)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8::numeric, NULLIF($9, ''), $10, NULLIF($11, ''), $12, $13, $14, $15, NULLIF($17, ''), $16, $16, $18)
 		ON CONFLICT (network, txid, idx) DO UPDATE SET
 			block_height = EXCLUDED.block_height, block_hash = EXCLUDED.block_hash,
 			status = CASE WHEN `+sameConfirmedBlock+` THEN transfers.status ELSE EXCLUDED.status END,
@@ -205,7 +208,7 @@ func (t *Tx) UpsertTransfer(ctx context.Context, tr Transfer) (Transfer, bool, e
 		RETURNING id, (xmax = 0)`,
 		tr.ID, tr.Network, tr.TxID, tr.Index, tr.Asset, tr.Address, tr.AddressKey, num(tr.Amount),
 		tr.IntentID, tr.BlockHeight, tr.BlockHash, tr.FirstSeenAt, tr.Status, tr.ConfirmationsRequired,
-		tr.Classification, tr.CreatedAt, tr.NotifiedClass).Scan(&id, &inserted)
+		tr.Classification, tr.CreatedAt, tr.NotifiedClass, tr.Coinbase).Scan(&id, &inserted)
 	if err != nil {
 		return Transfer{}, false, translate(err)
 	}

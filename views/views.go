@@ -43,6 +43,9 @@ type Transfer struct {
 	// Resolution is the newest of Resolutions, the live decisions.
 	Resolution  *Resolution  `json:"resolution"`
 	Resolutions []Resolution `json:"resolutions"`
+	// Coinbase marks an output of a coinbase transaction (Bitcoin,
+	// Litecoin), which pays only after 100 confirmations.
+	Coinbase bool `json:"coinbase,omitempty"`
 }
 
 // Resolution is finance's decision on a transfer.
@@ -111,7 +114,7 @@ func TransferOf(t store.Transfer, tip int64) Transfer {
 		Amount: payment.FormatUnits(t.Amount, dec), AmountBaseUnits: t.Amount.String(),
 		Required: t.ConfirmationsRequired, Status: t.Status, Classification: t.Classification,
 		IntentID: strp(t.IntentID), FirstSeenAt: t.FirstSeenAt.UTC(), BlockHeight: t.BlockHeight,
-		BlockHash: strp(t.BlockHash), Credited: t.Credited,
+		BlockHash: strp(t.BlockHash), Credited: t.Credited, Coinbase: t.Coinbase,
 	}
 	if m, ok := payment.MethodFor(payment.Network(t.Network), payment.Asset(t.Asset)); ok {
 		v.Method = string(m.Method)

@@ -61,6 +61,7 @@ type output struct {
 	tx, index int
 	script    []byte
 	value     int64
+	coinbase  bool // an output of the block's coinbase transaction
 }
 
 // transfers returns the transfers of a block's outputs to watched scripts,
@@ -87,6 +88,7 @@ func transfers(c codec, w chains.Watched, outs []output, txid func(tx int) strin
 		if err != nil {
 			return nil, err
 		}
+		t.Coinbase = o.coinbase
 		ts = append(ts, t)
 	}
 	return ts, nil
@@ -123,4 +125,10 @@ func recovered[T any](decode func() (T, error)) (v T, err error) {
 		}
 	}()
 	return decode()
+}
+
+// isNullOutpoint reports whether an input spends the null outpoint (index
+// 0xffffffff of the all-zero hash): the one input of a coinbase transaction.
+func isNullOutpoint(index uint32, hash [32]byte) bool {
+	return index == 0xffffffff && hash == [32]byte{}
 }

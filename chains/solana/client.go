@@ -217,7 +217,7 @@ func classify(err error, method string, slot uint64) error {
 	switch rpcErr.Code {
 	case codeSlotSkipped, codeLongTermSlotSkipped:
 		return fmt.Errorf("solana: %s: %w: %w", where, chains.ErrSkipped, err)
-	case codeBlockNotAvailable, codeBlockStatusNotAvailable, codeLongTermStorageUnreached:
+	case codeBlockNotAvailable, codeBlockStatusNotAvailable, codeLongTermStorageUnreached, codeMinContextSlotNotReached:
 		return fmt.Errorf("solana: %s: %w: %w", where, ErrTransient, err)
 	case codeUnsupportedTxVersion:
 		return fmt.Errorf("solana: %s: %w: %w", where, ErrUnsupportedVersion, err)

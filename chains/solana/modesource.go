@@ -124,11 +124,30 @@ func (m *ModeSource) SparseBlocks(ctx context.Context, low, high chains.Height, 
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	found, since, err := m.poll(ctx, l.Keys(), m.since, from)
+	found, late, since, err := m.poll(ctx, l.Keys(), m.since, from, to)
 	if err != nil {
 		return nil, err
 	}
 	m.since = since
+	if len(late) > 0 {
+		// Signatures a node listed only after the cursor passed their
+		// slots: keep their credits and have the scanner replay from the
+		// lowest (chains.RescanError); the next call applies them.
+		lowest := late[0].Slot
+		for _, t := range late {
+			lowest = min(lowest, t.Slot)
+			if !containsTransfer(m.found[t.Slot], t) {
+				m.found[t.Slot] = append(m.found[t.Slot], t)
+			}
+		}
+		for _, t := range found {
+			if t.Slot >= from && !containsTransfer(m.found[t.Slot], t) {
+				m.found[t.Slot] = append(m.found[t.Slot], t)
+			}
+		}
+		m.log.Warn("solana signatures listed late, below the scanned slot: rescanning", "credits", len(late), "from", lowest)
+		return nil, &chains.RescanError{From: chains.Height(lowest), Reason: fmt.Sprintf("%d credit(s) listed by the node only after the scan passed slot %d", len(late), lowest)}
+	}
 	for slot := range m.found {
 		if slot < from {
 			delete(m.found, slot) // applied, or below where the scan started

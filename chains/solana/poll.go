@@ -37,7 +37,7 @@ func (k keySet) Contains(key []byte) bool { _, ok := k[string(key)]; return ok }
 // signature per address). On error nothing is returned and since stays
 // valid: the caller retries with the old map.
 func (c *Client) Poll(ctx context.Context, addresses [][]byte, since map[string]string) ([]SlotTransfer, map[string]string, error) {
-	out, next, err := c.poll(ctx, addresses, since, 0)
+	out, _, next, err := c.poll(ctx, addresses, since, 0, 0)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -55,13 +55,19 @@ func (c *Client) Poll(ctx context.Context, addresses [][]byte, since map[string]
 
 // poll reads the credits to addresses newer than since, at slots at or above
 // from (0: all): an address's signatures are paged only down to from and
-// transactions below it are not read. It returns them in read order and the
-// updated since map.
-func (c *Client) poll(ctx context.Context, addresses [][]byte, since map[string]string, from uint64) ([]SlotTransfer, map[string]string, error) {
+// transactions below it are not read. With to > 0 the node must have
+// reached slot to (minContextSlot): a node behind it (a lagging node behind
+// a load balancer) answers -32016, which is transient, instead of a short
+// list that looks like "no payments". It returns the credits in read order,
+// the late ones and the updated since map. A late credit is one to an
+// address listed before (since has it) whose signature is new yet lies
+// below from: a node listed it only after the cursor passed its slot. It is
+// read and returned apart, for the caller to rescan from its slot.
+func (c *Client) poll(ctx context.Context, addresses [][]byte, since map[string]string, from, to uint64) ([]SlotTransfer, []SlotTransfer, map[string]string, error) {
 	watch := make(keySet, len(addresses))
 	for _, a := range addresses {
 		if len(a) != sol.PublicKeyLength {
-			return nil, nil, fmt.Errorf("solana: poll: address of %d bytes, want %d", len(a), sol.PublicKeyLength)
+			return nil, nil, nil, fmt.Errorf("solana: poll: address of %d bytes, want %d", len(a), sol.PublicKeyLength)
 		}
 		watch[string(a)] = struct{}{}
 	}
@@ -70,12 +76,13 @@ func (c *Client) poll(ctx context.Context, addresses [][]byte, since map[string]
 		next[k] = v
 	}
 	seen := make(map[string]bool)
-	var out []SlotTransfer
+	var out, late []SlotTransfer
 	for _, a := range addresses {
 		addr := sol.PublicKeyFromBytes(a)
-		sigs, err := c.signatures(ctx, addr, since[addr.String()], from)
+		until := since[addr.String()]
+		sigs, err := c.signatures(ctx, addr, until, from, to)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if len(sigs) > 0 {
 			next[addr.String()] = sigs[0].Signature.String()
@@ -84,24 +91,30 @@ func (c *Client) poll(ctx context.Context, addresses [][]byte, since map[string]
 		for i := len(sigs) - 1; i >= 0; i-- {
 			s := sigs[i]
 			sig := s.Signature.String()
-			if s.Err != nil || s.Slot < from || seen[sig] {
+			isLate := s.Slot < from && until != ""
+			if s.Err != nil || (s.Slot < from && !isLate) || seen[sig] {
 				continue
 			}
 			seen[sig] = true
 			found, err := c.transaction(ctx, sig, s.Slot, watch)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
+			}
+			if isLate {
+				late = append(late, found...)
+				continue
 			}
 			out = append(out, found...)
 		}
 	}
-	return out, next, nil
+	return out, late, next, nil
 }
 
 // signatures lists addr's finalized signatures newer than until (newest
 // first), following "before" pages; with from > 0 it stops after the page
-// that reaches below slot from.
-func (c *Client) signatures(ctx context.Context, addr sol.PublicKey, until string, from uint64) ([]*rpc.TransactionSignature, error) {
+// that reaches below slot from. With to > 0 it asks the node to answer only
+// once it has reached slot to (minContextSlot).
+func (c *Client) signatures(ctx context.Context, addr sol.PublicKey, until string, from, to uint64) ([]*rpc.TransactionSignature, error) {
 	var all []*rpc.TransactionSignature
 	before := ""
 	for {
@@ -111,6 +124,9 @@ func (c *Client) signatures(ctx context.Context, addr sol.PublicKey, until strin
 		}
 		if before != "" {
 			opts["before"] = before
+		}
+		if to > 0 {
+			opts["minContextSlot"] = to
 		}
 		var page []*rpc.TransactionSignature
 		where := fmt.Sprintf("getSignaturesForAddress %s", addr)

@@ -46,6 +46,7 @@ const (
 	codeBlockStatusNotAvailable  = -32014
 	codeUnsupportedTxVersion     = -32015
 	codeLongTermStorageUnreached = -32019
+	codeMinContextSlotNotReached = -32016
 )
 
 // RPCError is a JSON-RPC error object returned by the node, with the method

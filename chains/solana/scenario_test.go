@@ -49,6 +49,9 @@ type faultyCluster struct {
 	// lagging serves getSlot from failer (a node at slot 0): a node behind
 	// a load balancer that has not caught up.
 	lagging bool
+	// sigs, when set, answers every getSignaturesForAddress: a load
+	// balancer sending that one method to another node.
+	sigs *solanafake.Node
 }
 
 func (f *faultyCluster) arm(method string, slot int64, code int) {
@@ -84,6 +87,10 @@ func (f *faultyCluster) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	lagging := f.lagging && req.Method == "getSlot"
+	sigs := f.sigs
+	if req.Method != "getSignaturesForAddress" {
+		sigs = nil
+	}
 	if f.calls == nil {
 		f.calls = map[string]int{}
 	}
@@ -97,6 +104,10 @@ func (f *faultyCluster) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Unlock()
 	if lagging {
 		f.failer.ServeHTTP(w, r)
+		return
+	}
+	if sigs != nil && !hit {
+		sigs.ServeHTTP(w, r)
 		return
 	}
 	if !hit {

@@ -204,7 +204,35 @@ func (c *Client) Blocks(ctx context.Context, low, high chains.Height, w chains.W
 
 // assemble checks a decoded block against the height asked for, and fetches
 // the block's transaction infos when a contract ran in it.
+// When the infos turn out to be another fork's (the node switched forks
+// between the two calls), it reads the block by number again and its infos
+// with it, up to pairAttempts times, then gives up with ErrTransient.
 func (c *Client) assemble(ctx context.Context, height uint64, b *blockJSON, w chains.Watched) (chains.Block, error) {
+	for attempt := 1; ; attempt++ {
+		blk, err := c.pair(ctx, height, b, w)
+		if !errors.Is(err, errInfoMismatch) || attempt == pairAttempts {
+			return blk, err
+		}
+		c.log.WarnContext(ctx, "tron block and its transaction infos disagree; reading both again",
+			"height", height, "block", b.BlockID, "attempt", attempt)
+		body, err := c.post(ctx, "/wallet/getblockbynum", numBody(height))
+		if err != nil {
+			return chains.Block{}, fmt.Errorf("tron: block %d: %w", height, err)
+		}
+		if isEmptyObject(body) {
+			return chains.Block{}, fmt.Errorf("tron: block %d: %w", height, chains.ErrBlockNotFound)
+		}
+		b = new(blockJSON)
+		if err := json.Unmarshal(body, b); err != nil {
+			return chains.Block{}, fmt.Errorf("tron: block %d: %w: %v", height, chains.ErrInvalidResponse, err)
+		}
+	}
+}
+
+// pairAttempts bounds how often assemble reads a block and its infos again.
+const pairAttempts = 3
+
+func (c *Client) pair(ctx context.Context, height uint64, b *blockJSON, w chains.Watched) (chains.Block, error) {
 	needInfos, err := checkBlock(height, b)
 	if err != nil {
 		return chains.Block{}, err

@@ -2,6 +2,7 @@ package tron
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -71,6 +72,7 @@ func (t *txJSON) succeeded() bool {
 type txInfoJSON struct {
 	ID          string      `json:"id"`
 	BlockNumber json.Number `json:"blockNumber"`
+	BlockTime   json.Number `json:"blockTimeStamp"`
 	Result      string      `json:"result"`
 	Receipt     struct {
 		Result string `json:"result"`
@@ -156,6 +158,41 @@ func decodeInfos(height uint64, body []byte) ([]txInfoJSON, error) {
 	return infos, nil
 }
 
+// errInfoMismatch marks transaction infos that are not the block's own:
+// gettransactioninfobyblocknum is read by number in a second call, and the
+// node may have switched forks in between. The client asks for both again.
+var errInfoMismatch = errors.New("tron: transaction infos of another fork")
+
+// pairInfos checks that infos are block b's own and not those of another
+// fork at the same height. The id sets must agree: no info twice, none
+// for a transaction the block does not hold and one for every contract
+// call (match checks the last two); a node may leave out the infos of
+// plain TRX transfers, so equality is not required. And each info's
+// blockTimeStamp, where it carries one, must be the block's timestamp (a
+// competing block at the same height comes from another slot): the same
+// transactions re-mined on another fork can have other results, so the id
+// sets alone are not enough.
+func pairInfos(height uint64, b *blockJSON, ms int64, infos []txInfoJSON, byID map[string]*txInfoJSON) error {
+	if len(byID) != len(infos) || len(infos) > len(b.Transactions) {
+		return fmt.Errorf("%w: %w: block %d: %d transaction infos (%d distinct) for %d transactions of block %s",
+			ErrTransient, errInfoMismatch, height, len(infos), len(byID), len(b.Transactions), b.BlockID)
+	}
+	for i := range infos {
+		if infos[i].BlockTime == "" {
+			continue
+		}
+		ts, err := strconv.ParseInt(string(infos[i].BlockTime), 10, 64)
+		if err != nil {
+			return fmt.Errorf("tron: block %d infos: %w: blockTimeStamp %q", height, chains.ErrInvalidResponse, infos[i].BlockTime)
+		}
+		if ts != ms {
+			return fmt.Errorf("%w: %w: block %d: info %s has blockTimeStamp %d, block %s has %d",
+				ErrTransient, errInfoMismatch, height, infos[i].ID, ts, b.BlockID, ms)
+		}
+	}
+	return nil
+}
+
 // match reduces a checked block and its infos to the transfers to watched
 // accounts, in block order: a transaction's TRX transfer, then its USDT
 // Transfer logs in log order, then the TRX its contracts sent internally.
@@ -178,6 +215,9 @@ func (c *Client) match(height uint64, b *blockJSON, infos []txInfoJSON, w chains
 		byID = make(map[string]*txInfoJSON, len(infos))
 		for i := range infos {
 			byID[infos[i].ID] = &infos[i]
+		}
+		if err := pairInfos(height, b, ms, infos, byID); err != nil {
+			return chains.Block{}, err
 		}
 	}
 	w = prefetch(b, byID, w)
@@ -212,7 +252,7 @@ func (c *Client) match(height uint64, b *blockJSON, infos []txInfoJSON, w chains
 				if info == nil {
 					// The infos come from a second call; the node's head may
 					// have moved to another fork in between. Ask again.
-					return chains.Block{}, fmt.Errorf("%w: block %d: no transaction info for contract call %s", ErrTransient, height, tx.TxID)
+					return chains.Block{}, fmt.Errorf("%w: %w: block %d: no transaction info for contract call %s", ErrTransient, errInfoMismatch, height, tx.TxID)
 				}
 			}
 		}
@@ -228,7 +268,7 @@ func (c *Client) match(height uint64, b *blockJSON, infos []txInfoJSON, w chains
 		}
 	}
 	if seen != len(infos) {
-		return chains.Block{}, fmt.Errorf("%w: block %d: %d transaction infos do not belong to block %s", ErrTransient, height, len(infos)-seen, b.BlockID)
+		return chains.Block{}, fmt.Errorf("%w: %w: block %d: %d transaction infos do not belong to block %s", ErrTransient, errInfoMismatch, height, len(infos)-seen, b.BlockID)
 	}
 	return out, nil
 }

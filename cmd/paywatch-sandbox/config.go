@@ -81,6 +81,8 @@ instance: sandbox
 deadline: %s
 expiry_sweep: "@every 5s"
 log_level: info
+reconcile:
+  schedule: "@every 5m"  # the reconciler, more often than production's hourly
 console:
   signin_links: true   # the banner's one-time sign-in link
 checkout:

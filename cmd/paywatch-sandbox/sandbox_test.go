@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -336,6 +337,9 @@ func TestSandboxEndToEnd(t *testing.T) {
 		}
 		paid[m] = got
 	}
+	// The daemon's reconciler (issue 27), asked for a run of every network,
+	// checks them against the sandbox's nodes and finds nothing missing.
+	reconcileAll(t, ctx, env)
 	// Payments in flight across the restart, on the chains that persist:
 	// seen (mined once on anvil, in litecoind's mempool) but not confirmed.
 	inflight := map[payment.Method]intentState{}
@@ -462,5 +466,54 @@ func TestSandboxEnvFile(t *testing.T) {
 	}
 	if _, err := readSandboxEnv(filepath.Join(dir, "nope.env")); err == nil || !strings.Contains(err.Error(), "make run") {
 		t.Fatalf("missing file: %v", err)
+	}
+}
+
+// reconcileAll asks the daemon for a reconcile run of every network and
+// waits for them: each must finish with no live finding.
+func reconcileAll(t *testing.T, ctx context.Context, env sandboxEnv) {
+	t.Helper()
+	nets := []string{"bitcoin", "litecoin", "ethereum", "tron", "solana"}
+	for _, n := range nets {
+		if err := apiCall(ctx, env[envURL], env[envAPIKey], http.MethodPost, "/v1/networks/"+n+"/reconcile", nil, nil); err != nil {
+			t.Fatalf("reconcile %s: %v", n, err)
+		}
+	}
+	type status struct {
+		Reconcile struct {
+			Runs []struct {
+				Network        string  `json:"network"`
+				Runs           int64   `json:"runs"`
+				LastFinishedAt *string `json:"last_finished_at"`
+				RequestedAt    *string `json:"requested_at"`
+				LastError      string  `json:"last_error"`
+			} `json:"runs"`
+			LiveFindings int64             `json:"live_findings"`
+			Findings     []json.RawMessage `json:"findings"`
+		} `json:"reconcile"`
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		var st status
+		if err := apiCall(ctx, env[envURL], env[envAPIKey], http.MethodGet, "/v1/status", nil, &st); err != nil {
+			t.Fatal(err)
+		}
+		done := 0
+		for _, r := range st.Reconcile.Runs {
+			if r.Runs > 0 && r.LastFinishedAt != nil && r.RequestedAt == nil {
+				done++
+			}
+		}
+		if done == len(nets) {
+			if st.Reconcile.LiveFindings != 0 {
+				t.Fatalf("reconcile findings in the sandbox: %+v", st.Reconcile)
+			}
+			t.Logf("reconciler: %+v", st.Reconcile.Runs)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("reconcile runs not done after 90 s: %+v", st.Reconcile)
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 }

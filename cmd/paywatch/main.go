@@ -26,13 +26,14 @@ type command struct {
 
 func commands() map[string]command {
 	cmds := map[string]command{
-		"serve":    {"run the daemon: API, scanners, deadline sweep, webhooks", runServe},
-		"migrate":  {"apply database migrations and exit", runMigrate},
-		"apikey":   {"manage API keys: create, list, revoke", runAPIKey},
-		"pool":     {"manage the Solana address pool: import, count", runPool},
-		"status":   {"print each network's scanner status", runStatus},
-		"rescan":   {"rescan a network from a height (idempotent)", runRescan},
-		"sessions": {"console sessions: list, end one", runSessions},
+		"serve":     {"run the daemon: API, scanners, deadline sweep, webhooks", runServe},
+		"migrate":   {"apply database migrations and exit", runMigrate},
+		"apikey":    {"manage API keys: create, list, revoke", runAPIKey},
+		"pool":      {"manage the Solana address pool: import, count", runPool},
+		"status":    {"print each network's scanner status", runStatus},
+		"rescan":    {"rescan a network from a height (idempotent)", runRescan},
+		"reconcile": {"check a network's recorded transfers against the node's own view now (-request: ask the daemon)", runReconcile},
+		"sessions":  {"console sessions: list, end one", runSessions},
 		// Finance and webhooks (money.go).
 		"transfers": {"finance inbox: list transfers to review, resolve one", runTransfers},
 		"report":    {"reports: `report reconcile --from --to [--as-of] --format csv|json`, `report close --from --to`, `report closes`", runReport},

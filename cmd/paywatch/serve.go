@@ -29,6 +29,7 @@ import (
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/rates"
+	"github.com/paywatch/paywatch/reconcile"
 	"github.com/paywatch/paywatch/reports"
 	"github.com/paywatch/paywatch/store"
 )
@@ -75,6 +76,8 @@ type daemon struct {
 	http    *httpMetrics
 	// adminAddr is where admin_listen listens, once run listens there.
 	adminAddr string
+	// reconciler checks recorded transfers against the nodes (issue 27).
+	reconciler *reconcile.Reconciler
 }
 
 // watchSets adapts the per-network sets to intents.Watcher.
@@ -202,6 +205,9 @@ func (d *daemon) wire(ctx context.Context) error {
 	}
 	d.http = newHTTPMetrics(d.reg)
 	d.ops = newOpsMetrics(ctx, d.reg, d.store, d.book, syms, len(providers), endpoints, enabled)
+	if err := d.wireReconciler(); err != nil {
+		return err
+	}
 	opt := intents.Options{Store: d.store, Config: cfg, Quotes: d.book, Addresses: addrs, Chains: d.nets,
 		Watcher: watchSets(d.watch), Log: d.log}
 	var links *checkout.Links
@@ -337,6 +343,7 @@ func (d *daemon) run(ctx context.Context, ready func(addr string)) error {
 	g.Go(func() error { return d.api.Run(ctx) })
 	g.Go(func() error { return d.book.Run(ctx, d.cfg.Rates.Refresh) })
 	g.Go(func() error { return d.sweep(ctx) })
+	g.Go(func() error { return d.reconciler.Run(ctx) })
 	for n, src := range d.sources {
 		g.Go(func() error { return d.lead(ctx, n, src) })
 	}

@@ -357,7 +357,25 @@ func (n *Node) contextConfig(params []json.RawMessage, max, at int, atLeastConfi
 	if err := json.Unmarshal(params[at], &cfg); err != nil {
 		return invalidParams(fmt.Sprintf("invalid type: %s, expected struct RpcContextConfig", describe(params[at])))
 	}
-	return commitment(cfg.Commitment, atLeastConfirmed)
+	if err := commitment(cfg.Commitment, atLeastConfirmed); err != nil {
+		return err
+	}
+	return n.minContextSlot(cfg.MinContextSlot)
+}
+
+// codeMinContextSlotNotReached is agave's -32016.
+const codeMinContextSlotNotReached = -32016
+
+// minContextSlot is agave's check of a request's minContextSlot against the
+// bank it would answer from (here the tip: every slot is finalized): below
+// it the node refuses with -32016 and its context slot rather than answer
+// from an older view.
+func (n *Node) minContextSlot(min *uint64) *rpcError {
+	if min == nil || *min <= n.tip {
+		return nil
+	}
+	return &rpcError{Code: codeMinContextSlotNotReached, Message: "Minimum context slot has not been reached",
+		Data: map[string]uint64{"contextSlot": n.tip}}
 }
 
 func (n *Node) getSlot(params []json.RawMessage) (any, *rpcError) {
@@ -673,6 +691,9 @@ func (n *Node) getSignaturesForAddress(params []json.RawMessage) (any, *rpcError
 		return nil, invalidParams2(fmt.Sprintf("Invalid limit; max %d", maxSignaturesLimit))
 	}
 	if perr := commitment(cfg.Commitment, true); perr != nil {
+		return nil, perr
+	}
+	if perr := n.minContextSlot(cfg.MinContextSlot); perr != nil {
 		return nil, perr
 	}
 	refs := n.signaturesFor(addr)

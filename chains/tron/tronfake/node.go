@@ -66,7 +66,8 @@ type Node struct {
 	forks   int
 	seq     int64
 	keys    map[string]int
-	w       *walletState // accounts and tokens (wallet.go), nil until used
+	hooks   map[string][]func() // path -> run once before its next call (OnNext)
+	w       *walletState        // accounts and tokens (wallet.go), nil until used
 }
 
 // block is one block, already rendered as the node prints it.
@@ -78,6 +79,7 @@ type block struct {
 	infos     []byte            // gettransactioninfobyblocknum body (a JSON array)
 	txs       map[string][]byte // txID -> the transaction as printed in the block
 	infoByID  map[string][]byte // txID -> its TransactionInfo
+	src       []*pendingTx      // the transactions it was built from, for ReorgReplay
 }
 
 // pendingTx is a transaction waiting for the next mined block.
@@ -302,6 +304,70 @@ func (n *Node) Reorg(depth int) error {
 	return nil
 }
 
+// ReorgReplay replaces the depth highest blocks by blocks of another
+// producer one slot later (other ids and timestamps) that hold the same
+// transactions again, as a real fork re-mines the mempool; a transaction
+// whose txID is in failed ran out of energy on the new fork (result FAILED,
+// receipt OUT_OF_ENERGY, no logs). Only the PayTRX/PayTRC20/CallContract
+// shortcuts are replayed; a wallet transaction is not re-applied. It refuses
+// to replace the solidified block or anything below it.
+func (n *Node) ReorgReplay(depth int, failed ...string) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	tip := n.tipLocked()
+	if depth <= 0 || uint64(depth) > tip {
+		return fmt.Errorf("tronfake: reorg depth %d at head %d", depth, tip)
+	}
+	first := tip - uint64(depth) + 1
+	if solid := n.solidLocked(); first <= solid {
+		return fmt.Errorf("%w: replacing from %d, solidified %d", ErrBelowSolidified, first, solid)
+	}
+	fail := make(map[string]bool, len(failed))
+	for _, id := range failed {
+		fail[id] = true
+	}
+	n.forks++
+	old := make([]*block, 0, depth)
+	for h := first; h <= tip; h++ {
+		old = append(old, n.blocks[h])
+		n.remove(h)
+	}
+	for _, ob := range old {
+		txs := make([]*pendingTx, 0, len(ob.src))
+		for _, t := range ob.src {
+			if fail[t.id] {
+				info := make(map[string]any, len(t.info))
+				for k, v := range t.info {
+					info[k] = v
+				}
+				delete(info, "log")
+				delete(info, "internal_transactions")
+				info["result"] = "FAILED"
+				info["receipt"] = map[string]any{"energy_usage_total": 14631, "result": "OUT_OF_ENERGY"}
+				t = &pendingTx{id: t.id, tx: t.tx, info: info}
+			}
+			txs = append(txs, t)
+		}
+		parent := n.blocks[n.tipLocked()]
+		pid, _ := hex.DecodeString(parent.id)
+		n.put(n.build(ob.number, pid, ob.timestamp+3000, txs))
+	}
+	return nil
+}
+
+// OnNext runs f once, just before the node answers the next call of path
+// (for example "/wallet/gettransactioninfobyblocknum"): a test switches forks
+// between two calls a client makes, as a load-balanced node does. Hooks of a
+// path queue.
+func (n *Node) OnNext(path string, f func()) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.hooks == nil {
+		n.hooks = map[string][]func(){}
+	}
+	n.hooks[path] = append(n.hooks[path], f)
+}
+
 // SetSolidifiedLag sets how many blocks the solidified block trails the head.
 func (n *Node) SetSolidifiedLag(k int) {
 	n.mu.Lock()
@@ -490,7 +556,7 @@ func (n *Node) build(number uint64, parent []byte, ts int64, txs []*pendingTx) *
 			"witness_signature": hex.EncodeToString(append(append(wsig[:], wsig[:]...), 1)),
 		},
 	}
-	b := &block{number: number, id: id, timestamp: ts, txs: map[string][]byte{}, infoByID: map[string][]byte{}}
+	b := &block{number: number, id: id, timestamp: ts, txs: map[string][]byte{}, infoByID: map[string][]byte{}, src: txs}
 	infos := make([]map[string]any, 0, len(txs))
 	if len(txs) > 0 {
 		list := make([]map[string]any, 0, len(txs))

@@ -86,7 +86,14 @@ func (n *Node) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(n.fails) > 0 {
 		fail, n.fails = n.fails[0], n.fails[1:]
 	}
+	var hook func()
+	if hs := n.hooks[r.URL.Path]; len(hs) > 0 {
+		hook, n.hooks[r.URL.Path] = hs[0], hs[1:]
+	}
 	n.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
 	if want != "" && key != want {
 		writeJSON(w, http.StatusUnauthorized, `{"Error":"ApiKey not exists"}`)
 		return
