@@ -5,11 +5,12 @@ import (
 
 	"encoding/json"
 	"fmt"
-	"github.com/jackc/pgx/v5"
 	"math/big"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/finance"

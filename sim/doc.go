@@ -24,4 +24,12 @@
 // parallel, so no window is prefetched in the background while the chain
 // changes). Only the two concurrent debits of a "debit pair" race for
 // real; the invariants hold whichever wins.
+//
+// Files, one job each: gen.go draws a history from a seed and configs.go
+// its config; world.go is one worker's paywatch and its scripted nodes;
+// run.go executes a history step by step; storefront.go, finance.go,
+// chain.go, roundtrip.go and lose.go are the actions (API requests,
+// finance decisions and debits, payments, reorgs and node faults, round
+// trips and rebuilds, a lost write); check.go, books.go, bodies.go and
+// parts.go are the invariants and what they read.
 package sim

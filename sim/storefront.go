@@ -1,0 +1,160 @@
+package sim
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/big"
+
+	"github.com/paywatch/paywatch/addresses"
+	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/views"
+)
+
+var orderUSD = []string{"100.00", "37.50", "250.00", "0.02"}
+
+var topupUSD = []string{"100.00", "500.00"}
+
+// fingerprint is what any change of state moves: the last event, and the
+// rows a request may write.
+const fingerprint = `SELECT (SELECT coalesce(max(seq), 0) FROM events) || '/' || (SELECT count(*) FROM ledger_entries) || '/' ||
+	(SELECT count(*) FROM intents) || '/' || (SELECT count(*) FROM payables) || '/' || (SELECT count(*) FROM resolutions) || '/' ||
+	(SELECT count(*) FROM transfers WHERE credited) || '/' || (SELECT coalesce(sum(coalesce(rescan_from, -1)), 0) FROM cursors)`
+
+// mutate sends a request that may change state; a refused one (4xx, 5xx)
+// must change nothing (DESIGN.md invariant 4).
+func (r *run) mutate(method, path, scope string, body any, headers ...string) (int, []byte) {
+	var before string
+	_ = r.w.e.Store.Pool().QueryRow(r.ctx, fingerprint).Scan(&before)
+	st, resp := r.w.do(method, path, scope, body, headers...)
+	if st >= 400 {
+		var after string
+		_ = r.w.e.Store.Pool().QueryRow(r.ctx, fingerprint).Scan(&after)
+		if after != before {
+			r.violate(Invariants[15], "%s %s -> %d %s changed %s into %s", method, path, st, brief(resp), before, after)
+		}
+	}
+	return st, resp
+}
+
+func brief(b []byte) string {
+	var e struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+		Code   string `json:"code"`
+		Status string `json:"status"`
+	}
+	_ = json.Unmarshal(b, &e)
+	switch {
+	case e.Error.Code != "":
+		return e.Error.Code
+	case e.Code != "":
+		return e.Code
+	case e.Status != "":
+		return e.Status
+	}
+	return ""
+}
+
+func (r *run) create(n payment.Network, a Action) {
+	var methods []payment.MethodInfo
+	for _, m := range payment.Methods {
+		if m.Network == n {
+			methods = append(methods, m)
+		}
+	}
+	m := methods[a.B%len(methods)]
+	ref := a.C % 3
+	body := map[string]string{"method": string(m.Method)}
+	if a.A%3 == 0 {
+		body["kind"], body["reference"], body["account"], body["amount_usd"] = "topup", fmt.Sprintf("top-%d", ref), fmt.Sprintf("acct-%d", ref%2), topupUSD[ref%2]
+	} else {
+		body["kind"], body["reference"], body["account"], body["amount_usd"] = "order", fmt.Sprintf("ord-%d", ref), fmt.Sprintf("acct-%d", ref%2), orderUSD[ref%len(orderUSD)]
+		if a.D%7 == 0 {
+			body["amount_usd"] = "13.00" // a conflicting amount
+		}
+	}
+	raw, _ := json.Marshal(body)
+	var hdr []string
+	key := ""
+	if a.D%2 == 0 {
+		key = fmt.Sprintf("c-%d-%d", r.h.Seed, r.step)
+		hdr = []string{"Idempotency-Key", key}
+	}
+	st, resp := r.mutate("POST", "/v1/intents", "storefront", raw, hdr...)
+	r.logf("create %s %s %s %s USD -> %d %s", body["kind"], body["reference"], m.Method, body["amount_usd"], st, brief(resp))
+	if key != "" && st < 300 {
+		r.idem = append(r.idem, idemRec{method: "POST", path: "/v1/intents", key: key, body: raw, status: st, resp: resp, network: n})
+	}
+	if st == 201 {
+		r.addIntent(resp)
+	}
+}
+
+func (r *run) addIntent(resp []byte) {
+	var v views.Intent
+	if err := json.Unmarshal(resp, &v); err != nil {
+		r.violate("harness", "intent view: %v", err)
+		return
+	}
+	n := payment.Network(v.Network)
+	ad, err := addresses.ParseAddress(n, r.w.e.Config.Networks[v.Network].Chain, v.Address)
+	if err != nil {
+		r.violate("harness", "parse %s: %v", v.Address, err)
+		return
+	}
+	amt, _ := new(big.Int).SetString(v.AmountBaseUnits, 10)
+	in := &intentRec{id: v.ID, kind: string(v.Kind), ref: v.Reference, method: v.Method, address: v.Address, network: n,
+		asset: payment.Asset(v.Asset), amount: amt, key: ad.Key}
+	if v.Account != nil {
+		in.account = *v.Account
+	}
+	if r.w.ours[n] == nil {
+		r.w.ours[n] = map[string]bool{}
+	}
+	r.w.ours[n][hex.EncodeToString(ad.Key)] = true
+	r.intents = append(r.intents, in)
+	r.logf("     = intent %s %s amount %s", in.id, in.address, in.amount)
+}
+
+func (r *run) renew(in *intentRec, a Action) {
+	var hdr []string
+	key := ""
+	if a.B%2 == 0 {
+		key = fmt.Sprintf("r-%d-%d", r.h.Seed, r.step)
+		hdr = []string{"Idempotency-Key", key}
+	}
+	path := "/v1/intents/" + in.id + "/renew"
+	st, resp := r.mutate("POST", path, "storefront", nil, hdr...)
+	r.logf("renew %s (%s) -> %d %s", in.id, in.ref, st, brief(resp))
+	if key != "" && st < 300 {
+		r.idem = append(r.idem, idemRec{method: "POST", path: path, key: key, status: st, resp: resp, network: in.network})
+	}
+	if st == 201 {
+		r.addIntent(resp)
+	}
+}
+
+// replay sends a completed idempotent request again, the node of its
+// network down half of the time: the stored response must come back.
+func (r *run) replay(a Action) {
+	if len(r.idem) == 0 {
+		return
+	}
+	q := r.idem[a.A%len(r.idem)]
+	outage := a.B%2 == 0 && r.nodes[q.network] != nil
+	if outage {
+		r.nodes[q.network].f.FailTip(errInjected)
+		r.scanNet(q.network, "outage before replay")
+	}
+	st, resp := r.w.do(q.method, q.path, "storefront", q.body, "Idempotency-Key", q.key)
+	r.logf("replay %s %s key %s (outage %v) -> %d %s", q.method, q.path, q.key, outage, st, brief(resp))
+	if st != q.status || string(resp) != string(q.resp) {
+		r.violate("an idempotent replay returns the stored response", "%s %s key %s first %d %s, replay %d %s",
+			q.method, q.path, q.key, q.status, shorten(string(q.resp)), st, shorten(string(resp)))
+	}
+	if outage {
+		r.nodes[q.network].f.FailTip(nil)
+	}
+}
