@@ -64,6 +64,8 @@ type Config struct {
 	Console Console `yaml:"console"`
 	// Checkout configures the hosted payment page served at /pay/.
 	Checkout Checkout `yaml:"checkout"`
+	// Finance bounds finance's decisions (security.go).
+	Finance Finance `yaml:"finance"`
 }
 
 // Checkout configures the hosted payment page (/pay/{token} on the API
@@ -316,6 +318,7 @@ func Default() *Config {
 			MaxDeviation: "0.02",
 			MinSources:   2,
 		},
+		Finance: defaultFinance(),
 	}
 	for _, m := range payment.Methods {
 		c.Methods[string(m.Method)] = defaultMethod(m)
@@ -499,6 +502,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Listen == "" {
 		return invalid("listen", "must not be empty")
+	}
+	if err := c.validateSecurity(); err != nil {
+		return err
 	}
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return invalid("listen", "must be host:port, like 127.0.0.1:8080")

@@ -270,7 +270,8 @@ func (e *Env) startService() {
 	e.Nets = &availability.Networks{Store: e.Store, Config: e.Config, Now: e.Clock.Now}
 	e.Service = intents.New(intents.Options{Store: e.Store, Config: e.Config, Quotes: e.book, Addresses: e.addrs, Chains: e.Nets,
 		Watcher: watchSets(e.Watch), Now: e.Clock.Now, Log: e.log, Pages: e.pages})
-	e.Finance = finance.New(finance.Options{Store: e.Store, Decider: e.Service, Quotes: e.book, Now: e.Clock.Now, Log: e.log})
+	e.Finance = finance.New(finance.Options{Store: e.Store, Decider: e.Service, Quotes: e.book, Now: e.Clock.Now, Log: e.log,
+		Bounds: finance.BoundsOf(e.Config)})
 	e.Reports = reports.New(reports.Options{Store: e.Store, Now: e.Clock.Now, Log: e.log})
 	e.Sink = ingest.New(ingest.Options{Store: e.Store, Config: e.Config, Decider: e.Service, Credits: e.Finance,
 		Now: e.Clock.Now, Log: e.log})
