@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/reports"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
 )
 
 // Scopes of API keys.
@@ -236,8 +238,53 @@ func (s *Server) auth(scope string, h func(http.ResponseWriter, *http.Request, s
 			writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("this API key lacks the %q scope", scope))
 			return
 		}
+		if scope == ScopeStorefront && !key.HasScope(ScopeFinance) {
+			// Finance's internal notes stay out of what a storefront
+			// key reads (views.ForStorefront).
+			bw := &bufferedWriter{ResponseWriter: w}
+			h(bw, r, key)
+			bw.finish(views.ForStorefront)
+			return
+		}
 		h(w, r, key)
 	})
+}
+
+// bufferedWriter holds an answer until finish rewrites its JSON body.
+type bufferedWriter struct {
+	http.ResponseWriter
+	status int
+	body   []byte
+}
+
+func (b *bufferedWriter) WriteHeader(status int) {
+	if b.status == 0 {
+		b.status = status
+	}
+}
+
+func (b *bufferedWriter) Write(p []byte) (int, error) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	b.body = append(b.body, p...)
+	return len(p), nil
+}
+
+// finish sends the answer, its JSON body passed through rewrite.
+func (b *bufferedWriter) finish(rewrite func([]byte) []byte) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	body := b.body
+	if strings.HasPrefix(b.Header().Get("Content-Type"), "application/json") {
+		body = rewrite(body)
+		if b.Header().Get("Content-Length") != "" {
+			b.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		}
+	}
+	b.ResponseWriter.WriteHeader(b.status)
+	_, _ = b.ResponseWriter.Write(body)
 }
 
 // ErrorBody is the API.md error shape.

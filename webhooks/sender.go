@@ -282,7 +282,7 @@ const recordTimeout = 5 * time.Second
 // more, a delivered event keeps the claim for the next one; otherwise the
 // record releases it.
 func (s *Sender) deliverOne(ctx context.Context, token string, ep *store.WebhookEndpoint, ev store.Event, more bool) (bool, error) {
-	body, err := json.Marshal(views.EventOf(ev))
+	body, err := json.Marshal(views.StorefrontEventOf(ev))
 	if err != nil {
 		return false, fmt.Errorf("event %d: %w", ev.Seq, err)
 	}
