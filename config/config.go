@@ -66,6 +66,8 @@ type Config struct {
 	Checkout Checkout `yaml:"checkout"`
 	// Finance bounds finance's decisions (security.go).
 	Finance Finance `yaml:"finance"`
+	// Limits bound each API key's creations (security.go).
+	Limits Limits `yaml:"limits"`
 }
 
 // Checkout configures the hosted payment page (/pay/{token} on the API
@@ -266,6 +268,9 @@ type Webhook struct {
 	NextSecretEnv string `yaml:"next_secret_env"`
 	// Events filters event types; empty means all.
 	Events []string `yaml:"events"`
+	// AccountPrefix, when set, sends only the events of accounts starting
+	// with it (the binding of that storefront's API key).
+	AccountPrefix string `yaml:"account_prefix"`
 	// Start is where a newly configured endpoint begins: "beginning" (the
 	// default: every event ever recorded) or "now" (only new events).
 	Start string `yaml:"start"`
@@ -319,6 +324,7 @@ func Default() *Config {
 			MinSources:   2,
 		},
 		Finance: defaultFinance(),
+		Limits:  defaultLimits(),
 	}
 	for _, m := range payment.Methods {
 		c.Methods[string(m.Method)] = defaultMethod(m)

@@ -55,3 +55,39 @@ func TestResolvedWebhookLeavesOutFinanceNotes(t *testing.T) {
 		t.Fatalf("webhook body lost the decision: %s", body)
 	}
 }
+
+// Issue 22, item 4: an endpoint with account_prefix gets only the events of
+// those accounts.
+func TestWebhookAccountPrefixFiltersEvents(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e.CreateIntent("order", "ORD-P2", "shop2:c", "10.00", "BTC")
+	e.CreateIntent("order", "ORD-P0", "", "10.00", "BTC")
+	first := e.CreateIntent("order", "ORD-P1", "shop1:c", "10.00", "BTC")
+	e.CreateIntent("order", "ORD-P3", "shop2:d", "10.00", "BTC")
+	last := e.CreateIntent("order", "ORD-P4", "shop1:d", "10.00", "BTC")
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, string(body))
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	run := start(e.Store, webhooks.Endpoint{Name: "shop1", URL: srv.URL, Secret: []byte("s3cret"), AccountPrefix: "shop1:"},
+		webhooks.Options{MinBackoff: 20 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, Poll: 50 * time.Millisecond})
+	waitFor(t, "the last shop1 event", 20*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) > 0 && strings.Contains(got[len(got)-1], last.ID)
+	})
+	run.stop(t)
+	if len(got) != 2 || !strings.Contains(got[0], first.ID) {
+		t.Fatalf("deliveries %d, want the 2 intent.created of shop1: %v", len(got), got)
+	}
+	for _, b := range got {
+		if !strings.Contains(b, `"account":"shop1:`) {
+			t.Fatalf("delivered another account's event: %s", b)
+		}
+	}
+}

@@ -67,6 +67,9 @@ type Endpoint struct {
 	NextSecret []byte
 	// Events filters event types; empty means every event.
 	Events []string
+	// AccountPrefix, when set, limits deliveries to the events of the
+	// accounts that start with it (transfers to no account are left out).
+	AccountPrefix string
 	// StartNow makes a new endpoint start after the newest event instead of
 	// receiving the whole history (config `start: now`).
 	StartNow bool
@@ -83,7 +86,7 @@ func FromConfig(hooks []config.Webhook, getenv func(string) string) ([]Endpoint,
 		if err != nil {
 			return nil, err
 		}
-		ep := Endpoint{Name: h.Name, URL: h.URL, Secret: secret, Events: h.Events, StartNow: h.Start == "now"}
+		ep := Endpoint{Name: h.Name, URL: h.URL, Secret: secret, Events: h.Events, AccountPrefix: h.AccountPrefix, StartNow: h.Start == "now"}
 		if h.NextSecretEnv != "" {
 			if ep.NextSecret, err = readSecret(h.Name, h.NextSecretEnv, getenv); err != nil {
 				return nil, err
@@ -240,7 +243,7 @@ func (s *Sender) Run(ctx context.Context) error {
 // next step: 0 when more may be due now.
 func (s *Sender) Step(ctx context.Context) (time.Duration, error) {
 	now := s.clock.Now().UTC()
-	c, out, err := s.opt.Store.ClaimWebhookEvents(ctx, s.ep.Name, s.ep.Events, s.opt.Batch, s.opt.ClaimFor, now)
+	c, out, err := s.opt.Store.ClaimWebhookEvents(ctx, s.ep.Name, s.ep.Events, s.ep.AccountPrefix, s.opt.Batch, s.opt.ClaimFor, now)
 	if err != nil {
 		return 0, err
 	}

@@ -156,6 +156,8 @@ func New(t testing.TB, opts ...Option) *Env {
 	cfg.Rates.Sources = []string{"static"}
 	cfg.Rates.MinSources = 1 // one static source, explicitly
 	cfg.Rates.Static = Prices
+	// Tests and benchmarks create at will; a test of the limit sets it.
+	cfg.Limits.CreatesPerMinute = 0
 	for _, n := range payment.Networks {
 		nc := cfg.Networks[string(n)]
 		nc.Enabled = true
