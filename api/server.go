@@ -56,7 +56,7 @@ type Server struct {
 	keys    keyCache
 	feed    *eventFeed
 	creates *keyBuckets // limits of POST /v1/intents and renew per key
-	table   []Route // every mounted route (openapi.go)
+	table   []Route     // every mounted route (openapi.go)
 	// Extra lets other packages mount routes (finance, events) on the mux.
 	now func() time.Time
 
