@@ -190,6 +190,7 @@ func (d *daemon) wire(ctx context.Context) error {
 			func() float64 { return float64(set.Len()) }))
 	}
 	d.metrics = newScanMetrics(ctx, d.reg, d.nets)
+	d.reg.MustRegister(newPoolCollector(d.store, d.log))
 	opt := intents.Options{Store: d.store, Config: cfg, Quotes: d.book, Addresses: addrs, Chains: d.nets,
 		Watcher: watchSets(d.watch), Log: d.log}
 	var links *checkout.Links
