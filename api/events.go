@@ -100,7 +100,11 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, key store.API
 	}
 	page := EventsPage{Events: make([]views.Event, 0, len(evs)), Next: after}
 	for _, e := range evs {
-		page.Events = append(page.Events, views.EventOf(e))
+		// A key bound to an account prefix gets only its accounts'
+		// events; the cursor still moves past the others.
+		if key.Covers(e.Account) {
+			page.Events = append(page.Events, views.EventOf(e))
+		}
 	}
 	if len(evs) > 0 {
 		page.Next = evs[len(evs)-1].ID

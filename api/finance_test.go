@@ -55,7 +55,7 @@ func onlyTransfer(t *testing.T, e *intentstest.Env, class string) views.Transfer
 	return p.Transfers[0]
 }
 
-func resolve(e *intentstest.Env, id, scope string, req map[string]string) (int, []byte) {
+func resolve(e *intentstest.Env, id, scope string, req any) (int, []byte) {
 	return e.Do("POST", "/v1/transfers/"+id+"/resolve", scope, req)
 }
 
@@ -300,7 +300,8 @@ func TestReconciliationEveryClassification(t *testing.T) {
 	if s, b := resolve(e, onlyTransfer(t, e, "dust").ID, "finance", map[string]string{"action": "ignore", "note": "poisoning"}); s != 200 {
 		t.Fatalf("ignore dust: %d %s", s, b)
 	}
-	if s, b := resolve(e, onlyTransfer(t, e, "unknown_address").ID, "finance", map[string]string{"action": "credit_account", "account": "cust-u", "usd_per_unit": "40000", "note": "proved"}); s != 200 {
+	if s, b := resolve(e, onlyTransfer(t, e, "unknown_address").ID, "finance", map[string]any{"action": "credit_account", "account": "cust-u", "usd_per_unit": "40000", "note": "proved",
+		"override": map[string]string{"reason": "the rate the customer paid at"}}); s != 200 {
 		t.Fatalf("credit unknown: %d %s", s, b)
 	}
 	if s, b := resolve(e, onlyTransfer(t, e, "wrong_asset").ID, "finance", map[string]string{"action": "refunded", "refund_txid": "0xabc0000000000000000000000000000000000000000000000000000000000000", "note": "sent back"}); s != 200 {

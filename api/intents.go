@@ -77,9 +77,15 @@ func (s *Server) methods(w http.ResponseWriter, r *http.Request, _ store.APIKey)
 }
 
 func (s *Server) createIntent(w http.ResponseWriter, r *http.Request, key store.APIKey) {
+	if !s.creationAllowed(w, key) {
+		return
+	}
 	var req intents.CreateRequest
 	claim, ok := s.decodeClaim(w, r, key, &req)
 	if !ok {
+		return
+	}
+	if !forbidAccount(w, key, req.Account) {
 		return
 	}
 	res, err := s.svc.Create(r.Context(), req, claim)
@@ -90,19 +96,25 @@ func (s *Server) createIntent(w http.ResponseWriter, r *http.Request, key store.
 	writeResult(w, res)
 }
 
-func (s *Server) getIntent(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+func (s *Server) getIntent(w http.ResponseWriter, r *http.Request, key store.APIKey) {
 	v, err := s.svc.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
+	if !forbidAccount(w, key, deref(v.Account)) {
+		return
+	}
 	writeJSON(w, 200, v)
 }
 
-func (s *Server) intentQR(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+func (s *Server) intentQR(w http.ResponseWriter, r *http.Request, key store.APIKey) {
 	v, err := s.svc.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.fail(w, r, err)
+		return
+	}
+	if !forbidAccount(w, key, deref(v.Account)) {
 		return
 	}
 	png, err := qrcode.Encode(v.PaymentURI, qrcode.Medium, 320)
@@ -115,9 +127,12 @@ func (s *Server) intentQR(w http.ResponseWriter, r *http.Request, _ store.APIKey
 	_, _ = w.Write(png)
 }
 
-func (s *Server) reportIntent(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+func (s *Server) reportIntent(w http.ResponseWriter, r *http.Request, key store.APIKey) {
 	var empty struct{}
 	if _, ok := s.decode(w, r, &empty, true); !ok {
+		return
+	}
+	if !s.intentCovered(w, r, key) {
 		return
 	}
 	v, err := s.svc.Report(r.Context(), r.PathValue("id"))
@@ -131,6 +146,9 @@ func (s *Server) reportIntent(w http.ResponseWriter, r *http.Request, _ store.AP
 func (s *Server) renewIntent(w http.ResponseWriter, r *http.Request, key store.APIKey) {
 	var empty struct{}
 	if _, ok := s.decode(w, r, &empty, true); !ok {
+		return
+	}
+	if !s.intentCovered(w, r, key) || !s.creationAllowed(w, key) {
 		return
 	}
 	claim, err := idem(r, key, nil)
@@ -160,7 +178,32 @@ type PayableView struct {
 	Intents      []views.Intent      `json:"intents"`
 }
 
-func (s *Server) getPayable(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+// intentCovered checks, before a change, that the intent of the path is
+// in the key's binding; false means an answer was written.
+func (s *Server) intentCovered(w http.ResponseWriter, r *http.Request, key store.APIKey) bool {
+	if key.AccountPrefix == "" {
+		return true
+	}
+	in, err := s.store.GetIntent(r.Context(), r.PathValue("id"))
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "not_found", "no intent "+quoted(r.PathValue("id")))
+		return false
+	}
+	if err != nil {
+		s.internal(w, r, err)
+		return false
+	}
+	return forbidAccount(w, key, in.Account)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func (s *Server) getPayable(w http.ResponseWriter, r *http.Request, key store.APIKey) {
 	kind, ref := r.PathValue("kind"), r.PathValue("reference") // checked at the edge
 	p, err := s.store.PayableByReference(r.Context(), kind, ref)
 	if errors.Is(err, store.ErrNotFound) {
@@ -169,6 +212,9 @@ func (s *Server) getPayable(w http.ResponseWriter, r *http.Request, _ store.APIK
 	}
 	if err != nil {
 		s.internal(w, r, err)
+		return
+	}
+	if !forbidAccount(w, key, p.Account) {
 		return
 	}
 	v := PayableView{ID: p.ID, Kind: p.Kind, Reference: p.Reference, AmountUSD: payment.Cents(p.AmountCents).String(),

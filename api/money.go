@@ -11,10 +11,10 @@ import (
 // moneyRoutes mounts balances, debits, the event feed, the finance inbox,
 // reports and the webhook delivery log.
 func (s *Server) moneyRoutes() {
-	s.Handle("GET /v1/accounts/{account}/balance", ScopeStorefront, s.getBalance)
-	s.Handle("GET /v1/accounts/{account}/ledger", ScopeStorefront, s.getLedger)
-	s.Handle("POST /v1/accounts/{account}/debits", ScopeStorefront, s.postDebit)
-	s.Handle("GET /v1/events", ScopeStorefront, s.getEvents)
+	s.Handle("GET /v1/accounts/{account}/balance", ScopeRead, s.getBalance)
+	s.Handle("GET /v1/accounts/{account}/ledger", ScopeRead, s.getLedger)
+	s.Handle("POST /v1/accounts/{account}/debits", ScopeDebit, s.postDebit)
+	s.Handle("GET /v1/events", ScopeRead, s.getEvents)
 	s.Handle("GET /v1/transfers", ScopeFinance, s.listTransfers)
 	s.Handle("GET /v1/transfers/{id}", ScopeFinance, s.getTransfer)
 	s.Handle("POST /v1/transfers/{id}/resolve", ScopeFinance, s.resolveTransfer)
@@ -40,7 +40,10 @@ func limitParam(w http.ResponseWriter, r *http.Request, def, max int) (int, bool
 	return int(n), true
 }
 
-func (s *Server) getBalance(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+func (s *Server) getBalance(w http.ResponseWriter, r *http.Request, key store.APIKey) {
+	if !forbidAccount(w, key, r.PathValue("account")) {
+		return
+	}
 	v, err := s.finance.Balance(r.Context(), r.PathValue("account"))
 	if err != nil {
 		s.fail(w, r, err)
@@ -49,7 +52,10 @@ func (s *Server) getBalance(w http.ResponseWriter, r *http.Request, _ store.APIK
 	writeJSON(w, 200, v)
 }
 
-func (s *Server) getLedger(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+func (s *Server) getLedger(w http.ResponseWriter, r *http.Request, key store.APIKey) {
+	if !forbidAccount(w, key, r.PathValue("account")) {
+		return
+	}
 	limit, ok := limitParam(w, r, 100, 1000)
 	if !ok {
 		return
@@ -68,6 +74,9 @@ func (s *Server) getLedger(w http.ResponseWriter, r *http.Request, _ store.APIKe
 }
 
 func (s *Server) postDebit(w http.ResponseWriter, r *http.Request, key store.APIKey) {
+	if !forbidAccount(w, key, r.PathValue("account")) {
+		return
+	}
 	var req finance.DebitRequest
 	claim, ok := s.decodeClaim(w, r, key, &req)
 	if !ok {

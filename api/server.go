@@ -21,13 +21,18 @@ import (
 	"github.com/paywatch/paywatch/logs"
 	"github.com/paywatch/paywatch/reports"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
 )
 
 // Scopes of API keys.
 const (
-	ScopeStorefront = "storefront"
+	ScopeStorefront = store.ScopeStorefront
 	ScopeFinance    = "finance"
 	ScopeOperator   = "operator"
+	// The storefront's finer scopes (storefront grants all three).
+	ScopeRead    = store.ScopeRead
+	ScopeIntents = store.ScopeIntents
+	ScopeDebit   = store.ScopeDebit
 )
 
 // NetworkStatus is one network in GET /v1/status.
@@ -51,7 +56,8 @@ type Server struct {
 	metrics http.Handler
 	keys    keyCache
 	feed    *eventFeed
-	table   []Route // every mounted route (openapi.go)
+	creates *keyBuckets // limits of POST /v1/intents and renew per key
+	table   []Route     // every mounted route (openapi.go)
 	// now is the clock of rate locks, deadlines and cached answers.
 	now func() time.Time
 
@@ -104,6 +110,7 @@ func New(opt Options) *Server {
 		opt.Wake = NotifierWaker{N: s.store.Notifier()}
 	}
 	ev := opt.Config.Events
+	s.creates = &keyBuckets{perMinute: opt.Config.Limits.CreatesPerMinute, burst: opt.Config.Limits.CreateBurst}
 	s.feed = newEventFeed(opt.Events, opt.Wake, ev.PollInterval.Duration, ev.MaxWaiters, ev.MaxWaitersPerKey,
 		opt.Log.With("component", "events"))
 	s.routes()
@@ -161,13 +168,13 @@ func (s *Server) routes() {
 		s.public("GET /metrics", s.metrics)
 	}
 	s.public("GET /v1/openapi.json", http.HandlerFunc(s.openAPI))
-	s.Handle("GET /v1/methods", ScopeStorefront, s.methods)
-	s.Handle("POST /v1/intents", ScopeStorefront, s.createIntent)
-	s.Handle("GET /v1/intents/{id}", ScopeStorefront, s.getIntent)
-	s.Handle("GET /v1/intents/{id}/qr.png", ScopeStorefront, s.intentQR)
-	s.Handle("POST /v1/intents/{id}/report", ScopeStorefront, s.reportIntent)
-	s.Handle("POST /v1/intents/{id}/renew", ScopeStorefront, s.renewIntent)
-	s.Handle("GET /v1/payables/{kind}/{reference}", ScopeStorefront, s.getPayable)
+	s.Handle("GET /v1/methods", ScopeRead, s.methods)
+	s.Handle("POST /v1/intents", ScopeIntents, s.createIntent)
+	s.Handle("GET /v1/intents/{id}", ScopeRead, s.getIntent)
+	s.Handle("GET /v1/intents/{id}/qr.png", ScopeRead, s.intentQR)
+	s.Handle("POST /v1/intents/{id}/report", ScopeIntents, s.reportIntent)
+	s.Handle("POST /v1/intents/{id}/renew", ScopeIntents, s.renewIntent)
+	s.Handle("GET /v1/payables/{kind}/{reference}", ScopeRead, s.getPayable)
 	s.Handle("GET /v1/status", ScopeOperator, s.getStatus)
 	s.Handle("POST /v1/networks/{network}/rescan", ScopeOperator, s.rescan)
 	s.Handle("POST /v1/networks/{network}/reconcile", ScopeOperator, s.reconcileNetwork)
@@ -233,12 +240,92 @@ func (s *Server) auth(scope string, h func(http.ResponseWriter, *http.Request, s
 			s.internal(w, r, err)
 			return
 		}
-		if !key.HasScope(scope) {
+		if !key.Grants(scope) {
 			writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("this API key lacks the %q scope", scope))
+			return
+		}
+		if storefrontScope(scope) && !key.HasScope(ScopeFinance) {
+			// Finance's internal notes stay out of what a storefront
+			// key reads (views.ForStorefront).
+			bw := &bufferedWriter{ResponseWriter: w}
+			h(bw, r, key)
+			bw.finish(views.ForStorefront)
 			return
 		}
 		h(w, r, key)
 	})
+}
+
+// creationAllowed takes a token of the key's creation bucket; false means
+// a 429 with Retry-After was written.
+func (s *Server) creationAllowed(w http.ResponseWriter, key store.APIKey) bool {
+	ok, wait := s.creates.take(key.ID, s.now())
+	if ok {
+		return true
+	}
+	secs := max(1, int((wait+time.Second-1)/time.Second))
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	writeError(w, http.StatusTooManyRequests, "rate_limited", fmt.Sprintf(
+		"this API key created intents faster than limits.creates_per_minute (%d a minute, bursts of %d); retry after %d s",
+		s.creates.perMinute, s.creates.burst, secs))
+	return false
+}
+
+// storefrontScope reports whether scope is one of the storefront's.
+func storefrontScope(scope string) bool {
+	return scope == ScopeStorefront || scope == ScopeRead || scope == ScopeIntents || scope == ScopeDebit
+}
+
+// forbidAccount answers 403 for an account outside the key's binding;
+// false means it did (nothing else may be written).
+func forbidAccount(w http.ResponseWriter, key store.APIKey, account string) bool {
+	if key.Covers(account) {
+		return true
+	}
+	what := "account " + quoted(account)
+	if account == "" {
+		what = "no account"
+	}
+	writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("this API key is bound to the accounts starting with %s; this is %s",
+		quoted(key.AccountPrefix), what))
+	return false
+}
+
+// bufferedWriter holds an answer until finish rewrites its JSON body.
+type bufferedWriter struct {
+	http.ResponseWriter
+	status int
+	body   []byte
+}
+
+func (b *bufferedWriter) WriteHeader(status int) {
+	if b.status == 0 {
+		b.status = status
+	}
+}
+
+func (b *bufferedWriter) Write(p []byte) (int, error) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	b.body = append(b.body, p...)
+	return len(p), nil
+}
+
+// finish sends the answer, its JSON body passed through rewrite.
+func (b *bufferedWriter) finish(rewrite func([]byte) []byte) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	body := b.body
+	if strings.HasPrefix(b.Header().Get("Content-Type"), "application/json") {
+		body = rewrite(body)
+		if b.Header().Get("Content-Length") != "" {
+			b.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		}
+	}
+	b.ResponseWriter.WriteHeader(b.status)
+	_, _ = b.ResponseWriter.Write(body)
 }
 
 // ErrorBody is the API.md error shape.

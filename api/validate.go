@@ -245,6 +245,7 @@ var bodyFields = map[string]bodyField{
 	"amount_usd":   {max: 100, decimal: true},
 	"usd_per_unit": {max: 100, decimal: true},
 	"refund_txid":  {max: maxText, trimmed: true},
+	"reason":       {max: 2000, multiline: true},
 }
 
 // plainDecimal reports whether v is digits with an optional fraction.

@@ -68,6 +68,10 @@ type Config struct {
 	Database Database `yaml:"database"`
 	// Reconcile configures the reconciler (package reconcile).
 	Reconcile Reconcile `yaml:"reconcile"`
+	// Finance bounds finance's decisions (security.go).
+	Finance Finance `yaml:"finance"`
+	// Limits bound each API key's creations (security.go).
+	Limits Limits `yaml:"limits"`
 }
 
 // Database tunes how paywatch behaves when its PostgreSQL server goes away
@@ -307,6 +311,9 @@ type Webhook struct {
 	NextSecretEnv string `yaml:"next_secret_env"`
 	// Events filters event types; empty means all.
 	Events []string `yaml:"events"`
+	// AccountPrefix, when set, sends only the events of accounts starting
+	// with it (the binding of that storefront's API key).
+	AccountPrefix string `yaml:"account_prefix"`
 	// Start is where a newly configured endpoint begins: "beginning" (the
 	// default: every event ever recorded) or "now" (only new events).
 	Start string `yaml:"start"`
@@ -362,6 +369,8 @@ func Default() *Config {
 			MaxDeviation: "0.02",
 			MinSources:   2,
 		},
+		Finance: defaultFinance(),
+		Limits:  defaultLimits(),
 	}
 	for _, m := range payment.Methods {
 		c.Methods[string(m.Method)] = defaultMethod(m)
@@ -545,6 +554,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Listen == "" {
 		return invalid("listen", "must not be empty")
+	}
+	if err := c.validateSecurity(); err != nil {
+		return err
 	}
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return invalid("listen", "must be host:port, like 127.0.0.1:8080")

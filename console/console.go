@@ -384,6 +384,13 @@ func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 		c.internal(w, r, err)
 		return
 	}
+	if key.AccountPrefix != "" {
+		// The console shows every account: a key bound to some of them is
+		// a storefront server's, not a person's.
+		c.renderSignin(w, r, http.StatusForbidden, "this API key is bound to the accounts starting with "+key.AccountPrefix+
+			"; the console needs a key that is not bound to an account prefix")
+		return
+	}
 	if err := c.startSession(w, r, key); err != nil {
 		c.internal(w, r, err)
 		return
@@ -535,6 +542,14 @@ func (p page) KeyName() string {
 		return ""
 	}
 	return p.Session.key.Name
+}
+
+// KeyScopes lists the signed-in API key's scopes ("storefront, finance").
+func (p page) KeyScopes() string {
+	if p.Session == nil {
+		return ""
+	}
+	return strings.Join(p.Session.key.Scopes, ", ")
 }
 
 // CSRF is the token forms carry.

@@ -3,11 +3,14 @@ package finance
 import (
 	"context"
 	"log/slog"
+	"math/big"
 	"time"
 
 	"github.com/paywatch/paywatch/clock"
+	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/logs"
+	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/rates"
 	"github.com/paywatch/paywatch/store"
 )
@@ -41,6 +44,31 @@ type Options struct {
 	// Now is the clock of decisions; nil means time.Now.
 	Now func() time.Time
 	Log *slog.Logger
+	// Bounds bound the rates of credit_account; zero values take the
+	// defaults (BoundsOf a default config).
+	Bounds Bounds
+}
+
+// Bounds bound the rate a credit_account may use (issue 22): within
+// MaxDeviation (a fraction) of the rate book's quote at the transfer's
+// time, a quote recorded within Window of it; a rate outside needs an
+// override and credits at most MaxOverride cents.
+type Bounds struct {
+	MaxDeviation *big.Rat
+	Window       time.Duration
+	MaxOverride  int64
+}
+
+// BoundsOf reads the bounds from the config: rates.max_deviation,
+// rates.max_age and finance.max_override_credit_usd.
+func BoundsOf(cfg *config.Config) Bounds {
+	var b Bounds
+	b.MaxDeviation, _ = new(big.Rat).SetString(cfg.Rates.MaxDeviation)
+	b.Window = cfg.Rates.MaxAge.Duration
+	if c, err := payment.ParseUSD(cfg.Finance.MaxOverrideCreditUSD); err == nil {
+		b.MaxOverride = int64(c)
+	}
+	return b
 }
 
 // Service is finance's desk: the inbox, resolutions, balances, the ledger
@@ -51,6 +79,7 @@ type Service struct {
 	quotes  Quoter
 	now     func() time.Time
 	log     *slog.Logger
+	bounds  Bounds
 }
 
 // New returns a Service.
@@ -59,6 +88,13 @@ func New(opt Options) *Service {
 		opt.Now = time.Now
 	}
 	opt.Log = logs.Or(opt.Log)
+	def := BoundsOf(config.Default())
+	if opt.Bounds.MaxDeviation == nil || opt.Bounds.MaxDeviation.Sign() <= 0 {
+		opt.Bounds.MaxDeviation = def.MaxDeviation
+	}
+	if opt.Bounds.Window <= 0 {
+		opt.Bounds.Window = def.Window
+	}
 	return &Service{store: opt.Store, decider: opt.Redecider, quotes: opt.Quotes, now: clock.Stored(opt.Now),
-		log: opt.Log.With("component", "finance")}
+		log: opt.Log.With("component", "finance"), bounds: opt.Bounds}
 }

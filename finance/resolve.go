@@ -32,6 +32,16 @@ type ResolveRequest struct {
 	// locked rate of its own (unknown address, wrong asset); without it the
 	// current quote is used.
 	USDPerUnit string `json:"usd_per_unit,omitempty"`
+	// Override accepts a USDPerUnit outside the bound of the rate book's
+	// quote at the transfer's time (or with no quote to check it against),
+	// for a credit of at most the configured maximum (Bounds.MaxOverride).
+	Override *Override `json:"override,omitempty"`
+}
+
+// Override is the explicit acceptance of a rate the rate book does not
+// confirm; Reason is required and kept with the decision.
+type Override struct {
+	Reason string `json:"reason"`
 }
 
 // InboxPage is GET /v1/transfers.
@@ -177,6 +187,16 @@ func checkResolve(req ResolveRequest, actor string) error {
 	case actor == "":
 		return intents.Fail(intents.InvalidRequest, "the decision needs an actor")
 	}
+	if req.Override != nil {
+		switch reason := strings.TrimSpace(req.Override.Reason); {
+		case req.Action != ActionCreditAccount || req.USDPerUnit == "":
+			return intents.Invalid("override", intents.InvalidRequest, "override applies to a credit_account with usd_per_unit only")
+		case reason == "":
+			return intents.Invalid("override.reason", intents.InvalidRequest, "override needs a reason: say why the rate book's quote is not the value")
+		case len(reason) > 2000:
+			return intents.Invalid("override.reason", intents.InvalidRequest, "override.reason must be at most 2000 characters")
+		}
+	}
 	if req.USDPerUnit != "" {
 		if r, ok := new(big.Rat).SetString(req.USDPerUnit); !ok || r.Sign() <= 0 || strings.ContainsAny(req.USDPerUnit, "/eE") {
 			return intents.Invalid("usd_per_unit", intents.InvalidAmount, "usd_per_unit must be a positive decimal like \"2500.10\"")
@@ -249,11 +269,18 @@ func (s *Service) applyResolution(ctx context.Context, tx *store.Tx, tr store.Tr
 		// on top of what pays its intent.
 		res.Covers = tr.Unresolved()
 		if req.Action == ActionCreditAccount {
-			c, err := s.creditAccountValue(ctx, tx, tr, res.Covers, req, now)
+			v, err := s.creditAccountValue(ctx, tx, tr, res.Covers, req, now)
 			if err != nil {
 				return res, nil, nil, err
 			}
+			c := v.cents
 			res.Account, res.AmountCents, cents = req.Account, &c, c
+			res.USDPerUnit, res.ReferenceUSDPerUnit, res.OverrideReason = v.rate, v.reference, v.override
+			if v.override != "" {
+				s.log.Warn("credit_account at a rate the rate book does not confirm (override)", "transfer", tr.ID,
+					"account", req.Account, "usd_per_unit", v.rate, "reference_usd_per_unit", v.reference,
+					"amount_cents", c, "actor", actor, "reason", v.override)
+			}
 		}
 	}
 	seq, err := tx.InsertResolution(ctx, tr.ID, res)
@@ -362,46 +389,135 @@ func notConfirmed(tr store.Transfer, action string) error {
 		tr.ID, where, tr.ConfirmationsRequired, action)
 }
 
+// accountValue is what a credit_account credits and at which rate:
+// reference is the rate book's quote it was checked against ("" when
+// there was none or the rate is the intent's locked rate), override the
+// override's reason when the rate was outside the bound.
+type accountValue struct {
+	cents                     int64
+	rate, reference, override string
+}
+
 // creditAccountValue checks credit_account and returns the USD value, in
 // cents, of the part of the transfer it covers: at the locked rate of the
 // intent the transfer went to when it is in that intent's asset, else at
-// req.USDPerUnit, else at the current quote.
-func (s *Service) creditAccountValue(ctx context.Context, tx *store.Tx, tr store.Transfer, covers *big.Int, req ResolveRequest, now time.Time) (int64, error) {
+// req.USDPerUnit, else at the current quote. A req.USDPerUnit must be
+// within Bounds.MaxDeviation of the rate book's quote at the transfer's
+// time (first seen); outside it, or with no quote of that time, it needs
+// req.Override and credits at most Bounds.MaxOverride.
+func (s *Service) creditAccountValue(ctx context.Context, tx *store.Tx, tr store.Transfer, covers *big.Int, req ResolveRequest, now time.Time) (accountValue, error) {
+	var v accountValue
 	if tr.Status == payment.TransferOrphaned {
-		return 0, intents.Fail(intents.Conflict, "transfer %s is not on the chain any more (orphaned by a reorg); there is nothing to credit", tr.ID)
+		return v, intents.Fail(intents.Conflict, "transfer %s is not on the chain any more (orphaned by a reorg); there is nothing to credit", tr.ID)
 	}
 	if tr.Status != payment.TransferConfirmed {
-		return 0, notConfirmed(tr, ActionCreditAccount)
+		return v, notConfirmed(tr, ActionCreditAccount)
 	}
 	dec := views.Decimals(tr.Network, tr.Asset)
-	rate := ""
 	if tr.IntentID != "" {
 		in, err := tx.GetIntent(ctx, tr.IntentID)
 		if err != nil {
-			return 0, err
+			return v, err
 		}
 		if in.Asset == tr.Asset {
-			rate = in.Rate
+			v.rate = in.Rate
 		}
 	}
-	if rate == "" {
-		rate = req.USDPerUnit
-	}
-	if rate == "" {
-		m, ok := payment.MethodFor(payment.Network(tr.Network), payment.Asset(tr.Asset))
-		if !ok || s.quotes == nil {
-			return 0, intents.Fail(intents.RateUnavailable, "transfer %s has no locked rate; give usd_per_unit", tr.ID)
+	m, known := payment.MethodFor(payment.Network(tr.Network), payment.Asset(tr.Asset))
+	switch {
+	case v.rate != "":
+	case req.USDPerUnit != "":
+		v.rate = req.USDPerUnit
+		ref, err := s.referenceRate(ctx, tx, m.Symbol, known, tr.FirstSeenAt, now)
+		if err != nil {
+			return v, err
+		}
+		v.reference = ref
+		if ref == "" || !within(req.USDPerUnit, ref, s.bounds.MaxDeviation) {
+			if req.Override == nil {
+				return v, outOfBounds(tr, req.USDPerUnit, ref, s.bounds)
+			}
+			v.override = strings.TrimSpace(req.Override.Reason)
+		}
+	default:
+		if !known || s.quotes == nil {
+			return v, intents.Fail(intents.RateUnavailable, "transfer %s has no locked rate; give usd_per_unit", tr.ID)
 		}
 		q, err := s.quotes.Quote(m.Symbol, now)
 		if err != nil {
-			return 0, intents.Fail(intents.RateUnavailable, "transfer %s has no locked rate and no quote is available (%v); give usd_per_unit", tr.ID, err)
+			return v, intents.Fail(intents.RateUnavailable, "transfer %s has no locked rate and no quote is available (%v); give usd_per_unit", tr.ID, err)
 		}
-		rate = q.Decimal()
+		v.rate = q.Decimal()
 	}
-	cents := views.USDValue(covers, rate, dec)
+	cents := views.USDValue(covers, v.rate, dec)
 	if cents <= 0 {
-		return 0, intents.Fail(intents.InvalidAmount, "transfer %s (%s base units undecided) is worth less than one cent at %s USD per unit; use ignore",
-			tr.ID, covers, rate)
+		return v, intents.Fail(intents.InvalidAmount, "transfer %s (%s base units undecided) is worth less than one cent at %s USD per unit; use ignore",
+			tr.ID, covers, v.rate)
 	}
-	return int64(cents), nil
+	if v.override != "" && int64(cents) > s.bounds.MaxOverride {
+		return v, intents.Invalid("override", intents.InvalidAmount,
+			"an override credits at most %s USD (finance.max_override_credit_usd); %s USD per unit makes %s USD of transfer %s",
+			payment.Cents(s.bounds.MaxOverride), v.rate, cents, tr.ID)
+	}
+	v.cents = int64(cents)
+	return v, nil
+}
+
+// referenceRate is the rate book's quote of symbol at the transfer's time
+// at: the recorded quote nearest to it within Bounds.Window, else the
+// current quote when at is that recent; "" when there is none.
+func (s *Service) referenceRate(ctx context.Context, tx *store.Tx, symbol string, known bool, at, now time.Time) (string, error) {
+	if !known {
+		return "", nil
+	}
+	q, err := tx.QuoteNear(ctx, symbol, at, s.bounds.Window)
+	if err == nil {
+		return q.USDPerUnit, nil
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return "", err
+	}
+	if s.quotes == nil || now.Sub(at).Abs() > s.bounds.Window {
+		return "", nil
+	}
+	live, err := s.quotes.Quote(symbol, now)
+	if err != nil {
+		return "", nil
+	}
+	return live.Decimal(), nil
+}
+
+// within reports whether rate is within dev (a fraction) of ref.
+func within(rate, ref string, dev *big.Rat) bool {
+	r, ok1 := new(big.Rat).SetString(rate)
+	q, ok2 := new(big.Rat).SetString(ref)
+	if !ok1 || !ok2 {
+		return false
+	}
+	diff := new(big.Rat).Sub(r, q)
+	return diff.Abs(diff).Cmp(new(big.Rat).Mul(dev, q)) <= 0
+}
+
+// symbolOf names the rate of a transfer's asset: "BTC/USD", or its
+// network and asset when it is no method's.
+func symbolOf(tr store.Transfer) string {
+	if m, ok := payment.MethodFor(payment.Network(tr.Network), payment.Asset(tr.Asset)); ok {
+		return m.Symbol + "/USD"
+	}
+	return tr.Asset + " on " + tr.Network
+}
+
+// outOfBounds is the refusal of a usd_per_unit the rate book does not
+// confirm.
+func outOfBounds(tr store.Transfer, rate, ref string, b Bounds) error {
+	if ref == "" {
+		return intents.Invalid("usd_per_unit", intents.InvalidAmount,
+			"the rate book has no %s quote within %s of transfer %s (first seen %s) to check usd_per_unit %s against; "+
+				"give override.reason to credit it anyway (at most %s USD)",
+			symbolOf(tr), b.Window, tr.ID, tr.FirstSeenAt.UTC().Format(time.RFC3339), rate, payment.Cents(b.MaxOverride))
+	}
+	return intents.Invalid("usd_per_unit", intents.InvalidAmount,
+		"usd_per_unit %s is more than %s from the rate book's quote %s at transfer %s's time; "+
+			"use the quote, or give override.reason to credit it anyway (at most %s USD)",
+		rate, b.MaxDeviation.FloatString(4), ref, tr.ID, payment.Cents(b.MaxOverride))
 }

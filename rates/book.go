@@ -404,3 +404,6 @@ func age(d time.Duration) string {
 		return fmt.Sprintf("%dh%dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
 	}
 }
+
+// Symbols returns the symbols the Book quotes, in the order given to NewBook.
+func (b *Book) Symbols() []string { return slices.Clone(b.symbols) }

@@ -107,7 +107,9 @@ func (r *run) apiBody(e evBody) ([]byte, error) {
 	var path, scope string
 	switch kind {
 	case "intent":
-		path, scope = "/v1/intents/"+id, "storefront"
+		// A key with the finance scope: the stored body is finance's
+		// (storefront answers and the feed leave its notes out alike).
+		path, scope = "/v1/intents/"+id, "all"
 	case "transfer":
 		path, scope = "/v1/transfers/"+id, "finance"
 	case "ledger":

@@ -16,6 +16,37 @@ type APIKey struct {
 	Scopes    []string
 	CreatedAt time.Time
 	RevokedAt *time.Time
+	// AccountPrefix binds the key to the accounts that start with it ("":
+	// not bound).
+	AccountPrefix string
+}
+
+// The storefront scopes: storefront grants read, intents and debit.
+const (
+	ScopeStorefront = "storefront"
+	ScopeRead       = "read"
+	ScopeIntents    = "intents"
+	ScopeDebit      = "debit"
+)
+
+// Grants reports whether the key may do what scope allows: it carries
+// scope, or scope is read, intents or debit and it carries storefront.
+func (k APIKey) Grants(scope string) bool {
+	if k.HasScope(scope) {
+		return true
+	}
+	switch scope {
+	case ScopeRead, ScopeIntents, ScopeDebit:
+		return k.HasScope(ScopeStorefront)
+	}
+	return false
+}
+
+// Covers reports whether the key may see account: it is not bound, or
+// account starts with its prefix (an empty account is no one's, so a bound
+// key never covers it).
+func (k APIKey) Covers(account string) bool {
+	return k.AccountPrefix == "" || (account != "" && strings.HasPrefix(account, k.AccountPrefix))
 }
 
 // HasScope reports whether the key carries scope.
@@ -38,14 +69,20 @@ func HashAPIKey(plain string) []byte {
 // CreateAPIKey stores a new key and returns its plaintext, which is never
 // stored and cannot be shown again. A name in use is ErrConflict.
 func (s *Store) CreateAPIKey(ctx context.Context, name string, scopes []string, now time.Time) (string, APIKey, error) {
+	return s.CreateBoundAPIKey(ctx, name, scopes, "", now)
+}
+
+// CreateBoundAPIKey is CreateAPIKey for a key bound to the accounts that
+// start with prefix ("": not bound).
+func (s *Store) CreateBoundAPIKey(ctx context.Context, name string, scopes []string, prefix string, now time.Time) (string, APIKey, error) {
 	var raw [20]byte
 	if _, err := rand.Read(raw[:]); err != nil {
 		return "", APIKey{}, err
 	}
 	plain := "pw_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(raw[:]))
-	k := APIKey{ID: NewID("key"), Name: name, Scopes: scopes, CreatedAt: now}
-	_, err := s.pool.Exec(ctx, `INSERT INTO api_keys (id, name, hash, scopes, created_at) VALUES ($1, $2, $3, $4, $5)`,
-		k.ID, name, HashAPIKey(plain), scopes, now)
+	k := APIKey{ID: NewID("key"), Name: name, Scopes: scopes, CreatedAt: now, AccountPrefix: prefix}
+	_, err := s.pool.Exec(ctx, `INSERT INTO api_keys (id, name, hash, scopes, created_at, account_prefix) VALUES ($1, $2, $3, $4, $5, NULLIF($6, ''))`,
+		k.ID, name, HashAPIKey(plain), scopes, now, prefix)
 	if err != nil {
 		return "", APIKey{}, translate(err)
 	}
@@ -55,8 +92,8 @@ func (s *Store) CreateAPIKey(ctx context.Context, name string, scopes []string, 
 // APIKeyByPlain finds the active key whose hash matches plain.
 func (s *Store) APIKeyByPlain(ctx context.Context, plain string) (APIKey, error) {
 	var k APIKey
-	err := s.pool.QueryRow(ctx, `SELECT id, name, scopes, created_at, revoked_at FROM api_keys
-		WHERE hash = $1 AND revoked_at IS NULL`, HashAPIKey(plain)).Scan(&k.ID, &k.Name, &k.Scopes, &k.CreatedAt, &k.RevokedAt)
+	err := s.pool.QueryRow(ctx, `SELECT id, name, scopes, created_at, revoked_at, coalesce(account_prefix, '') FROM api_keys
+		WHERE hash = $1 AND revoked_at IS NULL`, HashAPIKey(plain)).Scan(&k.ID, &k.Name, &k.Scopes, &k.CreatedAt, &k.RevokedAt, &k.AccountPrefix)
 	return k, translate(err)
 }
 
@@ -74,7 +111,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, name string, now time.Time) er
 
 // ListAPIKeys lists every key (without secrets).
 func (s *Store) ListAPIKeys(ctx context.Context) ([]APIKey, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, name, scopes, created_at, revoked_at FROM api_keys ORDER BY created_at`)
+	rows, err := s.pool.Query(ctx, `SELECT id, name, scopes, created_at, revoked_at, coalesce(account_prefix, '') FROM api_keys ORDER BY created_at`)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -82,7 +119,7 @@ func (s *Store) ListAPIKeys(ctx context.Context) ([]APIKey, error) {
 	var out []APIKey
 	for rows.Next() {
 		var k APIKey
-		if err := rows.Scan(&k.ID, &k.Name, &k.Scopes, &k.CreatedAt, &k.RevokedAt); err != nil {
+		if err := rows.Scan(&k.ID, &k.Name, &k.Scopes, &k.CreatedAt, &k.RevokedAt, &k.AccountPrefix); err != nil {
 			return nil, translate(err)
 		}
 		out = append(out, k)

@@ -76,6 +76,13 @@ const eventsAfterSQL = `SELECT seq, id, type, coalesce(intent_id, ''), coalesce(
 	coalesce(account, ''), data, created_at FROM events
 	WHERE seq > $1 AND (coalesce(cardinality($2::text[]), 0) = 0 OR type = ANY($2)) ORDER BY seq LIMIT $3`
 
+// eventsAfterPrefixSQL is eventsAfterSQL for the accounts starting with
+// $4 only (an empty $4: every event).
+const eventsAfterPrefixSQL = `SELECT seq, id, type, coalesce(intent_id, ''), coalesce(transfer_id, ''),
+	coalesce(account, ''), data, created_at FROM events
+	WHERE seq > $1 AND (coalesce(cardinality($2::text[]), 0) = 0 OR type = ANY($2))
+	AND ($4::text = '' OR (account <> '' AND left(account, length($4::text)) = $4::text)) ORDER BY seq LIMIT $3`
+
 func collectEvents(rows pgx.Rows, err error) ([]Event, error) {
 	if err != nil {
 		return nil, translate(err)

@@ -141,12 +141,15 @@ const hasResolution = `EXISTS (SELECT 1 FROM resolutions r WHERE r.transfer_id =
 func (t *Tx) InsertResolution(ctx context.Context, transferID string, r Resolution) (int64, error) {
 	var seq int64
 	err := t.tx.QueryRow(ctx, `WITH ins AS (
-			INSERT INTO resolutions (transfer_id, action, note, actor, intent_id, account, amount_cents, refund_txid, covers, created_at)
-			VALUES ($1, $2, $3, $4, NULLIF($5, ''), NULLIF($6, ''), $7, NULLIF($8, ''), $9::numeric, $10) RETURNING seq, covers),
+			INSERT INTO resolutions (transfer_id, action, note, actor, intent_id, account, amount_cents, refund_txid, covers, created_at,
+				usd_per_unit, reference_usd_per_unit, override_reason)
+			VALUES ($1, $2, $3, $4, NULLIF($5, ''), NULLIF($6, ''), $7, NULLIF($8, ''), $9::numeric, $10,
+				NULLIF($11, '')::numeric, NULLIF($12, '')::numeric, NULLIF($13, '')) RETURNING seq, covers),
 		upd AS (UPDATE transfers SET resolved = resolved + (SELECT coalesce(covers, 0) FROM ins), updated_at = $10
 			WHERE id = $1 AND (SELECT covers FROM ins) IS NOT NULL)
 		SELECT seq FROM ins`,
-		transferID, r.Action, r.Note, r.Actor, r.IntentID, r.Account, r.AmountCents, r.RefundTxID, numOrNil(r.Covers), r.CreatedAt).Scan(&seq)
+		transferID, r.Action, r.Note, r.Actor, r.IntentID, r.Account, r.AmountCents, r.RefundTxID, numOrNil(r.Covers), r.CreatedAt,
+		r.USDPerUnit, r.ReferenceUSDPerUnit, r.OverrideReason).Scan(&seq)
 	return seq, translate(err)
 }
 

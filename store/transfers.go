@@ -96,12 +96,20 @@ type Resolution struct {
 	CreatedAt time.Time
 	// Recorded is where the decision stands in the record order.
 	Recorded int64
+	// USDPerUnit is the rate a credit_account used (a decimal), and
+	// ReferenceUSDPerUnit the rate book's quote at the transfer's time it
+	// was checked against ("" when there was none). OverrideReason is
+	// set when the rate was outside the bound (an override).
+	USDPerUnit          string
+	ReferenceUSDPerUnit string
+	OverrideReason      string
 }
 
 // resolutionsJSON aggregates a transfer's live resolutions, oldest first.
 const resolutionsJSON = `(SELECT json_agg(json_build_object('seq', r.seq, 'action', r.action, 'note', r.note, 'actor', r.actor,
 		'intent_id', r.intent_id, 'account', r.account, 'amount_cents', r.amount_cents, 'refund_txid', r.refund_txid,
-		'covers', r.covers::text, 'created_at', r.created_at, 'recorded', r.recorded) ORDER BY r.seq)
+		'covers', r.covers::text, 'created_at', r.created_at, 'recorded', r.recorded, 'usd_per_unit', r.usd_per_unit::text,
+		'reference_usd_per_unit', r.reference_usd_per_unit::text, 'override_reason', r.override_reason) ORDER BY r.seq)
 	FROM resolutions r WHERE r.transfer_id = t.id AND r.voided_at IS NULL)`
 
 const transferColumns = `t.id, t.network, t.txid, t.idx, t.asset, t.address, t.address_key, t.amount::text,
@@ -124,6 +132,9 @@ type resolutionRow struct {
 	Covers      *string   `json:"covers"`
 	CreatedAt   time.Time `json:"created_at"`
 	Recorded    int64     `json:"recorded"`
+	USDPerUnit  *string   `json:"usd_per_unit"`
+	Reference   *string   `json:"reference_usd_per_unit"`
+	Override    *string   `json:"override_reason"`
 }
 
 func scanTransfer(row pgx.Row) (Transfer, error) {
@@ -154,7 +165,8 @@ func scanTransfer(row pgx.Row) (Transfer, error) {
 		for _, r := range rows {
 			v := Resolution{Seq: r.Seq, Action: r.Action, Note: r.Note, Actor: r.Actor, IntentID: deref(r.IntentID),
 				Account: deref(r.Account), AmountCents: r.AmountCents, RefundTxID: deref(r.RefundTxID), CreatedAt: r.CreatedAt.UTC(),
-				Recorded: r.Recorded}
+				Recorded: r.Recorded, USDPerUnit: deref(r.USDPerUnit), ReferenceUSDPerUnit: deref(r.Reference),
+				OverrideReason: deref(r.Override)}
 			if r.Covers != nil {
 				if v.Covers, err = parseNum(*r.Covers); err != nil {
 					return Transfer{}, err

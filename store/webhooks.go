@@ -109,7 +109,7 @@ const (
 // RecordAttempt. Nothing is claimed while another sender's claim is live
 // (an expired one is taken over: its events are sent again) or while the
 // next event waits for a retry.
-func (s *Store) ClaimWebhookEvents(ctx context.Context, name string, types []string, limit int, hold time.Duration, now time.Time) (Claim, ClaimOutcome, error) {
+func (s *Store) ClaimWebhookEvents(ctx context.Context, name string, types []string, prefix string, limit int, hold time.Duration, now time.Time) (Claim, ClaimOutcome, error) {
 	var c Claim
 	var out ClaimOutcome
 	err := s.InTx(ctx, func(tx *Tx) error {
@@ -127,7 +127,7 @@ func (s *Store) ClaimWebhookEvents(ctx context.Context, name string, types []str
 			out = ClaimRetryLater
 			return nil
 		}
-		if c.Events, err = collectEvents(tx.tx.Query(ctx, eventsAfterSQL, e.LastSeq, types, limit)); err != nil {
+		if c.Events, err = collectEvents(tx.tx.Query(ctx, eventsAfterPrefixSQL, e.LastSeq, types, limit, prefix)); err != nil {
 			return err
 		}
 		if len(c.Events) == 0 {

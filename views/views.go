@@ -50,15 +50,23 @@ type Transfer struct {
 
 // Resolution is finance's decision on a transfer.
 type Resolution struct {
-	Action     string    `json:"action"`
-	Covers     string    `json:"covers_base_units,omitempty"`
-	Note       string    `json:"note"`
-	Actor      string    `json:"actor"`
-	IntentID   string    `json:"intent_id,omitempty"`
-	Account    string    `json:"account,omitempty"`
-	AmountUSD  string    `json:"amount_usd,omitempty"`
-	RefundTxID string    `json:"refund_txid,omitempty"`
-	At         time.Time `json:"at"`
+	Action     string `json:"action"`
+	Covers     string `json:"covers_base_units,omitempty"`
+	Note       string `json:"note"`
+	Actor      string `json:"actor"`
+	IntentID   string `json:"intent_id,omitempty"`
+	Account    string `json:"account,omitempty"`
+	AmountUSD  string `json:"amount_usd,omitempty"`
+	RefundTxID string `json:"refund_txid,omitempty"`
+	// USDPerUnit is the rate a credit_account used, ReferenceUSDPerUnit
+	// the rate book's quote at the transfer's time it was checked against
+	// (absent: none). RateOverride is true when the rate was outside the
+	// bound and finance overrode it, OverrideReason why.
+	USDPerUnit          string    `json:"usd_per_unit,omitempty"`
+	ReferenceUSDPerUnit string    `json:"reference_usd_per_unit,omitempty"`
+	RateOverride        bool      `json:"rate_override,omitempty"`
+	OverrideReason      string    `json:"override_reason,omitempty"`
+	At                  time.Time `json:"at"`
 }
 
 // Intent is an intent as the API shows it (API.md "Intents").
@@ -129,7 +137,8 @@ func TransferOf(t store.Transfer, tip int64) Transfer {
 	v.Resolutions = make([]Resolution, 0, len(t.Resolutions))
 	for _, r := range t.Resolutions {
 		rv := Resolution{Action: r.Action, Note: r.Note, Actor: r.Actor, IntentID: r.IntentID,
-			Account: r.Account, RefundTxID: r.RefundTxID, At: r.CreatedAt.UTC()}
+			Account: r.Account, RefundTxID: r.RefundTxID, At: r.CreatedAt.UTC(), USDPerUnit: r.USDPerUnit,
+			ReferenceUSDPerUnit: r.ReferenceUSDPerUnit, RateOverride: r.OverrideReason != "", OverrideReason: r.OverrideReason}
 		if r.AmountCents != nil {
 			rv.AmountUSD = payment.Cents(*r.AmountCents).String()
 		}

@@ -68,6 +68,9 @@ type Endpoint struct {
 	NextSecret []byte
 	// Events filters event types; empty means every event.
 	Events []string
+	// AccountPrefix, when set, limits deliveries to the events of the
+	// accounts that start with it (transfers to no account are left out).
+	AccountPrefix string
 	// StartNow makes a new endpoint start after the newest event instead of
 	// receiving the whole history (config `start: now`).
 	StartNow bool
@@ -84,7 +87,7 @@ func FromConfig(hooks []config.Webhook, getenv func(string) string) ([]Endpoint,
 		if err != nil {
 			return nil, err
 		}
-		ep := Endpoint{Name: h.Name, URL: h.URL, Secret: secret, Events: h.Events, StartNow: h.Start == "now"}
+		ep := Endpoint{Name: h.Name, URL: h.URL, Secret: secret, Events: h.Events, AccountPrefix: h.AccountPrefix, StartNow: h.Start == "now"}
 		if h.NextSecretEnv != "" {
 			if ep.NextSecret, err = readSecret(h.Name, h.NextSecretEnv, getenv); err != nil {
 				return nil, err
@@ -242,7 +245,7 @@ func (s *Sender) Run(ctx context.Context) error {
 // next step: 0 when more may be due now.
 func (s *Sender) Step(ctx context.Context) (time.Duration, error) {
 	now := s.clock.Now().UTC()
-	c, out, err := s.opt.Store.ClaimWebhookEvents(ctx, s.ep.Name, s.ep.Events, s.opt.Batch, s.opt.ClaimFor, now)
+	c, out, err := s.opt.Store.ClaimWebhookEvents(ctx, s.ep.Name, s.ep.Events, s.ep.AccountPrefix, s.opt.Batch, s.opt.ClaimFor, now)
 	if err != nil {
 		return 0, err
 	}
@@ -287,7 +290,7 @@ const recordTimeout = 5 * time.Second
 // more, a delivered event keeps the claim for the next one; otherwise the
 // record releases it.
 func (s *Sender) deliverOne(ctx context.Context, token string, ep *store.WebhookEndpoint, ev store.Event, more bool) (bool, error) {
-	body, err := json.Marshal(views.EventOf(ev))
+	body, err := json.Marshal(views.StorefrontEventOf(ev))
 	if err != nil {
 		return false, fmt.Errorf("event %d: %w", ev.Seq, err)
 	}

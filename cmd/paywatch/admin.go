@@ -16,6 +16,7 @@ import (
 	"github.com/paywatch/paywatch/addresses"
 	"github.com/paywatch/paywatch/availability"
 	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
 )
@@ -53,7 +54,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 func runAPIKey(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	sub, err := subcommand(args, stderr, "Usage: paywatch apikey create --scope S[,S] --name N | list | revoke --name N",
+	sub, err := subcommand(args, stderr, "Usage: paywatch apikey create --scope S[,S] --name N [--account-prefix P] | list | revoke --name N",
 		"create", "list", "revoke")
 	if err != nil {
 		return err
@@ -61,8 +62,10 @@ func runAPIKey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlags("apikey "+sub, "apikey "+sub+" [flags]", stderr)
 	cfgPath := configFlag(fs)
 	var scopes multiFlag
+	prefix := new(string)
 	if sub == "create" {
-		fs.Var(&scopes, "scope", "scope of the key: storefront, finance or operator (repeat or comma-separate)")
+		fs.Var(&scopes, "scope", "scope of the key: storefront (= read, intents, debit), read, intents, debit, finance or operator (repeat or comma-separate)")
+		prefix = fs.String("account-prefix", "", "bind the key to the accounts starting with this (storefront scopes only)")
 	}
 	name := fs.String("name", "", "name of the key (shown as the actor of finance decisions)")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -78,7 +81,7 @@ func runAPIKey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	switch sub {
 	case "create":
-		return apiKeyCreate(ctx, st, *name, scopes, stdout, stderr)
+		return apiKeyCreate(ctx, st, *name, scopes, *prefix, stdout, stderr)
 	case "list":
 		return apiKeyList(ctx, st, stdout)
 	case "revoke":
@@ -89,7 +92,7 @@ func runAPIKey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // apiKeyCreate creates the key and prints only it on stdout, so that
 // scripts can capture it.
-func apiKeyCreate(ctx context.Context, st *store.Store, name string, scopes []string, stdout, stderr io.Writer) error {
+func apiKeyCreate(ctx context.Context, st *store.Store, name string, scopes []string, prefix string, stdout, stderr io.Writer) error {
 	if name == "" || len(scopes) == 0 {
 		return errors.New("apikey create needs --name and at least one --scope")
 	}
@@ -97,7 +100,17 @@ func apiKeyCreate(ctx context.Context, st *store.Store, name string, scopes []st
 	if err != nil {
 		return err
 	}
-	plain, _, err := st.CreateAPIKey(ctx, name, list, time.Now().UTC())
+	if prefix != "" {
+		if !intents.ValidName(prefix) {
+			return fmt.Errorf("--account-prefix %q: use 1-200 characters of letters, digits and ._:/#-", prefix)
+		}
+		for _, s := range list {
+			if s == "finance" || s == "operator" {
+				return fmt.Errorf("--account-prefix binds storefront keys only; a %s key sees every account", s)
+			}
+		}
+	}
+	plain, _, err := st.CreateBoundAPIKey(ctx, name, list, prefix, time.Now().UTC())
 	if errors.Is(err, store.ErrConflict) {
 		return fmt.Errorf("an API key named %q exists already", name)
 	}
@@ -105,7 +118,11 @@ func apiKeyCreate(ctx context.Context, st *store.Store, name string, scopes []st
 		return err
 	}
 	fmt.Fprintln(stdout, plain)
-	fmt.Fprintf(stderr, "created API key %q with scopes %s; it is shown once and stored hashed\n", name, strings.Join(list, ","))
+	bound := ""
+	if prefix != "" {
+		bound = fmt.Sprintf(", bound to the accounts starting with %q", prefix)
+	}
+	fmt.Fprintf(stderr, "created API key %q with scopes %s%s; it is shown once and stored hashed\n", name, strings.Join(list, ","), bound)
 	return nil
 }
 
@@ -114,8 +131,10 @@ func apiKeyScopes(scopes []string) ([]string, error) {
 	seen := map[string]bool{}
 	var list []string
 	for _, s := range scopes {
-		if s != "storefront" && s != "finance" && s != "operator" {
-			return nil, fmt.Errorf("unknown scope %q: use storefront, finance or operator", s)
+		switch s {
+		case "storefront", "read", "intents", "debit", "finance", "operator":
+		default:
+			return nil, fmt.Errorf("unknown scope %q: use storefront (= read, intents, debit), read, intents, debit, finance or operator", s)
 		}
 		if !seen[s] {
 			seen[s] = true
@@ -132,13 +151,17 @@ func apiKeyList(ctx context.Context, st *store.Store, stdout io.Writer) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSCOPES\tCREATED\tREVOKED")
+	fmt.Fprintln(tw, "NAME\tSCOPES\tACCOUNTS\tCREATED\tREVOKED")
 	for _, k := range keys {
 		rev := "-"
 		if k.RevokedAt != nil {
 			rev = k.RevokedAt.UTC().Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", k.Name, strings.Join(k.Scopes, ","), k.CreatedAt.UTC().Format(time.RFC3339), rev)
+		accounts := "all"
+		if k.AccountPrefix != "" {
+			accounts = k.AccountPrefix + "*"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.Name, strings.Join(k.Scopes, ","), accounts, k.CreatedAt.UTC().Format(time.RFC3339), rev)
 	}
 	return tw.Flush()
 }

@@ -141,6 +141,7 @@ func transfersResolve(ctx context.Context, fs *flag.FlagSet, id string, args []s
 	account := fs.String("account", "", "account to credit (credit_account)")
 	refund := fs.String("refund-txid", "", "refund transaction id (refunded)")
 	rate := fs.String("rate", "", "USD per unit for credit_account when the transfer has no locked rate")
+	override := fs.String("override", "", "reason to credit_account at a --rate the rate book does not confirm (capped by finance.max_override_credit_usd)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -150,9 +151,13 @@ func transfersResolve(ctx context.Context, fs *flag.FlagSet, id string, args []s
 	}
 	defer st.Close()
 	// A credit_intent decides the intent again, as the daemon would.
-	svc := finance.New(finance.Options{Store: st, Redecider: intents.New(intents.Options{Store: st, Config: cfg})})
-	res, err := svc.Resolve(ctx, id, finance.ResolveRequest{Action: *action, Note: *note, IntentID: *intent,
-		Account: *account, RefundTxID: *refund, USDPerUnit: *rate}, cliActor(), nil)
+	svc := finance.New(finance.Options{Store: st, Redecider: intents.New(intents.Options{Store: st, Config: cfg}), Bounds: finance.BoundsOf(cfg)})
+	req := finance.ResolveRequest{Action: *action, Note: *note, IntentID: *intent,
+		Account: *account, RefundTxID: *refund, USDPerUnit: *rate}
+	if *override != "" {
+		req.Override = &finance.Override{Reason: *override}
+	}
+	res, err := svc.Resolve(ctx, id, req, cliActor(), nil)
 	if err != nil {
 		return err
 	}

@@ -208,6 +208,7 @@ func (d *daemon) wire(ctx context.Context) error {
 	if err := d.wireReconciler(); err != nil {
 		return err
 	}
+	d.reg.MustRegister(newPoolCollector(d.store, d.log))
 	opt := intents.Options{Store: d.store, Config: cfg, Quotes: d.book, Addresses: addrs, Chains: d.nets,
 		Watcher: watchSets(d.watch), Log: d.log}
 	var links *checkout.Links
@@ -218,7 +219,7 @@ func (d *daemon) wire(ctx context.Context) error {
 		opt.Pages = links
 	}
 	d.svc = intents.New(opt)
-	d.finance = finance.New(finance.Options{Store: d.store, Redecider: d.svc, Quotes: d.book, Log: d.log})
+	d.finance = finance.New(finance.Options{Store: d.store, Redecider: d.svc, Quotes: d.book, Log: d.log, Bounds: finance.BoundsOf(cfg)})
 	d.reports = reports.New(reports.Options{Store: d.store, Log: d.log})
 	d.sink = ingest.New(ingest.Options{Store: d.store, Config: cfg, Decider: d.svc, Credits: d.finance, Counter: d.metrics, Log: d.log})
 	if err := d.svc.EnsureLookahead(ctx); err != nil {
@@ -342,6 +343,7 @@ func (d *daemon) run(ctx context.Context, ready func(addr string)) error {
 	g.Go(func() error { return d.svc.Run(ctx) })
 	g.Go(func() error { return d.api.Run(ctx) })
 	g.Go(func() error { return d.book.Run(ctx, d.cfg.Rates.Refresh) })
+	g.Go(func() error { return d.finance.RecordQuotes(ctx, d.book.Symbols()) })
 	g.Go(func() error { return d.sweep(ctx) })
 	g.Go(func() error { return d.reconciler.Run(ctx) })
 	for n, src := range d.sources {

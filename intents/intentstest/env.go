@@ -156,6 +156,8 @@ func New(t testing.TB, opts ...Option) *Env {
 	cfg.Rates.Sources = []string{"static"}
 	cfg.Rates.MinSources = 1 // one static source, explicitly
 	cfg.Rates.Static = Prices
+	// Tests and benchmarks create at will; a test of the limit sets it.
+	cfg.Limits.CreatesPerMinute = 0
 	for _, n := range payment.Networks {
 		nc := cfg.Networks[string(n)]
 		nc.Enabled = true
@@ -270,7 +272,8 @@ func (e *Env) startService() {
 	e.Nets = &availability.Networks{Store: e.Store, Config: e.Config, Now: e.Clock.Now}
 	e.Service = intents.New(intents.Options{Store: e.Store, Config: e.Config, Quotes: e.book, Addresses: e.addrs, Chains: e.Nets,
 		Watcher: watchSets(e.Watch), Now: e.Clock.Now, Log: e.log, Pages: e.pages})
-	e.Finance = finance.New(finance.Options{Store: e.Store, Redecider: e.Service, Quotes: e.book, Now: e.Clock.Now, Log: e.log})
+	e.Finance = finance.New(finance.Options{Store: e.Store, Redecider: e.Service, Quotes: e.book, Now: e.Clock.Now, Log: e.log,
+		Bounds: finance.BoundsOf(e.Config)})
 	e.Reports = reports.New(reports.Options{Store: e.Store, Now: e.Clock.Now, Log: e.log})
 	e.Sink = ingest.New(ingest.Options{Store: e.Store, Config: e.Config, Decider: e.Service, Credits: e.Finance,
 		Now: e.Clock.Now, Log: e.log})

@@ -1,0 +1,41 @@
+package config
+
+import "github.com/paywatch/paywatch/payment"
+
+// Finance bounds finance's decisions (issue 22).
+type Finance struct {
+	// MaxOverrideCreditUSD is the most a credit_account may credit at a
+	// rate the rate book does not confirm (an override with a reason).
+	// "0" refuses every override. Default "100.00".
+	MaxOverrideCreditUSD string `yaml:"max_override_credit_usd"`
+}
+
+func defaultFinance() Finance { return Finance{MaxOverrideCreditUSD: "100.00"} }
+
+// Limits bound what one API key may ask of the daemon (issue 22, item 5).
+type Limits struct {
+	// CreatesPerMinute refills each API key's token bucket for POST
+	// /v1/intents and POST /v1/intents/{id}/renew (each takes an address);
+	// an empty bucket is 429 rate_limited with Retry-After. 0: no limit.
+	// Default 120.
+	CreatesPerMinute int `yaml:"creates_per_minute"`
+	// CreateBurst is the bucket's size: how many creations a key may make
+	// at once. Default 60.
+	CreateBurst int `yaml:"create_burst"`
+}
+
+func defaultLimits() Limits { return Limits{CreatesPerMinute: 120, CreateBurst: 60} }
+
+// validateSecurity checks the sections of security.go.
+func (c *Config) validateSecurity() error {
+	if _, err := payment.ParseUSD(c.Finance.MaxOverrideCreditUSD); err != nil {
+		return invalid("finance.max_override_credit_usd", "must be a USD amount like \"100.00\" (\"0\" refuses every override): %v", err)
+	}
+	if c.Limits.CreatesPerMinute < 0 || c.Limits.CreatesPerMinute > 1_000_000 {
+		return invalid("limits.creates_per_minute", "must be between 0 (no limit) and 1000000")
+	}
+	if c.Limits.CreatesPerMinute > 0 && (c.Limits.CreateBurst < 1 || c.Limits.CreateBurst > 1_000_000) {
+		return invalid("limits.create_burst", "must be between 1 and 1000000")
+	}
+	return nil
+}
