@@ -109,6 +109,7 @@ func TestFailoverDrill(t *testing.T) {
 listen: 127.0.0.1:0
 database_url: %q
 database: {connect_timeout: 1s, probe_interval: 250ms, probe_timeout: 1s, retry_for: 20s}
+limits: {creates_per_minute: 0}   # the drill's load is one key creating as fast as it can
 instance: drill
 log_level: info
 rates: {sources: [static], min_sources: 1, static: {LTC: "10000"}, refresh: "@every 1s"}
