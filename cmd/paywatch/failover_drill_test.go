@@ -279,6 +279,10 @@ webhooks:
 	}
 	promoted1 := time.Now()
 	time.Sleep(*drillLoad)
+	// The load goes on until a write succeeded on the new primary (on a
+	// loaded machine that may take longer than a phase); the bound below
+	// says how long is too long.
+	cl.waitFor("a successful write after the kill", time.Minute, func() bool { return !cl.firstWriteAfter(lost1).IsZero() })
 	// A new synchronous standby for the new primary.
 	c, err := b.Standby(ctx, filepath.Join(dir, "c"), "c", portC, drillSettings...)
 	if err != nil {
@@ -298,6 +302,7 @@ webhooks:
 	}
 	promoted2 := time.Now()
 	time.Sleep(*drillLoad)
+	cl.waitFor("a successful write after the stop", time.Minute, func() bool { return !cl.firstWriteAfter(lost2).IsZero() })
 	close(stop)
 	workers.Wait()
 	paying.Wait()
