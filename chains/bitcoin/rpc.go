@@ -283,7 +283,7 @@ func (c *rpcClient) callHex(ctx context.Context, method string, dst []byte, para
 	body := buf.Bytes()
 	var hexStr []byte
 	if status == http.StatusOK {
-		if i := bytes.Index(body, resultKey); i >= 0 {
+		if i := bytes.Index(body, resultKey); i >= 0 && topLevelKey(body, i) {
 			start := i + len(resultKey)
 			if end := bytes.IndexByte(body[start:], '"'); end >= 0 {
 				hexStr = body[start : start+end]
@@ -328,6 +328,32 @@ func (c *rpcClient) callHex(ctx context.Context, method string, dst []byte, para
 		return dst[:0], fmt.Errorf("%w: %s: %v", chains.ErrInvalidResponse, method, err)
 	}
 	return dst, nil
+}
+
+// topLevelKey reports whether the key starting at body[i] (a '"' outside
+// any string) is a key of the top-level object: one '{' open, no '[', and
+// i not inside a string. A nested object's "result" must not be taken for
+// the answer's, even when the answer's own result is an empty string.
+func topLevelKey(body []byte, i int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, b := range body[:i] {
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && b == '\\':
+			escaped = true
+		case inString && b == '"':
+			inString = false
+		case inString:
+		case b == '"':
+			inString = true
+		case b == '{' || b == '[':
+			depth++
+		case b == '}' || b == ']':
+			depth--
+		}
+	}
+	return !inString && depth == 1
 }
 
 // heightParam formats a height for getblockhash.
