@@ -5,13 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/devnet"
 	"github.com/paywatch/paywatch/intents/intentstest"
 )
@@ -24,23 +22,7 @@ import (
 func TestRequestsDuringAFailoverGet503WithRetryAfter(t *testing.T) {
 	var p *devnet.Proxy
 	var direct string
-	e := intentstest.New(t, intentstest.WithConfig(func(c *config.Config) {
-		u, err := url.Parse(c.DatabaseURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		direct = c.DatabaseURL
-		if p, err = devnet.NewProxy(u.Host); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { p.Close() })
-		u.Host = p.Addr()
-		c.DatabaseURL = u.String()
-		c.Database = config.Database{ProbeInterval: config.Duration{Duration: 100 * time.Millisecond},
-			ProbeTimeout:   config.Duration{Duration: 300 * time.Millisecond},
-			ConnectTimeout: config.Duration{Duration: 500 * time.Millisecond},
-			RetryFor:       config.Duration{Duration: time.Second}}
-	}))
+	e := intentstest.New(t, intentstest.BehindProxy(&p, &direct))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go e.Store.Run(ctx)

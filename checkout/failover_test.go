@@ -2,11 +2,9 @@ package checkout_test
 
 import (
 	"context"
-	"net/url"
 	"testing"
 	"time"
 
-	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/devnet"
 	"github.com/paywatch/paywatch/intents/intentstest"
 )
@@ -15,22 +13,8 @@ import (
 // with Retry-After, not 500; it answers again once the database does.
 func TestPageDuringAFailoverIs503WithRetryAfter(t *testing.T) {
 	var p *devnet.Proxy
-	s := newSite(t, siteOptions{env: []intentstest.Option{intentstest.WithConfig(func(c *config.Config) {
-		u, err := url.Parse(c.DatabaseURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p, err = devnet.NewProxy(u.Host); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { p.Close() })
-		u.Host = p.Addr()
-		c.DatabaseURL = u.String()
-		c.Database = config.Database{ProbeInterval: config.Duration{Duration: 100 * time.Millisecond},
-			ProbeTimeout:   config.Duration{Duration: 300 * time.Millisecond},
-			ConnectTimeout: config.Duration{Duration: 500 * time.Millisecond},
-			RetryFor:       config.Duration{Duration: time.Second}}
-	})}})
+	var direct string
+	s := newSite(t, siteOptions{env: []intentstest.Option{intentstest.BehindProxy(&p, &direct)}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go s.Store.Run(ctx)

@@ -2,12 +2,10 @@ package console_test
 
 import (
 	"context"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/devnet"
 	"github.com/paywatch/paywatch/intents/intentstest"
 )
@@ -17,22 +15,8 @@ import (
 // once the database does.
 func TestConsoleDuringAFailoverIs503WithRetryAfter(t *testing.T) {
 	var p *devnet.Proxy
-	s := newSite(t, intentstest.WithConfig(func(c *config.Config) {
-		u, err := url.Parse(c.DatabaseURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p, err = devnet.NewProxy(u.Host); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { p.Close() })
-		u.Host = p.Addr()
-		c.DatabaseURL = u.String()
-		c.Database = config.Database{ProbeInterval: config.Duration{Duration: 100 * time.Millisecond},
-			ProbeTimeout:   config.Duration{Duration: 300 * time.Millisecond},
-			ConnectTimeout: config.Duration{Duration: 500 * time.Millisecond},
-			RetryFor:       config.Duration{Duration: time.Second}}
-	}))
+	var direct string
+	s := newSite(t, intentstest.BehindProxy(&p, &direct))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go s.Store.Run(ctx)
