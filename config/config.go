@@ -558,6 +558,9 @@ func (c *Config) Validate() error {
 	if err := c.validateSecurity(); err != nil {
 		return err
 	}
+	if err := c.validateReconcile(); err != nil {
+		return err
+	}
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return invalid("listen", "must be host:port, like 127.0.0.1:8080")
 	}

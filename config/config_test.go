@@ -306,3 +306,27 @@ database:
 		t.Fatalf("negative retry_for: %v", err)
 	}
 }
+
+// A wrong reconcile section is refused at load, naming the key, not when
+// the daemon first schedules a run.
+func TestReconcileSettingsAreChecked(t *testing.T) {
+	env := func(string) string { return "" }
+	c, err := config.Parse(strings.NewReader("database_url: postgres://a/b\nreconcile:\n  schedule: \"@every 5m\"\n  blocks: 50\n  rate_per_second: 2.5\n"), env)
+	if err != nil || c.Reconcile.Schedule != "@every 5m" || c.Reconcile.Blocks != 50 || c.Reconcile.RatePerSecond != 2.5 {
+		t.Fatalf("valid reconcile section: %+v %v", c.Reconcile, err)
+	}
+	for _, tc := range []struct{ yaml, key string }{
+		{"schedule: \"every hour\"", "reconcile.schedule"},
+		{"blocks: -1", "reconcile.blocks"},
+		{"max_blocks: 10\n  blocks: 20", "reconcile.blocks"},
+		{"sample_addresses: -5", "reconcile.sample_addresses"},
+		{"rate_per_second: -1", "reconcile.rate_per_second"},
+		{"rate_per_second: .nan", "reconcile.rate_per_second"},
+		{"rate_per_second: 1e9", "reconcile.rate_per_second"},
+	} {
+		_, err := config.Parse(strings.NewReader("database_url: postgres://a/b\nreconcile:\n  "+tc.yaml+"\n"), env)
+		if err == nil || !strings.Contains(err.Error(), tc.key) {
+			t.Errorf("reconcile %q: %v, want an error naming %s", tc.yaml, err, tc.key)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package config
 
-import "github.com/paywatch/paywatch/payment"
+import (
+	"github.com/paywatch/paywatch/payment"
+	"github.com/robfig/cron/v3"
+)
 
 // Finance bounds finance's decisions (issue 22).
 type Finance struct {
@@ -36,6 +39,33 @@ func (c *Config) validateSecurity() error {
 	}
 	if c.Limits.CreatesPerMinute > 0 && (c.Limits.CreateBurst < 1 || c.Limits.CreateBurst > 1_000_000) {
 		return invalid("limits.create_burst", "must be between 1 and 1000000")
+	}
+	return nil
+}
+
+// validateReconcile checks the reconcile section: a schedule robfig/cron
+// parses, counts and a call budget within bounds (zero: the defaults).
+func (c *Config) validateReconcile() error {
+	r := c.Reconcile
+	if r.Schedule != "" {
+		if _, err := cron.ParseStandard(r.Schedule); err != nil {
+			return invalid("reconcile.schedule", "%q is not a cron schedule like \"@hourly\" or \"0 * * * *\": %v", r.Schedule, err)
+		}
+	}
+	if r.Blocks < 0 || r.Blocks > 1_000_000 {
+		return invalid("reconcile.blocks", "must be between 0 (the default, 100) and 1000000, got %d", r.Blocks)
+	}
+	if r.MaxBlocks < 0 || r.MaxBlocks > 1_000_000 {
+		return invalid("reconcile.max_blocks", "must be between 0 (the default, 2000) and 1000000, got %d", r.MaxBlocks)
+	}
+	if r.MaxBlocks > 0 && r.Blocks > r.MaxBlocks {
+		return invalid("reconcile.blocks", "must not exceed reconcile.max_blocks (%d), got %d", r.MaxBlocks, r.Blocks)
+	}
+	if r.SampleAddresses < 0 || r.SampleAddresses > 100_000 {
+		return invalid("reconcile.sample_addresses", "must be between 0 (the default, 50) and 100000, got %d", r.SampleAddresses)
+	}
+	if !(r.RatePerSecond >= 0 && r.RatePerSecond <= 10_000) { // NaN fails too
+		return invalid("reconcile.rate_per_second", "must be between 0 (the default, 10) and 10000 calls a second, got %v", r.RatePerSecond)
 	}
 	return nil
 }
