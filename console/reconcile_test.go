@@ -57,3 +57,18 @@ func TestNetworksPageShowsReconcilerFindings(t *testing.T) {
 		t.Fatal("a run was requested without csrf")
 	}
 }
+
+// Before any reconcile run the page does not say the records agree with
+// the nodes: nothing was checked.
+func TestNetworksPageBeforeAnyReconcileRun(t *testing.T) {
+	s := newSite(t)
+	c := s.client(t)
+	c.signIn(t, s.Keys["operator"])
+	resp, page := c.get(t, "/console/networks")
+	if resp.StatusCode != 200 {
+		t.Fatalf("networks: %d", resp.StatusCode)
+	}
+	if strings.Contains(page, `id="reconcile-clean"`) || !strings.Contains(page, `id="reconcile-never"`) || !strings.Contains(page, `id="reconcile-unchecked"`) {
+		t.Fatalf("before any run the page claims agreement or does not say nothing ran:\n%s", page)
+	}
+}
