@@ -389,7 +389,8 @@ func StatusOf(k intents.Kind) int {
 		return http.StatusBadRequest
 	case intents.NotFound:
 		return http.StatusNotFound
-	case intents.Conflict, intents.AlreadyPaid, intents.InsufficientFunds, intents.IdempotencyMismatch, intents.PaymentInProgress:
+	case intents.Conflict, intents.AlreadyPaid, intents.InsufficientFunds, intents.IdempotencyMismatch, intents.PaymentInProgress,
+		intents.TooManyOpenIntents:
 		return http.StatusConflict
 	case intents.RateUnavailable, intents.ChainUnavailable, intents.AddressPoolEmpty:
 		return http.StatusServiceUnavailable

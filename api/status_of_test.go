@@ -14,7 +14,7 @@ func TestStatusOfCoversEveryKind(t *testing.T) {
 	kinds := map[intents.Kind]int{
 		intents.InvalidRequest: 400, intents.InvalidAmount: 400, intents.UnknownMethod: 400, intents.MethodDisabled: 400,
 		intents.NotFound: 404,
-		intents.Conflict: 409, intents.AlreadyPaid: 409, intents.InsufficientFunds: 409, intents.PaymentInProgress: 409,
+		intents.Conflict: 409, intents.AlreadyPaid: 409, intents.InsufficientFunds: 409, intents.PaymentInProgress: 409, intents.TooManyOpenIntents: 409,
 		intents.IdempotencyMismatch: 409,
 		intents.RateUnavailable:     503, intents.ChainUnavailable: 503, intents.AddressPoolEmpty: 503,
 	}

@@ -330,3 +330,26 @@ func TestReconcileSettingsAreChecked(t *testing.T) {
 		}
 	}
 }
+
+func TestLimitsAreChecked(t *testing.T) {
+	env := func(string) string { return "" }
+	c, err := config.Parse(strings.NewReader("database_url: postgres://a/b\n"), env)
+	if err != nil || c.Limits.OpenIntentsPerPayable != 4 || c.Limits.CreatesPerMinute != 120 || c.Limits.CreateBurst != 60 {
+		t.Fatalf("default limits: %+v %v", c.Limits, err)
+	}
+	c, err = config.Parse(strings.NewReader("database_url: postgres://a/b\nlimits:\n  open_intents_per_payable: 0\n"), env)
+	if err != nil || c.Limits.OpenIntentsPerPayable != 0 {
+		t.Fatalf("open_intents_per_payable: 0 (no cap): %+v %v", c.Limits, err)
+	}
+	for _, tc := range []struct{ yaml, key string }{
+		{"open_intents_per_payable: -1", "limits.open_intents_per_payable"},
+		{"open_intents_per_payable: 1001", "limits.open_intents_per_payable"},
+		{"creates_per_minute: -1", "limits.creates_per_minute"},
+		{"create_burst: 0", "limits.create_burst"},
+	} {
+		_, err := config.Parse(strings.NewReader("database_url: postgres://a/b\nlimits:\n  "+tc.yaml+"\n"), env)
+		if err == nil || !strings.Contains(err.Error(), tc.key) {
+			t.Errorf("limits %q: %v, want an error naming %s", tc.yaml, err, tc.key)
+		}
+	}
+}

@@ -25,9 +25,18 @@ type Limits struct {
 	// CreateBurst is the bucket's size: how many creations a key may make
 	// at once. Default 60.
 	CreateBurst int `yaml:"create_burst"`
+	// OpenIntentsPerPayable caps the open intents (awaiting payment before
+	// their deadline, or detected) one payable may have at once, over all
+	// its methods: a creation past it is 409 too_many_open_intents and
+	// takes no address. A creation for a method the payable already has
+	// open answers that intent instead (200), whatever the cap. 0: no cap.
+	// Default 4.
+	OpenIntentsPerPayable int `yaml:"open_intents_per_payable"`
 }
 
-func defaultLimits() Limits { return Limits{CreatesPerMinute: 120, CreateBurst: 60} }
+func defaultLimits() Limits {
+	return Limits{CreatesPerMinute: 120, CreateBurst: 60, OpenIntentsPerPayable: 4}
+}
 
 // validateSecurity checks the sections of security.go.
 func (c *Config) validateSecurity() error {
@@ -39,6 +48,9 @@ func (c *Config) validateSecurity() error {
 	}
 	if c.Limits.CreatesPerMinute > 0 && (c.Limits.CreateBurst < 1 || c.Limits.CreateBurst > 1_000_000) {
 		return invalid("limits.create_burst", "must be between 1 and 1000000")
+	}
+	if c.Limits.OpenIntentsPerPayable < 0 || c.Limits.OpenIntentsPerPayable > 1000 {
+		return invalid("limits.open_intents_per_payable", "must be between 0 (no cap) and 1000, got %d", c.Limits.OpenIntentsPerPayable)
 	}
 	return nil
 }

@@ -276,8 +276,8 @@ func creationsOf(b []*creation, network payment.Network, source string, now time
 
 // intentsOf is the intent of each creation of b, with the id and address
 // BeginCreations gave it, or an aloneError naming the creations that do
-// not go the plain way: a key already used, a payable stored with another
-// amount or account or already paid, an amount below the dust minimum (or
+// not go the plain way: a key already used, a payable with an open intent,
+// a payable stored with another amount or account or already paid, an amount below the dust minimum (or
 // no rate), no free address.
 func (s *Service) intentsOf(b []*creation, ids []string, got store.CreationsBegun, now time.Time) ([]store.Intent, error) {
 	alone := aloneError{which: map[int]bool{}}
@@ -289,6 +289,10 @@ func (s *Service) intentsOf(b []*creation, ids []string, got store.CreationsBegu
 				alone.which[i] = true
 			}
 			claim++
+		}
+		if got.Open[i] { // it answers its open intent or counts them, alone
+			alone.which[i] = true
+			continue
 		}
 		p := got.Payables[i]
 		if p.AmountCents != int64(j.usd) || p.Account != j.req.Account || p.PaidAt != nil {

@@ -41,7 +41,10 @@ func (c creationCall) payload() string {
 //   - an Idempotency-Key answers its first body byte for byte to every
 //     repeat of the same body, and 409 idempotency_mismatch to another body;
 //   - every 201 names a stored intent with its own address, assigned to
-//     it, and one intent.created event; nothing else was stored.
+//     it, and one intent.created event; nothing else was stored;
+//   - a reference has at most one open intent per method: a creation for
+//     a method its payable already has open answers 200 with that intent
+//     (the one a 201 answered), taking no address.
 //
 // The requests are generated from a seed (printed on failure) with
 // repeated references, amounts and keys, so batches meet the cases that
@@ -128,9 +131,12 @@ func TestConcurrentCreationsAnswerAsIfAlone(t *testing.T) {
 	}
 	rows.Close()
 
-	firstBody := map[string][]byte{} // key -> first 201 body per payload
+	firstBody := map[string][]byte{} // key -> first 201 or 200 body per payload
+	firstCode := map[string]int{}
 	firstPayload := map[string]string{}
 	created := map[string]stored{} // intent id -> as answered
+	type reuse struct{ id, ref, method string }
+	var reused []reuse // the 200s
 	for _, c := range calls {
 		var v struct {
 			ID, Address, Method, Reference string
@@ -146,9 +152,9 @@ func TestConcurrentCreationsAnswerAsIfAlone(t *testing.T) {
 		}
 		want, known := payables[c.ref]
 		switch c.code {
-		case 201:
+		case 201, 200:
 			if !known || want != int64(cents) {
-				fail("%s was created but its payable holds %d cents", c.payload(), want)
+				fail("%s was answered %d but its payable holds %d cents", c.payload(), c.code, want)
 			}
 			if v.Reference != c.ref || v.Method != c.method || v.AmountUSD != c.amount {
 				fail("%s answered %s", c.payload(), c.body)
@@ -158,12 +164,16 @@ func TestConcurrentCreationsAnswerAsIfAlone(t *testing.T) {
 					if firstPayload[c.key] != c.payload() {
 						fail("key %s created for two bodies: %s and %s", c.key, firstPayload[c.key], c.payload())
 					}
-					if !bytes.Equal(prev, c.body) {
-						fail("key %s answered two bodies to the same request:\n%s\n%s", c.key, prev, c.body)
+					if !bytes.Equal(prev, c.body) || firstCode[c.key] != c.code {
+						fail("key %s answered two answers to the same request:\n%d %s\n%d %s", c.key, firstCode[c.key], prev, c.code, c.body)
 					}
 					continue
 				}
-				firstBody[c.key], firstPayload[c.key] = c.body, c.payload()
+				firstBody[c.key], firstCode[c.key], firstPayload[c.key] = c.body, c.code, c.payload()
+			}
+			if c.code == 200 {
+				reused = append(reused, reuse{v.ID, c.ref, c.method})
+				continue
 			}
 			if _, dup := created[v.ID]; dup {
 				fail("intent %s answered twice without a shared key", v.ID)
@@ -185,6 +195,16 @@ func TestConcurrentCreationsAnswerAsIfAlone(t *testing.T) {
 		default:
 			fail("%s: %d %s", c.payload(), c.code, c.body)
 		}
+	}
+	// A 200 answers the intent a 201 created for the same reference and
+	// method, and each reference has one intent per method.
+	for _, r := range reused {
+		if c, ok := created[r.id]; !ok || c.method != r.method {
+			fail("a creation of %s %s answered 200 with intent %s, which no creation of that method answered 201", r.ref, r.method, r.id)
+		}
+	}
+	if got := count(t, e, `SELECT count(*) FROM (SELECT 1 FROM intents GROUP BY payable_id, method HAVING count(*) > 1) x`); got != 0 {
+		fail("%d payables have two intents of one method", got)
 	}
 	// A mismatch is only right when the key's request is another body.
 	for _, c := range calls {

@@ -26,6 +26,9 @@ const (
 	RateUnavailable     Kind = "rate_unavailable"
 	ChainUnavailable    Kind = "chain_unavailable"
 	AddressPoolEmpty    Kind = "address_pool_empty"
+	// TooManyOpenIntents: a creation for a payable that already has as
+	// many open intents as limits.open_intents_per_payable allows.
+	TooManyOpenIntents Kind = "too_many_open_intents"
 )
 
 // Error is a service error the API shows to the caller as is. The kinds
@@ -54,12 +57,14 @@ var (
 	ErrRateUnavailable     error = &Error{Kind: RateUnavailable}
 	ErrChainUnavailable    error = &Error{Kind: ChainUnavailable}
 	ErrAddressPoolEmpty    error = &Error{Kind: AddressPoolEmpty}
+	ErrTooManyOpenIntents  error = &Error{Kind: TooManyOpenIntents}
 )
 
 // Kinds lists every error kind, for the API's mapping test.
 func Kinds() []Kind {
 	return []Kind{InvalidRequest, InvalidAmount, UnknownMethod, MethodDisabled, NotFound, Conflict, AlreadyPaid,
-		InsufficientFunds, PaymentInProgress, IdempotencyMismatch, RateUnavailable, ChainUnavailable, AddressPoolEmpty}
+		InsufficientFunds, PaymentInProgress, IdempotencyMismatch, RateUnavailable, ChainUnavailable, AddressPoolEmpty,
+		TooManyOpenIntents}
 }
 
 func (e *Error) Error() string { return string(e.Kind) + ": " + e.Message }

@@ -264,22 +264,34 @@ func (s *Service) Create(ctx context.Context, req CreateRequest, idem *Idem) (Re
 	return whenReplenished(ctx, s, func() (Result[views.Intent], error) { return s.create(ctx, req, idem, usd, info) })
 }
 
-// create is one attempt of Create after its checks.
+// create is one attempt of Create after its checks. A payable that
+// already has an open intent of the method gets that intent back
+// (Applied: no new address is taken), and one with as many open intents as
+// limits.open_intents_per_payable allows is refused: a reloading or
+// scripted checkout cannot drain the addresses. The payable's row lock,
+// taken first, makes concurrent creations for one payable see each
+// other's intents.
 func (s *Service) create(ctx context.Context, req CreateRequest, idem *Idem, usd payment.Cents, info payment.MethodInfo) (Result[views.Intent], error) {
+	openCap := s.cfg.Limits.OpenIntentsPerPayable
 	return idempotent(ctx, s, idem, func(tx *store.Tx, now time.Time) (Outcome, views.Intent, error) {
 		want := store.Payable{Kind: req.Kind, Reference: req.Reference, Account: req.Account, AmountCents: int64(usd), CreatedAt: now}
 		var p store.Payable
+		var open []store.OpenIntent
 		var err error
 		var taken *takenAddress
 		if src, ok := s.opt.Addresses[info.Network]; ok && src.Deriver != nil {
 			// One round trip: the address taken is freed by the rollback
-			// when the payable is refused below.
+			// when the payable is refused below; none is taken when the
+			// payable's open intents answer instead.
 			id := store.NewID("pi")
 			var a *store.Address
-			p, a, err = tx.EnsurePayableTakeDerived(ctx, want, string(info.Network), src.Source, id)
+			p, a, open, err = tx.EnsurePayableTakeDerived(ctx, want, string(info.Network), src.Source, string(info.Method), id, now, openCap)
 			taken = &takenAddress{id: id, addr: a}
 		} else {
 			p, err = tx.EnsurePayable(ctx, want)
+			if err == nil {
+				open, err = tx.OpenIntents(ctx, string(p.Kind), p.Reference, now)
+			}
 		}
 		if err != nil {
 			return 0, views.Intent{}, err
@@ -291,12 +303,39 @@ func (s *Service) create(ctx context.Context, req CreateRequest, idem *Idem, usd
 		if p.PaidAt != nil {
 			return 0, views.Intent{}, Fail(AlreadyPaid, "%s %s is already paid", p.Kind, p.Reference)
 		}
+		if id, ok := openOf(open, info.Method); ok {
+			view, err := s.view(ctx, tx, id)
+			return Applied, view, err
+		}
+		if openCap > 0 && len(open) >= openCap {
+			return 0, views.Intent{}, Fail(TooManyOpenIntents, "%s %s already has %d open intents (%s), as many as one payable may have: pay one of them, or create again after one expires",
+				p.Kind, p.Reference, len(open), openMethods(open))
+		}
 		view, err := s.newIntent(ctx, tx, p, info, "", req.ReturnURL, now, taken)
 		if err != nil {
 			return 0, views.Intent{}, err
 		}
 		return Created, view, nil
 	})
+}
+
+// openOf is the id of the oldest of open with method m.
+func openOf(open []store.OpenIntent, m payment.Method) (string, bool) {
+	for _, o := range open {
+		if o.Method == string(m) {
+			return o.ID, true
+		}
+	}
+	return "", false
+}
+
+// openMethods names the methods of open, for an error message.
+func openMethods(open []store.OpenIntent) string {
+	names := make([]string, len(open))
+	for i, o := range open {
+		names[i] = o.Method
+	}
+	return strings.Join(names, ", ")
 }
 
 // takenAddress is a pre-derived address already taken for intent id (addr

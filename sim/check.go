@@ -43,6 +43,7 @@ var Invariants = []string{
 	"what the reconciliation counts resolved is what finance's decisions covered, to the base unit",
 	"deciding every payable again changes nothing: the books are up to date with the facts",
 	"a transfer lost behind paywatch's back is found by the reconciler's next run",
+	"a creation answers the payable's open intent of its method (200), creates (201) only when none is open, and is refused (409) only at the cap of open intents",
 }
 
 // Indexes of the invariants of issue 21 in Invariants.
@@ -54,6 +55,7 @@ const (
 	invCovers    = 20
 	invUpToDate  = 21
 	invLost      = 22
+	invOpen      = 23
 )
 
 // edges are the lifecycle's direct transitions (DESIGN.md), as events must

@@ -24,6 +24,8 @@ type methodConfig struct {
 type histConfig struct {
 	deadline time.Duration
 	methods  map[payment.Method]methodConfig
+	// openCap is limits.open_intents_per_payable (0: no cap).
+	openCap int
 }
 
 // genConfig draws a history's config from its seed.
@@ -61,12 +63,17 @@ func genConfig(seed uint64) histConfig {
 		}
 		hc.methods[m.Method] = mc
 	}
+	// Drawn last, so the draws above stay those of earlier seeds. A
+	// payable of the simulator has at most 3 methods on one network, and
+	// renewals: 1 and 2 refuse, 4 and none only past renewals.
+	hc.openCap = []int{4, 1, 2, 0}[r.IntN(4)]
 	return hc
 }
 
 // apply writes hc over c (which already holds the simulator's settings).
 func (hc histConfig) apply(c *config.Config) {
 	c.Deadline = config.Duration{Duration: hc.deadline}
+	c.Limits.OpenIntentsPerPayable = hc.openCap
 	for m, mc := range hc.methods {
 		x := c.Methods[string(m)]
 		k, lk := mc.confirmations, mc.largeConfirmations
@@ -84,7 +91,7 @@ func (hc histConfig) apply(c *config.Config) {
 
 func (hc histConfig) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "deadline %s;", hc.deadline)
+	fmt.Fprintf(&b, "deadline %s; open intents per payable %d;", hc.deadline, hc.openCap)
 	for _, m := range payment.Methods {
 		mc := hc.methods[m.Method]
 		fmt.Fprintf(&b, " %s conf %d", m.Method, mc.confirmations)

@@ -82,13 +82,71 @@ func (r *run) create(n payment.Network, a Action) {
 		key = fmt.Sprintf("c-%d-%d", r.h.Seed, r.step)
 		hdr = []string{"Idempotency-Key", key}
 	}
+	open := r.openIntents(body["kind"], body["reference"])
 	st, resp := r.mutate("POST", "/v1/intents", "storefront", raw, hdr...)
 	r.logf("create %s %s %s %s USD -> %d %s", body["kind"], body["reference"], m.Method, body["amount_usd"], st, brief(resp))
+	r.checkOpen(body["kind"], body["reference"], string(m.Method), open, st, resp)
 	if key != "" && st < 300 {
 		r.idem = append(r.idem, idemRec{method: "POST", path: "/v1/intents", key: key, body: raw, status: st, resp: resp, network: n})
 	}
 	if st == 201 {
 		r.addIntent(resp)
+	}
+}
+
+// openIntent is an intent open when a creation was asked: awaiting
+// payment before its deadline, or detected.
+type openIntent struct{ id, method string }
+
+// openIntents reads the open intents of the payable (kind, ref) by the
+// clock, as the daemon counts them.
+func (r *run) openIntents(kind, ref string) []openIntent {
+	rows, err := r.w.e.Store.Pool().Query(r.ctx, `SELECT i.id, i.method FROM intents i JOIN payables p ON p.id = i.payable_id
+		WHERE p.kind = $1 AND p.reference = $2 AND (i.status = 'detected' OR (i.status = 'awaiting_payment' AND i.expires_at > $3))
+		ORDER BY i.created_at, i.id`, kind, ref, r.w.e.Clock.Now())
+	if err != nil {
+		r.violate("harness", "open intents: %v", err)
+		return nil
+	}
+	defer rows.Close()
+	var out []openIntent
+	for rows.Next() {
+		var o openIntent
+		if err := rows.Scan(&o.id, &o.method); err != nil {
+			r.violate("harness", "open intents: %v", err)
+			return nil
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// checkOpen checks a creation's answer against the payable's open intents
+// before it (issue 22, item 5): an open intent of the method comes back as
+// 200, a 201 is only for a method none is open for, and 409
+// too_many_open_intents only with as many open as the cap.
+func (r *run) checkOpen(kind, ref, method string, open []openIntent, st int, resp []byte) {
+	var v struct {
+		ID string `json:"id"`
+	}
+	_ = json.Unmarshal(resp, &v)
+	same := ""
+	for _, o := range open {
+		if o.method == method {
+			same = o.id
+			break
+		}
+	}
+	limit := r.w.e.Config.Limits.OpenIntentsPerPayable
+	switch {
+	case st == 201 && same != "":
+		r.violate(Invariants[invOpen], "%s %s %s created %s while %s of that method was open", kind, ref, method, v.ID, same)
+	case st == 201 && limit > 0 && len(open) >= limit:
+		r.violate(Invariants[invOpen], "%s %s %s created %s with %d open intents, the cap is %d", kind, ref, method, v.ID, len(open), limit)
+	case st == 200 && v.ID != same:
+		r.violate(Invariants[invOpen], "%s %s %s answered 200 with %q, the open intent of the method is %q", kind, ref, method, v.ID, same)
+	case st == 409 && brief(resp) == "too_many_open_intents" && (same != "" || limit == 0 || len(open) < limit):
+		r.violate(Invariants[invOpen], "%s %s %s refused too_many_open_intents with %d open (%q of the method), the cap is %d", kind, ref, method, len(open), same, limit)
 	}
 }
 

@@ -163,7 +163,7 @@ type world struct {
 
 // baseConfig is c's settings as a histConfig.
 func baseConfig(c *config.Config) histConfig {
-	hc := histConfig{deadline: c.Deadline.Duration, methods: map[payment.Method]methodConfig{}}
+	hc := histConfig{deadline: c.Deadline.Duration, methods: map[payment.Method]methodConfig{}, openCap: c.Limits.OpenIntentsPerPayable}
 	for _, m := range payment.Methods {
 		mc := c.Methods[string(m.Method)]
 		hc.methods[m.Method] = methodConfig{confirmations: *mc.Confirmations, tolerance: mc.UnderpaymentTolerance, dust: mc.DustMin}

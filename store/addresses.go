@@ -184,28 +184,41 @@ func (s *Store) CountAddresses(ctx context.Context, network string) (int64, erro
 	return n, translate(err)
 }
 
-// EnsurePayableTakeDerived is EnsurePayable and TakeDerivedAddress in one
-// round trip: it returns the stored payable and the address handed to
-// intentID, nil when none is free. The caller checks the payable; when it
-// refuses it, rolling back frees the address again.
-func (t *Tx) EnsurePayableTakeDerived(ctx context.Context, p Payable, network, source, intentID string) (Payable, *Address, error) {
+// EnsurePayableTakeDerived is EnsurePayable, TakeDerivedAddress and
+// OpenIntents in one round trip, for a creation of an intent of method
+// with id intentID at now. It returns the stored payable, the address
+// handed to intentID (nil when none is free, or when the payable has an
+// open intent of method or, with openCap > 0, openCap open intents or
+// more: that creation takes no address), and the payable's open intents
+// (before this creation). The caller checks the payable; when it refuses
+// it, rolling back frees the address again.
+func (t *Tx) EnsurePayableTakeDerived(ctx context.Context, p Payable, network, source, method, intentID string, now time.Time, openCap int) (Payable, *Address, []OpenIntent, error) {
 	b := &pgx.Batch{}
 	b.Queue(ensurePayableSQL, p.Kind, p.Reference, p.Account, p.AmountCents, p.CreatedAt)
-	b.Queue(takeDerivedManySQL, network, source, []string{intentID})
+	b.Queue(takeDerivedUnlessOpenSQL, network, source, []string{intentID}, string(p.Kind), p.Reference, method, now, openCap)
+	b.Queue(openIntentsSQL, string(p.Kind), p.Reference, now)
 	br := t.tx.SendBatch(ctx, b)
 	defer br.Close()
 	stored, err := scanPayable(br.QueryRow())
 	if err != nil {
-		return Payable{}, nil, err
+		return Payable{}, nil, nil, err
 	}
-	a, err := scanTakenDerived(br.QueryRow())
-	if errors.Is(err, ErrNotFound) {
-		return stored, nil, translate(br.Close())
+	var taken *Address
+	switch a, err := scanTakenDerived(br.QueryRow()); {
+	case err == nil:
+		taken = &a
+	case !errors.Is(err, ErrNotFound):
+		return Payable{}, nil, nil, err
 	}
+	rows, err := br.Query()
 	if err != nil {
-		return Payable{}, nil, err
+		return Payable{}, nil, nil, translate(err)
 	}
-	return stored, &a, translate(br.Close())
+	open, err := scanOpenIntents(rows)
+	if err != nil {
+		return Payable{}, nil, nil, err
+	}
+	return stored, taken, open, translate(br.Close())
 }
 
 // TakeDerivedAddress hands the lowest free pre-derived address of (network,

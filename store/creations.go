@@ -49,6 +49,10 @@ type CreationsBegun struct {
 	Claimed []bool
 	// Payables are the stored payables, in the order of Creations.Payables.
 	Payables []Payable
+	// Open says, for each of Payables, whether it has an open intent
+	// (OpenIntent): such a creation must run alone, where it answers that
+	// intent or counts the payable's open intents.
+	Open []bool
 	// Taken are the addresses taken, Taken[i] for IntentIDs[i]; shorter
 	// than IntentIDs when fewer addresses were free.
 	Taken []Address
@@ -69,6 +73,7 @@ func (t *Tx) BeginCreations(ctx context.Context, c Creations) (CreationsBegun, e
 		queueClaims(b, c.Claims, c.Now)
 	}
 	queueEnsurePayables(b, c.Payables)
+	queueOpenPayables(b, c.Payables, c.Now)
 	b.Queue(takeDerivedManySQL, c.Network, c.Source, c.IntentIDs)
 	br := t.tx.SendBatch(ctx, b)
 	defer br.Close()
@@ -82,6 +87,9 @@ func (t *Tx) BeginCreations(ctx context.Context, c Creations) (CreationsBegun, e
 		}
 	}
 	if got.Payables, err = scanPayablesInOrder(br, order); err != nil {
+		return got, err
+	}
+	if got.Open, err = scanOpen(br, len(c.Payables)); err != nil {
 		return got, err
 	}
 	if got.Taken, err = scanTakenInOrder(br, c.IntentIDs); err != nil {
@@ -131,6 +139,31 @@ func queueEnsurePayables(b *pgx.Batch, ps []Payable) {
 		FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::timestamptz[]) AS u(kind, reference, account, cents, at)
 		ON CONFLICT (kind, reference) DO UPDATE SET kind = payables.kind
 		RETURNING `+payableColumns, kinds, refs, accounts, cents, created)
+}
+
+// queueOpenPayables is openPayablesSQL for ps at now.
+func queueOpenPayables(b *pgx.Batch, ps []Payable, now time.Time) {
+	kinds, refs := make([]string, len(ps)), make([]string, len(ps))
+	for i, p := range ps {
+		kinds[i], refs[i] = string(p.Kind), p.Reference
+	}
+	b.Queue(openPayablesSQL, kinds, refs, now)
+}
+
+// scanOpen reads openPayablesSQL's answer for n payables.
+func scanOpen(br pgx.BatchResults, n int) ([]bool, error) {
+	var at []int64
+	if err := br.QueryRow().Scan(&at); err != nil {
+		return nil, translate(err)
+	}
+	open := make([]bool, n)
+	for _, i := range at {
+		if i < 1 || int(i) > n {
+			return nil, fmt.Errorf("begin creations: open payable %d of %d", i, n)
+		}
+		open[i-1] = true
+	}
+	return open, nil
 }
 
 // scanPayablesInOrder reads the stored payables into the positions of
@@ -200,9 +233,14 @@ func scanTakenInOrder(br pgx.BatchResults, ids []string) ([]Address, error) {
 // free_addresses, and the intents inserted with them record the hand-out.
 // Concurrent takers skip each other's locked rows instead of queueing.
 // Ahead is the number of indexes derived above each address.
-const takeDerivedManySQL = `WITH free AS (
+var takeDerivedManySQL = takeDerivedSQL("true")
+
+// takeDerivedSQL is takeDerivedManySQL taking addresses only when cond
+// (an SQL boolean, which may use further parameters) holds.
+func takeDerivedSQL(cond string) string {
+	return `WITH free AS (
 		DELETE FROM free_addresses WHERE (network, lane, ord) IN (
-			SELECT network, lane, ord FROM free_addresses WHERE network = $1 AND lane = $2
+			SELECT network, lane, ord FROM free_addresses WHERE network = $1 AND lane = $2 AND ` + cond + `
 			ORDER BY ord LIMIT cardinality($3::text[]) FOR UPDATE SKIP LOCKED)
 		RETURNING key, ord),
 	taken AS (SELECT key, row_number() OVER (ORDER BY ord) AS n FROM free)
@@ -211,6 +249,7 @@ const takeDerivedManySQL = `WITH free AS (
 			- a.derivation_index - 1
 	FROM taken JOIN unnest($3::text[]) WITH ORDINALITY AS ids(id, n) USING (n)
 	JOIN addresses a ON a.network = $1 AND a.key = taken.key`
+}
 
 // QueueInsertIntents is QueueInsertIntent for several intents, in one
 // statement.

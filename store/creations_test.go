@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"math/big"
 	"strings"
 	"testing"
@@ -70,6 +71,9 @@ func TestBeginCreationsAndTheirWrites(t *testing.T) {
 			got.Payables[2].Kind != "topup" || got.Payables[2].Account != "acct-1" {
 			t.Fatalf("payables out of order or not as stored: %+v", got.Payables)
 		}
+		if len(got.Open) != 3 || got.Open[0] || got.Open[1] || got.Open[2] {
+			t.Fatalf("open %v: no payable has an intent yet", got.Open)
+		}
 		if len(got.Taken) != 2 || got.Taken[0].IntentID != "pi_b0" || got.Taken[0].Index != 0 ||
 			got.Taken[1].IntentID != "pi_b1" || got.Taken[1].Index != 1 || string(got.Taken[1].Key) != string(rows[1].Key) {
 			t.Fatalf("taken %+v: want indexes 0 and 1 for the first two intents, none for the third", got.Taken)
@@ -112,6 +116,29 @@ func TestBeginCreationsAndTheirWrites(t *testing.T) {
 		if err != nil || in.Amount.Int64() != int64(1000+i) || in.Address != rows[i].Address || len(in.RateSources) != 2 ||
 			in.RateSources[1] != "two" || in.Rate != "90000.5" || in.ConfirmationsRequired != 2 || !in.ExpiresAt.Equal(now.Add(time.Hour)) {
 			t.Fatalf("intent %s as stored: %+v, %v", id, in, err)
+		}
+	}
+	// A payable with an open intent is marked (its creation runs alone);
+	// past the intents' deadline none is open.
+	other := store.Payable{Kind: "order", Reference: store.NewID("OTHER"), AmountCents: 700, CreatedAt: now}
+	for _, tc := range []struct {
+		at   time.Time
+		want []bool
+	}{{now.Add(time.Minute), []bool{false, true, true}}, {now.Add(2 * time.Hour), []bool{false, false, false}}} {
+		tx, err := s.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := tx.BeginCreations(ctx, store.Creations{Payables: []store.Payable{other, old, fresh},
+			IntentIDs: []string{"pi_d0", "pi_d1", "pi_d2"}, Network: network, Source: source, Now: tc.at})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got.Open) != fmt.Sprint(tc.want) {
+			t.Errorf("open at %v: %v, want %v", tc.at, got.Open, tc.want)
+		}
+		if err := tx.Rollback(ctx); err != nil {
+			t.Fatal(err)
 		}
 	}
 	// The console finds an intent by its address (through the (network,

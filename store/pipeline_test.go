@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/paywatch/paywatch/store"
 )
@@ -126,8 +127,8 @@ func TestEnsurePayableTakeDerived(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, a, err := tx.EnsurePayableTakeDerived(ctx, want, network, source, "pi_t0")
-		if err != nil || a == nil || a.Index != 0 || a.IntentID != "pi_t0" || p.Reference != ref {
+		p, a, open, err := tx.EnsurePayableTakeDerived(ctx, want, network, source, "BTC", "pi_t0", now, 1)
+		if err != nil || a == nil || len(open) != 0 || a.Index != 0 || a.IntentID != "pi_t0" || p.Reference != ref {
 			t.Fatalf("take: %+v %+v %v", p, a, err)
 		}
 		if err := tx.Rollback(ctx); err != nil {
@@ -139,7 +140,8 @@ func TestEnsurePayableTakeDerived(t *testing.T) {
 	for i := range 3 {
 		err := s.InTx(ctx, func(tx *store.Tx) error {
 			id := store.NewID("pi")
-			_, a, err := tx.EnsurePayableTakeDerived(ctx, want, network, source, id)
+			// No intent is inserted: the payable has none open.
+			_, a, _, err := tx.EnsurePayableTakeDerived(ctx, want, network, source, "BTC", id, now, 1)
 			if err != nil {
 				return err
 			}
@@ -163,6 +165,71 @@ func TestEnsurePayableTakeDerived(t *testing.T) {
 	}
 	if free, err := s.FreeDerived(ctx, network, source); err != nil || free != 0 {
 		t.Fatalf("free after taking both: %d, %v", free, err)
+	}
+}
+
+// A creation takes no address for a payable with an open intent of its
+// method, or with as many open intents as the cap: it answers the open
+// intent or refuses, and commits, so a taken address would be lost.
+func TestEnsurePayableTakeDerivedTakesNothingForAnOpenPayable(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	network, source := store.NewID("net"), "fp-test"
+	err := s.InTx(ctx, func(tx *store.Tx) error {
+		_, err := tx.AddAddresses(ctx, []store.Address{
+			{Network: network, Key: []byte("k0"), Address: "a0", Source: source, Index: 0, CreatedAt: now},
+			{Network: network, Key: []byte("k1"), Address: "a1", Source: source, Index: 1, CreatedAt: now},
+		})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := store.Payable{Kind: "order", Reference: store.NewID("ORD"), AmountCents: 10000, CreatedAt: now}
+	btc := "pi_" + store.NewID("open")
+	err = s.InTx(ctx, func(tx *store.Tx) error {
+		p, err := tx.EnsurePayable(ctx, want)
+		if err != nil {
+			return err
+		}
+		tx.QueueInsertIntent(intent(p, btc, "addr-"+btc)) // BTC, awaiting until now+30m
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		method string
+		at     time.Time
+		cap    int
+		take   bool
+		open   int
+	}{
+		{"same method open", "BTC", now.Add(time.Minute), 0, false, 1},
+		{"another method at the cap", "LTC", now.Add(time.Minute), 1, false, 1},
+		{"another method under the cap", "LTC", now.Add(time.Minute), 2, true, 1},
+		{"another method, no cap", "LTC", now.Add(time.Minute), 0, true, 1},
+		{"same method past its deadline", "BTC", now.Add(31 * time.Minute), 1, true, 0},
+	} {
+		tx, err := s.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, a, open, err := tx.EnsurePayableTakeDerived(ctx, want, network, source, tc.method, "pi_x", tc.at, tc.cap)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if (a != nil) != tc.take || len(open) != tc.open || (tc.open == 1 && (open[0].ID != btc || open[0].Method != "BTC")) {
+			t.Errorf("%s: took %+v, open %+v; want take %v, %d open", tc.name, a, open, tc.take, tc.open)
+		}
+		got, err := tx.OpenIntents(ctx, string(want.Kind), want.Reference, tc.at)
+		if err != nil || len(got) != tc.open {
+			t.Errorf("%s: OpenIntents %+v %v, want %d", tc.name, got, err, tc.open)
+		}
+		if err := tx.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
