@@ -194,6 +194,10 @@ type transferData struct {
 
 type resolveForm struct {
 	Action, Note, IntentID, Account, RefundTxID, USDPerUnit string
+	// OverrideReason, when set, accepts a usd_per_unit the rate book does
+	// not confirm (finance.Override): credited up to the configured
+	// maximum, logged and evented as an override.
+	OverrideReason string
 }
 
 // actionInfo describes one resolve action: what it will do, in a sentence.
@@ -267,13 +271,16 @@ func (c *Console) renderTransfer(w http.ResponseWriter, r *http.Request, s *sess
 func (c *Console) resolve(w http.ResponseWriter, r *http.Request, s *session) {
 	form := resolveForm{Action: r.PostFormValue("action"), Note: r.PostFormValue("note"), IntentID: strings.TrimSpace(r.PostFormValue("intent_id")),
 		Account: strings.TrimSpace(r.PostFormValue("account")), RefundTxID: strings.TrimSpace(r.PostFormValue("refund_txid")),
-		USDPerUnit: strings.TrimSpace(r.PostFormValue("usd_per_unit"))}
+		USDPerUnit: strings.TrimSpace(r.PostFormValue("usd_per_unit")), OverrideReason: strings.TrimSpace(r.PostFormValue("override_reason"))}
 	req := finance.ResolveRequest{Action: form.Action, Note: form.Note}
 	switch form.Action {
 	case finance.ActionCreditIntent:
 		req.IntentID = form.IntentID
 	case finance.ActionCreditAccount:
 		req.Account, req.USDPerUnit = form.Account, form.USDPerUnit
+		if form.OverrideReason != "" {
+			req.Override = &finance.Override{Reason: form.OverrideReason}
+		}
 	case finance.ActionRefunded:
 		req.RefundTxID = form.RefundTxID
 	}
