@@ -156,3 +156,52 @@ func TestConcurrentCreationsOfOnePayableAnswerOneIntent(t *testing.T) {
 		}
 	}
 }
+
+// A renewal takes an address as a creation does, so it answers the same
+// way: the payable's open intent of the method comes back (200, the old
+// intent left as it is), and past the cap it is refused, changing nothing.
+func TestRenewalAnswersTheOpenIntentAndKeepsTheCap(t *testing.T) {
+	e := intentstest.New(t, intentstest.Only(payment.Bitcoin, payment.Litecoin, payment.Ethereum),
+		intentstest.WithConfig(func(c *config.Config) { c.Limits.OpenIntentsPerPayable = 2 }))
+	a := e.CreateIntent("order", "ORD-RENEW", "", "10.00", "BTC")
+	d := e.CreateIntent("order", "ORD-RENEW", "", "10.00", "ETH")
+	e.Clock.Advance(e.Config.Deadline.Duration + time.Minute)
+	for _, n := range []payment.Network{payment.Bitcoin, payment.Litecoin, payment.Ethereum} {
+		e.Sync(n)
+	}
+	b := e.CreateIntent("order", "ORD-RENEW", "", "10.00", "BTC") // a is no longer open
+	if b.ID == a.ID {
+		t.Fatalf("BTC after its intent's deadline answered the old intent %s", a.ID)
+	}
+	renew := func(id string) (int, views.Intent, []byte) {
+		status, body := e.Do("POST", "/v1/intents/"+id+"/renew", "storefront", nil)
+		var v views.Intent
+		if status == 200 || status == 201 {
+			if err := json.Unmarshal(body, &v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return status, v, body
+	}
+	if _, err := e.Service.Sweep(t.Context()); err != nil { // a and d expire
+		t.Fatal(err)
+	}
+	before := e.Counts()
+	if status, v, body := renew(a.ID); status != 200 || v.ID != b.ID {
+		t.Fatalf("renewing %s while %s of its method is open: %d %s, want 200 with %s", a.ID, b.ID, status, body, b.ID)
+	}
+	if after := e.Counts(); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Fatalf("answering the open intent wrote something: %v, then %v", before, after)
+	}
+	if got := e.Intent(a.ID); got.Status != payment.IntentExpired || got.SupersededBy != nil {
+		t.Fatalf("the old intent after the renewal answered the open one: %s superseded by %v", got.Status, got.SupersededBy)
+	}
+	e.CreateIntent("order", "ORD-RENEW", "", "10.00", "LTC") // two open: the cap
+	before = e.Counts()
+	if status, _, body := renew(d.ID); status != 409 || !strings.Contains(string(body), "too_many_open_intents") {
+		t.Fatalf("renewing ETH with BTC and LTC open under a cap of 2: %d %s, want 409 too_many_open_intents", status, body)
+	}
+	if after := e.Counts(); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Fatalf("a refused renewal wrote something: %v, then %v", before, after)
+	}
+}

@@ -860,8 +860,11 @@ func (s *Service) viewOf(in store.Intent, trs []store.Transfer, tip int64) views
 // Renew creates a new intent (Created) for the same payable and method at
 // the current rate and supersedes the old one (whose address stays watched). Only an
 // intent whose deadline passed unpaid (expired, underpaid, or awaiting past
-// its deadline) can be renewed. With idem, a repeated request returns the
-// first response before any check (see replay).
+// its deadline) can be renewed. As a creation, a payable that has an open
+// intent of the method gets that one back (Applied; the old intent is left
+// as it is), and one with limits.open_intents_per_payable open intents is
+// refused. With idem, a repeated request returns the first response before
+// any check (see replay).
 func (s *Service) Renew(ctx context.Context, id string, idem *Idem) (Result[views.Intent], error) {
 	if res, done, err := replay[views.Intent](ctx, s, idem); done || err != nil {
 		return res, err
@@ -909,6 +912,20 @@ func (s *Service) renew(ctx context.Context, id string, idem *Idem) (Result[view
 		info, err := s.methodFor(old.Method)
 		if err != nil {
 			return 0, views.Intent{}, err
+		}
+		// As a creation: the payable's open intent of the method answers
+		// (the old one stays as it is), and the cap holds.
+		open, err := tx.OpenIntents(ctx, string(p.Kind), p.Reference, now)
+		if err != nil {
+			return 0, views.Intent{}, err
+		}
+		if openID, ok := openOf(open, info.Method); ok {
+			view, err := s.view(ctx, tx, openID)
+			return Applied, view, err
+		}
+		if openCap := s.cfg.Limits.OpenIntentsPerPayable; openCap > 0 && len(open) >= openCap {
+			return 0, views.Intent{}, Fail(TooManyOpenIntents, "%s %s already has %d open intents (%s), as many as one payable may have: pay one of them, or renew after one expires",
+				p.Kind, p.Reference, len(open), openMethods(open))
 		}
 		view, err := s.newIntent(ctx, tx, p, info, old.ID, old.ReturnURL, now, nil)
 		if err != nil {

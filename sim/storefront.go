@@ -121,7 +121,7 @@ func (r *run) openIntents(kind, ref string) []openIntent {
 	return out
 }
 
-// checkOpen checks a creation's answer against the payable's open intents
+// checkOpen checks a creation's or renewal's answer against the payable's open intents
 // before it (issue 22, item 5): an open intent of the method comes back as
 // 200, a 201 is only for a method none is open for, and 409
 // too_many_open_intents only with as many open as the cap.
@@ -184,8 +184,10 @@ func (r *run) renew(in *intentRec, a Action) {
 		hdr = []string{"Idempotency-Key", key}
 	}
 	path := "/v1/intents/" + in.id + "/renew"
+	open := r.openIntents(in.kind, in.ref)
 	st, resp := r.mutate("POST", path, "storefront", nil, hdr...)
 	r.logf("renew %s (%s) -> %d %s", in.id, in.ref, st, brief(resp))
+	r.checkOpen(in.kind, in.ref, in.method, open, st, resp)
 	if key != "" && st < 300 {
 		r.idem = append(r.idem, idemRec{method: "POST", path: path, key: key, status: st, resp: resp, network: in.network})
 	}
