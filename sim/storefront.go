@@ -184,7 +184,15 @@ func (r *run) renew(in *intentRec, a Action) {
 		hdr = []string{"Idempotency-Key", key}
 	}
 	path := "/v1/intents/" + in.id + "/renew"
-	open := r.openIntents(in.kind, in.ref)
+	// The renewed intent itself is not counted: the renewal decides it
+	// again first (a detected intent past its deadline may be underpaid),
+	// and renews only one that is no longer open.
+	var open []openIntent
+	for _, o := range r.openIntents(in.kind, in.ref) {
+		if o.id != in.id {
+			open = append(open, o)
+		}
+	}
 	st, resp := r.mutate("POST", path, "storefront", nil, hdr...)
 	r.logf("renew %s (%s) -> %d %s", in.id, in.ref, st, brief(resp))
 	r.checkOpen(in.kind, in.ref, in.method, open, st, resp)
