@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/views"
 )
 
@@ -26,7 +26,7 @@ func errCode(t *testing.T, body []byte) string {
 
 // Every bad request gets its documented status and code, and changes nothing.
 func TestBadRequestsChangeNothing(t *testing.T) {
-	e := intentstest.New(t)
+	e := paywatchtest.New(t)
 	good := map[string]string{"kind": "order", "reference": "ORD-7", "account": "cust-1", "amount_usd": "249.00", "method": "BTC"}
 	with := func(k, v string) map[string]string {
 		m := maps.Clone(good)
@@ -95,7 +95,7 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 }
 
 func TestIdempotentCreateReturnsTheFirstResponse(t *testing.T) {
-	e := intentstest.New(t)
+	e := paywatchtest.New(t)
 	body := map[string]string{"kind": "order", "reference": "ORD-1", "amount_usd": "10.00", "method": "LTC"}
 	st1, b1 := e.Do("POST", "/v1/intents", "storefront", body, "Idempotency-Key", "abc")
 	st2, b2 := e.Do("POST", "/v1/intents", "storefront", body, "Idempotency-Key", "abc")
@@ -108,7 +108,7 @@ func TestIdempotentCreateReturnsTheFirstResponse(t *testing.T) {
 }
 
 func TestConcurrentCreationsNeverShareAnAddress(t *testing.T) {
-	e := intentstest.New(t)
+	e := paywatchtest.New(t)
 	const n = 40
 	addrs := make([]string, n)
 	var wg sync.WaitGroup
@@ -139,7 +139,7 @@ func TestConcurrentCreationsNeverShareAnAddress(t *testing.T) {
 }
 
 func TestIntentLifecycleEndpoints(t *testing.T) {
-	e := intentstest.New(t)
+	e := paywatchtest.New(t)
 	v := e.CreateIntent("topup", "TOPUP-1", "cust-9", "100.00", "USDT-TRC20")
 	if v.AmountBaseUnits != "100000000" || !strings.HasPrefix(v.PaymentURI, "tron:"+v.Address+"?amount=100&token=") {
 		t.Fatalf("intent: %+v", v)
@@ -191,7 +191,7 @@ func TestIntentLifecycleEndpoints(t *testing.T) {
 }
 
 func TestMethodsAndStatus(t *testing.T) {
-	e := intentstest.New(t)
+	e := paywatchtest.New(t)
 	st, body := e.Do("GET", "/v1/methods", "storefront", nil)
 	var ms []struct {
 		Method    string

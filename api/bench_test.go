@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // BenchmarkCreateIntent measures POST /v1/intents through the HTTP handler
@@ -30,7 +30,7 @@ func BenchmarkCreateIntent(b *testing.B) {
 		method := c.method
 		b.Run(fmt.Sprintf("%s/callers=%d", method, c.par*runtime.GOMAXPROCS(0)), func(b *testing.B) {
 			// A production-sized gap: creations take pre-derived addresses.
-			e := intentstest.New(b, intentstest.WithConfig(func(c *config.Config) {
+			e := paywatchtest.New(b, paywatchtest.WithConfig(func(c *config.Config) {
 				for _, n := range c.Networks {
 					n.Gap = 500
 				}

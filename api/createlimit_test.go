@@ -8,15 +8,15 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // Issue 22, item 5: each API key's creations go through a token bucket
 // (limits.creates_per_minute, limits.create_burst); an empty bucket is 429
 // rate_limited with Retry-After, for that key only, and takes no address.
 func TestCreationTokenBucketPerKey(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin), intentstest.WithConfig(func(c *config.Config) {
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin), paywatchtest.WithConfig(func(c *config.Config) {
 		c.Limits.CreatesPerMinute, c.Limits.CreateBurst = 2, 2
 	}))
 	addKey(t, e, "shop-a", "", "storefront")

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // A refund_txid is trimmed and must have its network's transaction id
@@ -18,7 +18,7 @@ import (
 // after leading blanks, so ` =HYPERLINK(...)` never reaches a spreadsheet
 // as a formula (a key name, or a refund id stored before this check).
 func TestRefundTxIDShapeAndCSVFormulaGuard(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin, payment.Ethereum))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin, payment.Ethereum))
 	ctx := context.Background()
 	hex64 := strings.Repeat("c0ffee", 10) + "abcd"
 	payLookahead(t, e, payment.Bitcoin, big.NewInt(10000), "unknown-1")

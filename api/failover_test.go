@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/paywatch/paywatch/devnet"
-	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // While the database is away (a primary that vanished without closing its
@@ -22,7 +22,7 @@ import (
 func TestRequestsDuringAFailoverGet503WithRetryAfter(t *testing.T) {
 	var p *devnet.Proxy
 	var direct string
-	e := intentstest.New(t, intentstest.BehindProxy(&p, &direct))
+	e := paywatchtest.New(t, paywatchtest.BehindProxy(&p, &direct))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go e.Store.Run(ctx)

@@ -13,15 +13,15 @@ import (
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/finance"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/reports"
 	"github.com/paywatch/paywatch/views"
 )
 
 // payLookahead pays an address of ours that no intent has (a look-ahead
 // derivation) and returns it.
-func payLookahead(t *testing.T, e *intentstest.Env, n payment.Network, amount *big.Int, label string) string {
+func payLookahead(t *testing.T, e *paywatchtest.Env, n payment.Network, amount *big.Int, label string) string {
 	t.Helper()
 	var addr string
 	var key []byte
@@ -36,7 +36,7 @@ func payLookahead(t *testing.T, e *intentstest.Env, n payment.Network, amount *b
 }
 
 // inbox lists the finance inbox with a query string.
-func inbox(t *testing.T, e *intentstest.Env, query string) finance.InboxPage {
+func inbox(t *testing.T, e *paywatchtest.Env, query string) finance.InboxPage {
 	t.Helper()
 	status, body := e.Do("GET", "/v1/transfers?"+query, "finance", nil)
 	if status != 200 {
@@ -46,7 +46,7 @@ func inbox(t *testing.T, e *intentstest.Env, query string) finance.InboxPage {
 }
 
 // onlyTransfer returns the single inbox transfer with a classification.
-func onlyTransfer(t *testing.T, e *intentstest.Env, class string) views.Transfer {
+func onlyTransfer(t *testing.T, e *paywatchtest.Env, class string) views.Transfer {
 	t.Helper()
 	p := inbox(t, e, "classification="+class)
 	if len(p.Transfers) != 1 {
@@ -55,12 +55,12 @@ func onlyTransfer(t *testing.T, e *intentstest.Env, class string) views.Transfer
 	return p.Transfers[0]
 }
 
-func resolve(e *intentstest.Env, id, scope string, req any) (int, []byte) {
+func resolve(e *paywatchtest.Env, id, scope string, req any) (int, []byte) {
 	return e.Do("POST", "/v1/transfers/"+id+"/resolve", scope, req)
 }
 
 func TestResolveActionsAndRefusals(t *testing.T) {
-	e := intentstest.New(t)
+	e := paywatchtest.New(t)
 	btc := payment.Bitcoin
 	// A late top-up payment.
 	late := e.CreateIntent("topup", "TOPUP-L", "cust-l", "100.00", "BTC")
@@ -68,15 +68,15 @@ func TestResolveActionsAndRefusals(t *testing.T) {
 	if _, err := e.Service.Sweep(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	e.Pay(late, payment.Native, intentstest.Units(late.AmountBaseUnits), "late")
+	e.Pay(late, payment.Native, paywatchtest.Units(late.AmountBaseUnits), "late")
 	e.Sync(btc)
 	// An overpaid order (surplus 5000 sat = 2.50 USD at 50,000).
 	over := e.CreateIntent("order", "ORD-OV", "cust-o", "100.00", "BTC")
-	e.Pay(over, payment.Native, new(big.Int).Add(intentstest.Units(over.AmountBaseUnits), big.NewInt(5000)), "over")
+	e.Pay(over, payment.Native, new(big.Int).Add(paywatchtest.Units(over.AmountBaseUnits), big.NewInt(5000)), "over")
 	exact := e.CreateIntent("order", "ORD-EX", "", "10.00", "BTC")
-	e.Pay(exact, payment.Native, intentstest.Units(exact.AmountBaseUnits), "exact")
+	e.Pay(exact, payment.Native, paywatchtest.Units(exact.AmountBaseUnits), "exact")
 	// A duplicate, a dust transfer and a payment to an address without intent.
-	e.Pay(over, payment.Native, intentstest.Units(over.AmountBaseUnits), "dup")
+	e.Pay(over, payment.Native, paywatchtest.Units(over.AmountBaseUnits), "dup")
 	e.Pay(over, payment.Native, big.NewInt(0), "dust")
 	payLookahead(t, e, btc, big.NewInt(10000), "unknown") // 5.00 USD
 	e.Chains[btc].Mine(1)
@@ -210,10 +210,10 @@ func TestResolveActionsAndRefusals(t *testing.T) {
 // checks that, per method, all transfers = settled + unresolved + resolved
 // to the base unit, and that the CSV has exactly one row per transfer.
 func TestReconciliationEveryClassification(t *testing.T) {
-	e := intentstest.New(t)
+	e := paywatchtest.New(t)
 	ctx := context.Background()
 	btc, eth, ltc := payment.Bitcoin, payment.Ethereum, payment.Litecoin
-	units := intentstest.Units
+	units := paywatchtest.Units
 
 	settles := e.CreateIntent("order", "ORD-S", "", "100.00", "BTC")
 	partial := e.CreateIntent("order", "ORD-P", "", "100.00", "BTC")
@@ -314,7 +314,7 @@ func TestReconciliationEveryClassification(t *testing.T) {
 		t.Fatalf("report: %d %s", status, body)
 	}
 	rep := decodeInto[reports.Reconciliation](t, body)
-	num := func(s string) *big.Int { return intentstest.Units(s) }
+	num := func(s string) *big.Int { return paywatchtest.Units(s) }
 	// Independent sums from the database, per method.
 	type dbSums struct{ total, settledPaid, resolved, excluded *big.Int }
 	db := map[string]dbSums{}
@@ -410,7 +410,7 @@ func TestReconciliationEveryClassification(t *testing.T) {
 }
 
 // addressKey returns the binary key of one of our addresses.
-func addressKey(e *intentstest.Env, n payment.Network, addr string) ([]byte, error) {
+func addressKey(e *paywatchtest.Env, n payment.Network, addr string) ([]byte, error) {
 	var key []byte
 	err := e.Store.Pool().QueryRow(context.Background(), `SELECT key FROM addresses WHERE network = $1 AND address = $2`, string(n), addr).Scan(&key)
 	return key, err

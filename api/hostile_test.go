@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/store"
 )
 
@@ -157,7 +157,7 @@ func q(s string) string { return jsonString(s) }
 // each is refused at the edge with its documented status and code, never a
 // 5xx, and no table changes.
 func TestHostileValuesNeverReachTheDatabase(t *testing.T) {
-	e := intentstest.New(t)
+	e := paywatchtest.New(t)
 	iv := e.CreateIntent("order", "ORD-H", "cust-h", "10.00", "BTC")
 	// A transfer id of the right shape that does not exist: a body field
 	// that passes the edge then answers 404, so a 404 means "not validated".

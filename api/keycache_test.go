@@ -4,15 +4,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // A revoked key stops working on an instance that cached it within the
 // cache's bound (5 s, the keyTTL of keycache.go): the cache spares a query
 // per request without letting revocation wait longer than that.
 func TestRevokedKeyStopsWithinTheCacheBound(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	plain, _, err := e.Store.CreateAPIKey(t.Context(), "revocable-key", []string{"storefront"}, e.Clock.Now())
 	if err != nil {
 		t.Fatal(err)

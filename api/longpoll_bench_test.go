@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/store"
 )
 
@@ -38,7 +38,7 @@ func BenchmarkLongPoll1000(b *testing.B) {
 	clients := keys * perKey
 	var realURL string
 	proxy := &countingProxy{}
-	e := intentstest.New(b, intentstest.WithConfig(func(c *config.Config) {
+	e := paywatchtest.New(b, paywatchtest.WithConfig(func(c *config.Config) {
 		realURL = c.DatabaseURL
 		c.DatabaseURL = proxy.start(b, c.DatabaseURL)
 	}))

@@ -8,14 +8,14 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // Long-polls beyond events.max_waiters_per_key for one key, or
 // events.max_waiters in all, get 429 rate_limited with Retry-After; once
 // the waiters are answered, their slots are free again.
 func TestLongPollCapsGive429(t *testing.T) {
-	e := intentstest.New(t, intentstest.WithConfig(func(c *config.Config) {
+	e := paywatchtest.New(t, paywatchtest.WithConfig(func(c *config.Config) {
 		c.Events.MaxWaiters, c.Events.MaxWaitersPerKey = 3, 2
 		c.Events.PollInterval = config.Duration{Duration: 2 * time.Second}
 	}))

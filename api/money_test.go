@@ -13,13 +13,13 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/finance"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/views"
 )
 
 // call is Env.Do without t.Fatal, for use from other goroutines.
-func call(e *intentstest.Env, method, path, scope string, body any, headers ...string) (int, []byte, error) {
+func call(e *paywatchtest.Env, method, path, scope string, body any, headers ...string) (int, []byte, error) {
 	raw, err := json.Marshal(body)
 	if err != nil {
 		return 0, nil, err
@@ -61,10 +61,10 @@ func decodeInto[T any](t *testing.T, body []byte) T {
 
 // fundTopup pays a BTC top-up intent of usd for account through the fake
 // chain and waits (by scanning) until it is paid.
-func fundTopup(t *testing.T, e *intentstest.Env, ref, account, usd string) views.Intent {
+func fundTopup(t *testing.T, e *paywatchtest.Env, ref, account, usd string) views.Intent {
 	t.Helper()
 	v := e.CreateIntent("topup", ref, account, usd, "BTC")
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "pay-"+ref)
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "pay-"+ref)
 	e.Chains[payment.Bitcoin].Mine(1)
 	e.Sync(payment.Bitcoin)
 	if got := e.Intent(v.ID); got.Status != "paid" {
@@ -77,7 +77,7 @@ func fundTopup(t *testing.T, e *intentstest.Env, ref, account, usd string) views
 // sum of its entries and that each entry's balance_after chains from the
 // previous one (Env.CheckLedger), and returns the balance in cents and the
 // number of debits.
-func ledgerSums(t *testing.T, e *intentstest.Env, account string) (int64, int) {
+func ledgerSums(t *testing.T, e *paywatchtest.Env, account string) (int64, int) {
 	t.Helper()
 	debits := 0
 	for _, typ := range e.CheckLedger(account) {
@@ -94,7 +94,7 @@ func ledgerSums(t *testing.T, e *intentstest.Env, account string) (int64, int) {
 
 // 50 concurrent debits of 100.00 against 1,000.00: exactly 10 succeed.
 func TestConcurrentDebitsNeverOverdraw(t *testing.T) {
-	e := intentstest.New(t)
+	e := paywatchtest.New(t)
 	fundTopup(t, e, "TOPUP-A", "cust-9", "500.00")
 	fundTopup(t, e, "TOPUP-B", "cust-9", "500.00")
 	if b := e.Balance("cust-9"); b.AvailableUSD != "1000.00" || b.PendingUSD != "0.00" {
@@ -246,9 +246,9 @@ func TestConcurrentDebitsNeverOverdraw(t *testing.T) {
 // A detected top-up is pending, a paid one available; a reorg that removes
 // a paid top-up reverses it without going below zero.
 func TestPendingAvailableAndReversal(t *testing.T) {
-	e := intentstest.New(t)
+	e := paywatchtest.New(t)
 	v := e.CreateIntent("topup", "TOPUP-R", "cust-r", "100.00", "BTC")
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "pay-r")
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "pay-r")
 	e.Sync(payment.Bitcoin)
 	if b := e.Balance("cust-r"); b.PendingUSD != "100.00" || b.AvailableUSD != "0.00" {
 		t.Fatalf("detected top-up: %+v", b)
@@ -300,7 +300,7 @@ func TestPendingAvailableAndReversal(t *testing.T) {
 
 // The event feed reads in seq order after a cursor and long-polls.
 func TestEventFeedOrderCursorAndLongPoll(t *testing.T) {
-	e := intentstest.New(t)
+	e := paywatchtest.New(t)
 	for i := range 5 {
 		e.CreateIntent("order", fmt.Sprintf("ORD-EV-%d", i), "", "10.00", "ETH")
 	}

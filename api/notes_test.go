@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // financeNote is the note finance keeps with a decision: internal.
@@ -15,11 +15,11 @@ const financeNote = "INTERNAL: customer flagged by fraud desk"
 // creditDuplicateWithNote pays an order twice and has finance credit the
 // duplicate to the account with financeNote; it returns the intent and
 // transfer ids.
-func creditDuplicateWithNote(t *testing.T, e *intentstest.Env) (string, string) {
+func creditDuplicateWithNote(t *testing.T, e *paywatchtest.Env) (string, string) {
 	t.Helper()
 	v := e.CreateIntent("order", "ORD-NOTE", "cust-note", "100.00", "BTC")
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "note-pay")
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "note-dup")
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "note-pay")
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "note-dup")
 	e.Chains[payment.Bitcoin].Mine(2)
 	e.Sync(payment.Bitcoin)
 	got := e.Intent(v.ID)
@@ -37,7 +37,7 @@ func creditDuplicateWithNote(t *testing.T, e *intentstest.Env) (string, string) 
 // finance's views; a storefront key's intent, payable and event feed
 // answers leave them out (the decision itself is shown).
 func TestFinanceNotesStayOutOfStorefrontViews(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	intentID, dup := creditDuplicateWithNote(t, e)
 	leaks := func(what, body string) {
 		t.Helper()

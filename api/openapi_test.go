@@ -9,7 +9,7 @@ import (
 
 	"github.com/paywatch/paywatch/api"
 	"github.com/paywatch/paywatch/api/openapitest"
-	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // The document loads and validates as OpenAPI 3.1, examples included.
@@ -33,7 +33,7 @@ func TestOpenAPIDocumentValidates(t *testing.T) {
 // with the scope the route checks as its one security scheme (none for the
 // public routes).
 func TestOpenAPIRoutesMatchDocument(t *testing.T) {
-	e := intentstest.New(t)
+	e := paywatchtest.New(t)
 	s := api.New(api.Options{Service: e.Service, Finance: e.Finance, Reports: e.Reports, Config: e.Config, Status: e.Nets, Metrics: http.NotFoundHandler()})
 	d, err := openapitest.Shared()
 	if err != nil {
@@ -93,7 +93,7 @@ func sorted(m map[string]string) []string {
 
 // GET /v1/openapi.json needs no key and serves the document as JSON.
 func TestOpenAPIServed(t *testing.T) {
-	e := intentstest.New(t)
+	e := paywatchtest.New(t)
 	st, body := e.Do("GET", "/v1/openapi.json", "", nil)
 	if st != 200 {
 		t.Fatalf("GET /v1/openapi.json: %d %s", st, body)

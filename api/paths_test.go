@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // A path with dot segments or doubled slashes is answered 404 not_found as
@@ -13,7 +13,7 @@ import (
 // 307 the API does not document, and it re-sent a POST to whatever route the
 // cleaned path named ("/v1/intents/x/../../intents" is POST /v1/intents).
 func TestUncleanPathIsNotFound(t *testing.T) {
-	e := intentstest.New(t)
+	e := paywatchtest.New(t)
 	noFollow := &http.Client{Transport: e.Server.Client().Transport,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, c := range []struct{ method, path string }{

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/store"
 	"github.com/paywatch/paywatch/views"
 )
@@ -23,7 +23,7 @@ import (
 // Refusals change nothing.
 func TestCreditAccountRateIsBoundToTheQuoteOfTheTransfersTime(t *testing.T) {
 	logs := &lockedBuffer{}
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin), intentstest.WithLog(slog.New(slog.NewJSONHandler(logs, nil))))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin), paywatchtest.WithLog(slog.New(slog.NewJSONHandler(logs, nil))))
 	ctx := context.Background()
 	btc := payment.Bitcoin
 	// Two payments of 0.01 BTC (500.00 USD at today's 50,000) to an address
@@ -135,7 +135,7 @@ func TestCreditAccountRateIsBoundToTheQuoteOfTheTransfersTime(t *testing.T) {
 // The daemon records the rate book's quotes (finance.RecordQuotes), so a
 // decision days later has the quote of the transfer's time.
 func TestRecordQuotesKeepsTheRateBooksQuotes(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.Finance.RecordQuotes(ctx, []string{"BTC", "NOPE"}) }()
@@ -159,7 +159,7 @@ func TestRecordQuotesKeepsTheRateBooksQuotes(t *testing.T) {
 }
 
 // transferView is GET /v1/transfers/{id} as finance sees it.
-func transferView(t *testing.T, e *intentstest.Env, id string) views.Transfer {
+func transferView(t *testing.T, e *paywatchtest.Env, id string) views.Transfer {
 	t.Helper()
 	s, body := e.Do("GET", "/v1/transfers/"+id, "finance", nil)
 	if s != 200 {

@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // /readyz is unauthenticated: its answer is computed (a ping and a
 // migrations query) at most once a second, whatever the number of hits.
 // A change in readiness shows once the second is over.
 func TestReadyzAnswerIsCachedForASecond(t *testing.T) {
-	e := intentstest.New(t)
+	e := paywatchtest.New(t)
 	ctx := context.Background()
 	if st, body := e.Do("GET", "/readyz", "", nil); st != 200 {
 		t.Fatalf("readyz: %d %s", st, body)
@@ -49,7 +49,7 @@ func TestReadyzAnswerIsCachedForASecond(t *testing.T) {
 // Every API answer says nosniff: a JSON body with HTML in a string is never
 // rendered as a page.
 func TestAPIAnswersSayNosniff(t *testing.T) {
-	e := intentstest.New(t)
+	e := paywatchtest.New(t)
 	for _, c := range []struct{ method, path, scope string }{
 		{"GET", "/healthz", ""}, {"GET", "/readyz", ""}, {"GET", "/v1/openapi.json", ""},
 		{"GET", "/v1/methods", "storefront"}, {"GET", "/v1/methods", ""}, {"GET", "/v1/nope", "storefront"},
@@ -74,7 +74,7 @@ func TestAPIAnswersSayNosniff(t *testing.T) {
 // it takes per request (acquires/op): the answer is computed once a second
 // (the Env's clock stands still here, so once in all).
 func BenchmarkReadyz(b *testing.B) {
-	e := intentstest.New(b)
+	e := paywatchtest.New(b)
 	client := e.Server.Client()
 	before := e.Store.Pool().Stat().AcquireCount()
 	b.ResetTimer()

@@ -14,8 +14,8 @@ import (
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/evm"
 	"github.com/paywatch/paywatch/ingest"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // lockedBuffer is a log sink shared by goroutines.
@@ -51,7 +51,7 @@ func leaked(s string) string {
 // key or query string reaches /v1/status, /v1/methods, a 503 message or a
 // log line.
 func TestNodeURLNeverReachesAnswersOrLogs(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Ethereum))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Ethereum))
 	f := e.Chains[payment.Ethereum]
 	f.FailTip(&url.Error{Op: "Post", URL: "http://alice:s3cret@127.0.0.1:8545/v3/KEY123?api-key=QK1",
 		Err: errors.New("dial tcp 127.0.0.1:8545: connect: connection refused")})

@@ -8,14 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/reports"
 )
 
 // report fetches the reconciliation of [from, to) with extra query
 // parameters and fails the test unless it is 200.
-func report(t *testing.T, e *intentstest.Env, from, to, format string, extra ...string) []byte {
+func report(t *testing.T, e *paywatchtest.Env, from, to, format string, extra ...string) []byte {
 	t.Helper()
 	q := url.Values{"from": {from}, "to": {to}, "format": {format}}
 	for i := 0; i+1 < len(extra); i += 2 {
@@ -44,7 +44,7 @@ func rowOf(t *testing.T, rep reports.Reconciliation, id string) reports.ReconRow
 // resolved, confirmed or reverted later leaves it unchanged byte for byte.
 // A closed period is stored and served as it was closed.
 func TestReconciliationAsOfIsReproducibleAndClosedPeriodsAreStored(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin, payment.Litecoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin, payment.Litecoin))
 	ctx := context.Background()
 	btc, ltc := payment.Bitcoin, payment.Litecoin
 
@@ -52,12 +52,12 @@ func TestReconciliationAsOfIsReproducibleAndClosedPeriodsAreStored(t *testing.T)
 	// confirmations (confirmed later). U: a payment to a look-ahead BTC
 	// address (resolved later).
 	c := e.CreateIntent("order", "ORD-ASOF-C", "", "100.00", "LTC")
-	e.Pay(c, payment.Native, intentstest.Units(c.AmountBaseUnits), "asof-c")
+	e.Pay(c, payment.Native, paywatchtest.Units(c.AmountBaseUnits), "asof-c")
 	e.Chains[ltc].Mine(5)
 	e.Sync(ltc)
 	payLookahead(t, e, btc, big.NewInt(10000), "asof-u")
 	a := e.CreateIntent("order", "ORD-ASOF-A", "", "100.00", "BTC")
-	e.Pay(a, payment.Native, intentstest.Units(a.AmountBaseUnits), "asof-a")
+	e.Pay(a, payment.Native, paywatchtest.Units(a.AmountBaseUnits), "asof-a")
 	e.Sync(btc)
 	if got := e.Intent(c.ID); got.Status != "paid" {
 		t.Fatalf("LTC intent: %s", got.Status)

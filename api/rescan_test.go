@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // A rescan may start anywhere from 0 to the scanned height + 1, never above
@@ -15,7 +15,7 @@ import (
 // scanner above the tip). Out of range is 400 naming the range, and nothing
 // changes.
 func TestRescanOutsideTheScannedRangeIsRefused(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	f := e.Chains[payment.Bitcoin]
 	f.Mine(5)
 	e.Sync(payment.Bitcoin)
@@ -58,7 +58,7 @@ func TestRescanOutsideTheScannedRangeIsRefused(t *testing.T) {
 
 // A single-source rates setup is explicit in config and shown in /v1/status.
 func TestStatusShowsASingleRateSource(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	st, body := e.Do("GET", "/v1/status", "operator", nil)
 	if st != 200 || !strings.Contains(string(body), `"rates":{"sources":["static"],"min_sources":1,"single_source":true}`) {
 		t.Fatalf("status: %d %s, want the single static rate source shown", st, body)

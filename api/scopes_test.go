@@ -6,14 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/views"
 )
 
 // addKey creates a key with scopes bound to prefix ("" = unbound) and
 // makes it usable as e.Do(..., name, ...).
-func addKey(t *testing.T, e *intentstest.Env, name, prefix string, scopes ...string) {
+func addKey(t *testing.T, e *paywatchtest.Env, name, prefix string, scopes ...string) {
 	t.Helper()
 	plain, _, err := e.Store.CreateBoundAPIKey(context.Background(), name, scopes, prefix, e.Clock.Now())
 	if err != nil {
@@ -25,7 +25,7 @@ func addKey(t *testing.T, e *intentstest.Env, name, prefix string, scopes ...str
 // Issue 22, item 4: the finer scopes read, intents and debit (storefront
 // is all three) each allow only their routes.
 func TestFinerScopesAllowOnlyTheirRoutes(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	addKey(t, e, "reader", "", "read")
 	addKey(t, e, "creator", "", "intents")
 	addKey(t, e, "debiter", "", "debit")
@@ -64,7 +64,7 @@ func TestFinerScopesAllowOnlyTheirRoutes(t *testing.T) {
 // the accounts that start with it: anything else is 403 with no data, and
 // its event feed has only its accounts' events.
 func TestKeyBoundToAnAccountPrefix(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	addKey(t, e, "shop1", "shop1:", "storefront")
 	other := e.CreateIntent("order", "ORD-S2", "shop2:cust", "10.00", "BTC")
 	e.CreateIntent("order", "ORD-NOACC", "", "10.00", "BTC")

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // BenchmarkStatus measures GET /v1/status with many watched addresses, and,
@@ -17,7 +17,7 @@ import (
 //	go test -run '^$' -bench Status -benchtime 200x ./api/
 func BenchmarkStatus(b *testing.B) {
 	const watched = 200_000
-	e := intentstest.New(b)
+	e := paywatchtest.New(b)
 	ctx := context.Background()
 	if _, err := e.Store.Pool().Exec(ctx, `INSERT INTO addresses (network, key, address, source, created_at)
 		SELECT 'bitcoin', '\x0014'::bytea || substring(sha256(int8send(i)) FROM 1 FOR 20), 'bench-' || i, 'bench', $1

@@ -8,8 +8,8 @@ import (
 
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/chainstest"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // fullBlocks records the heights read as whole blocks.
@@ -37,7 +37,7 @@ func (f *fullBlocks) reset() {
 // block at or below the ancestor; only the replacement blocks above it are
 // read in full, to apply them.
 func TestReorgWalkBackReadsHeadersOnly(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	src := &fullBlocks{Fake: e.Chains[payment.Bitcoin]}
 	sc := e.NewScanner(payment.Bitcoin, src)
 	sync := func() {

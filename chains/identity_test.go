@@ -11,8 +11,8 @@ import (
 	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/ingest"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // verifiedFake is a scripted chain whose node answers VerifyChain with err.
@@ -33,7 +33,7 @@ func (f *verifiedFake) VerifyChain(_ context.Context, chain string) error {
 // node is right the scanner starts, and asks again only after a poll
 // interval.
 func TestChainIsVerifiedBeforeTheFirstCursor(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	f := &verifiedFake{Fake: chainstest.NewFake(e.Clock.Now)}
 	f.Mine(3)
 	wrong := fmt.Errorf("litecoin: %w: the node reports chain \"main\", and networks.litecoin.chain is regtest", chains.ErrWrongChain)

@@ -3,8 +3,8 @@ package chains_test
 import (
 	"testing"
 
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // A rescan requested just before a reorg that replaced blocks at and below
@@ -13,10 +13,10 @@ import (
 // node's new block at from-1 as a given and never look below it). Found by
 // the simulator (sim-findings F7).
 func TestRescanAcrossAReorgBelowItsStartOrphansTheReplacedBlocks(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	f := e.Chains[payment.Bitcoin]
 	v := e.CreateIntent("topup", "TOP-RS1", "cust-rs1", "100.00", "BTC")
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "rs1") // block 2
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "rs1") // block 2
 	f.Mine(2)
 	e.Sync(payment.Bitcoin)
 	if got := e.Intent(v.ID); got.Status != "paid" {

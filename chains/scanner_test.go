@@ -11,12 +11,12 @@ import (
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/views"
 )
 
-func count(t *testing.T, e *intentstest.Env, query string, args ...any) int64 {
+func count(t *testing.T, e *paywatchtest.Env, query string, args ...any) int64 {
 	t.Helper()
 	var n int64
 	if err := e.Store.Pool().QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
@@ -25,16 +25,16 @@ func count(t *testing.T, e *intentstest.Env, query string, args ...any) int64 {
 	return n
 }
 
-func cursorHeight(t *testing.T, e *intentstest.Env, n payment.Network) int64 {
+func cursorHeight(t *testing.T, e *paywatchtest.Env, n payment.Network) int64 {
 	t.Helper()
 	return count(t, e, "SELECT height FROM cursors WHERE network = $1", string(n))
 }
 
 func TestReorgBeforeConfirmationThenReminedPays(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	f := e.Chains[payment.Bitcoin]
 	v := e.CreateIntent("order", "ORD-R1", "", "100.00", "BTC")
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "r1")
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "r1")
 	e.Sync(payment.Bitcoin)
 	if got := e.Intent(v.ID); got.Status != "detected" {
 		t.Fatalf("status %s, want detected", got.Status)
@@ -55,10 +55,10 @@ func TestReorgBeforeConfirmationThenReminedPays(t *testing.T) {
 }
 
 func TestReorgAfterPaidRevertsAndReversesTopup(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	f := e.Chains[payment.Bitcoin]
 	v := e.CreateIntent("topup", "TOP-R2", "cust-r2", "100.00", "BTC")
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "r2")
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "r2")
 	f.Mine(1)
 	e.Sync(payment.Bitcoin)
 	if got := e.Intent(v.ID); got.Status != "paid" {
@@ -89,12 +89,12 @@ func TestReorgAfterPaidRevertsAndReversesTopup(t *testing.T) {
 }
 
 func TestDeepReorgIsStickyUntilRescan(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin), intentstest.WithConfig(func(c *config.Config) {
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin), paywatchtest.WithConfig(func(c *config.Config) {
 		c.Networks["bitcoin"].SafetyDepth = 2
 	}))
 	f := e.Chains[payment.Bitcoin]
 	v := e.CreateIntent("order", "ORD-DEEP", "", "100.00", "BTC")
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "deep")
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "deep")
 	f.Mine(4)
 	e.Sync(payment.Bitcoin)
 	if got := e.Intent(v.ID); got.Status != "paid" {
@@ -156,12 +156,12 @@ func contains(s, p string) bool {
 }
 
 func TestFetchErrorNeverSkipsAHeight(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Litecoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Litecoin))
 	f := e.Chains[payment.Litecoin]
 	v := e.CreateIntent("order", "ORD-F", "", "50.00", "LTC")
 	start := cursorHeight(t, e, payment.Litecoin)
 	f.Mine(2)
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "f1") // at start+3
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "f1") // at start+3
 	f.Mine(6)
 	broken := chains.Height(start + 2)
 	f.FailBlock(broken, errors.New("connection reset by peer"))
@@ -185,14 +185,14 @@ func TestFetchErrorNeverSkipsAHeight(t *testing.T) {
 }
 
 func TestRestartMidCatchUpLosesAndDuplicatesNothing(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Ethereum))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Ethereum))
 	f := e.Chains[payment.Ethereum]
 	const n = 12
 	var ids []string
 	for i := 0; i < n; i++ {
 		v := e.CreateIntent("order", "ORD-S"+string(rune('a'+i)), "", "20.00", "ETH")
 		ids = append(ids, v.ID)
-		e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "s"+string(rune('a'+i)))
+		e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "s"+string(rune('a'+i)))
 	}
 	f.Mine(12)
 	// A first scanner reads only a few batches, then "crashes".
@@ -229,12 +229,12 @@ func TestRestartMidCatchUpLosesAndDuplicatesNothing(t *testing.T) {
 }
 
 func TestMempoolTransferVanishingGoesBackToAwaiting(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	f := e.Chains[payment.Bitcoin]
 	v := e.CreateIntent("order", "ORD-M", "", "100.00", "BTC")
 	key := addressKey(t, e, v.ID)
 	tr := chains.Transfer{TxID: chainstest.TxID("m1"), Index: 0, Asset: payment.Native, Key: key, Address: v.Address,
-		Amount: intentstest.Units(v.AmountBaseUnits)}
+		Amount: paywatchtest.Units(v.AmountBaseUnits)}
 	f.Broadcast(tr)
 	e.Sync(payment.Bitcoin)
 	got := e.Intent(v.ID)
@@ -249,7 +249,7 @@ func TestMempoolTransferVanishingGoesBackToAwaiting(t *testing.T) {
 	}
 }
 
-func addressKey(t *testing.T, e *intentstest.Env, intentID string) []byte {
+func addressKey(t *testing.T, e *paywatchtest.Env, intentID string) []byte {
 	t.Helper()
 	var key []byte
 	if err := e.Store.Pool().QueryRow(context.Background(), "SELECT address_key FROM intents WHERE id = $1", intentID).Scan(&key); err != nil {
@@ -259,7 +259,7 @@ func addressKey(t *testing.T, e *intentstest.Env, intentID string) []byte {
 }
 
 func TestNodeDownOrLaggingRefusesNewIntents(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin, payment.Litecoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin, payment.Litecoin))
 	f := e.Chains[payment.Bitcoin]
 	f.FailTip(errors.New("dial tcp 127.0.0.1:18443: connection refused"))
 	sc := e.Scanners[payment.Bitcoin]
@@ -294,13 +294,13 @@ func TestNodeDownOrLaggingRefusesNewIntents(t *testing.T) {
 }
 
 func TestManyPaymentsAcrossParallelCatchUp(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Tron))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Tron))
 	f := e.Chains[payment.Tron]
 	total := new(big.Int)
 	for i := 0; i < 30; i++ {
 		v := e.CreateIntent("order", fmt.Sprintf("ORD-P%d", i), "", "1.00", "TRX")
-		e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), fmt.Sprintf("p%d", i))
-		total.Add(total, intentstest.Units(v.AmountBaseUnits))
+		e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), fmt.Sprintf("p%d", i))
+		total.Add(total, paywatchtest.Units(v.AmountBaseUnits))
 	}
 	f.Mine(25) // past the solidified lag
 	e.Sync(payment.Tron)
@@ -345,10 +345,10 @@ func (l *lagging) Header(ctx context.Context, h chains.Height) (chains.BlockRef,
 }
 
 func TestLaggingNodeIsWaitedForNotRewound(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Tron)) // safety depth 19
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Tron)) // safety depth 19
 	f := e.Chains[payment.Tron]
 	v := e.CreateIntent("order", "ORD-LAG", "", "3.00", "TRX")
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "lag")
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "lag")
 	f.Mine(30)
 	e.Sync(payment.Tron)
 	if got := e.Intent(v.ID); got.Status != "paid" {
@@ -401,12 +401,12 @@ func TestBlockOfAnotherHeightIsRefused(t *testing.T) {
 	f := chainstest.NewFake(nil)
 	f.Mine(1)
 	src := &misnumbered{Fake: f, at: -1}
-	e := intentstest.New(t, intentstest.Only(payment.Litecoin), intentstest.WithSource(payment.Litecoin, src))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Litecoin), paywatchtest.WithSource(payment.Litecoin, src))
 	v := e.CreateIntent("order", "ORD-MN", "", "50.00", "LTC")
 	start := chains.Height(cursorHeight(t, e, payment.Litecoin))
 	f.Mine(1)
 	key := keyOfIntent(t, e, v)
-	f.Send(chainstest.TxID("mn-1"), 0, payment.Native, key, v.Address, intentstest.Units(v.AmountBaseUnits))
+	f.Send(chainstest.TxID("mn-1"), 0, payment.Native, key, v.Address, paywatchtest.Units(v.AmountBaseUnits))
 	f.Mine(8) // the payment at start+2
 	src.at = start + 2
 	sc := e.Scanners[payment.Litecoin]
@@ -430,7 +430,7 @@ func TestBlockOfAnotherHeightIsRefused(t *testing.T) {
 	}
 }
 
-func keyOfIntent(t *testing.T, e *intentstest.Env, v views.Intent) []byte {
+func keyOfIntent(t *testing.T, e *paywatchtest.Env, v views.Intent) []byte {
 	t.Helper()
 	a, err := addresses.ParseAddress(payment.Network(v.Network), e.Config.Networks[v.Network].Chain, v.Address)
 	if err != nil {

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/chains"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // flaky is a Notifier whose subscriptions each deliver one notification and
@@ -69,7 +69,7 @@ func TestKeepNotifiedStopsWhenUnsupported(t *testing.T) {
 // TestWakeScansAtOnceAndSkipsNothing: with an hour between polls, a wake
 // makes the running scanner read the new blocks, every one of them.
 func TestWakeScansAtOnceAndSkipsNothing(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	f := e.Chains[payment.Bitcoin]
 	v := e.CreateIntent("order", "ORD-WAKE", "", "10.00", "BTC")
 	e.Sync(payment.Bitcoin)
@@ -90,7 +90,7 @@ func TestWakeScansAtOnceAndSkipsNothing(t *testing.T) {
 	if err := <-steps; err != nil { // caught up: now it waits an hour
 		t.Fatal(err)
 	}
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "wake")
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "wake")
 	f.Mine(3)
 	tip := int64(f.TipHeight())
 	sc.Wake()

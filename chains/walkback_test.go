@@ -12,8 +12,8 @@ import (
 	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/ingest"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // flakySink fails BlockHash as a dropped database connection would.
@@ -33,10 +33,10 @@ func (f *flakySink) BlockHash(ctx context.Context, n payment.Network, h chains.H
 // a database error while reading stored hashes is transient, retried, and
 // the reorg is then handled normally.
 func TestWalkBackStoreErrorIsTransientNotDeepReorg(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	f := e.Chains[payment.Bitcoin]
 	v := e.CreateIntent("order", "ORD-WB", "", "100.00", "BTC")
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "wb")
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "wb")
 	f.Mine(2)
 	e.Sync(payment.Bitcoin)
 	before := cursorHeight(t, e, payment.Bitcoin)
@@ -70,7 +70,7 @@ func TestWalkBackStoreErrorIsTransientNotDeepReorg(t *testing.T) {
 // Stored block refs are kept for at least the safety depth: a reorg within
 // a safety depth above 2,000 blocks still finds its common ancestor.
 func TestStoredBlocksCoverASafetyDepthAbove2000(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Litecoin), intentstest.WithConfig(func(c *config.Config) {
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Litecoin), paywatchtest.WithConfig(func(c *config.Config) {
 		c.Networks["litecoin"].SafetyDepth = 2500
 		c.Networks["litecoin"].Parallel = 64
 	}))
@@ -95,7 +95,7 @@ func TestStoredBlocksCoverASafetyDepthAbove2000(t *testing.T) {
 // A reorg through a block the node had declared final is a finality
 // violation (critical, sticky) even within the configured safety depth.
 func TestReorgBelowTheFinalizedHeightIsCritical(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin), intentstest.WithConfig(func(c *config.Config) {
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin), paywatchtest.WithConfig(func(c *config.Config) {
 		c.Networks["bitcoin"].SafetyDepth = 50
 	}))
 	f := e.Chains[payment.Bitcoin]
@@ -112,7 +112,7 @@ func TestReorgBelowTheFinalizedHeightIsCritical(t *testing.T) {
 		t.Fatalf("cursor moved from %d to %d through a finality violation", before, got)
 	}
 	// Above the finalized height, a reorg is an ordinary rewind.
-	e2 := intentstest.New(t, intentstest.Only(payment.Bitcoin), intentstest.WithConfig(func(c *config.Config) {
+	e2 := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin), paywatchtest.WithConfig(func(c *config.Config) {
 		c.Networks["bitcoin"].SafetyDepth = 50
 	}))
 	f2 := e2.Chains[payment.Bitcoin]
@@ -160,9 +160,9 @@ func TestInconsistentNodeIsBackedOffNotHotLooped(t *testing.T) {
 // scanInconsistentNode runs a Bitcoin scanner against a node that
 // contradicts itself for the given number of steps, its waits recorded and
 // ended at once; it returns the env, the waits and the steps taken.
-func scanInconsistentNode(t *testing.T, poll, maxBackoff time.Duration, stopAt int) (*intentstest.Env, []time.Duration, int) {
+func scanInconsistentNode(t *testing.T, poll, maxBackoff time.Duration, stopAt int) (*paywatchtest.Env, []time.Duration, int) {
 	t.Helper()
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	f := e.Chains[payment.Bitcoin]
 	f.Mine(3)
 	e.Sync(payment.Bitcoin)

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/views"
 )
 
@@ -96,7 +96,7 @@ func equalCounts(a, b map[string]int64) bool {
 // With the page off, intents have no payment_page_url, and a return_url
 // is refused with the reason.
 func TestAPIWithoutThePage(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	v := e.CreateIntent("order", "ORD-OFF", "", "10.00", "BTC")
 	if v.PaymentPageURL != "" {
 		t.Fatalf("payment_page_url %q with the page off", v.PaymentPageURL)
@@ -148,7 +148,7 @@ func TestReportThroughThePage(t *testing.T) {
 		t.Fatalf("after the report:\n%s", page)
 	}
 	// Paid: no report, no reported note.
-	s.Pay(in, payment.Native, intentstest.Units(in.AmountBaseUnits), "pay")
+	s.Pay(in, payment.Native, paywatchtest.Units(in.AmountBaseUnits), "pay")
 	s.Chains[payment.Bitcoin].Mine(1)
 	s.Sync(payment.Bitcoin)
 	_, page = s.get(t, path)

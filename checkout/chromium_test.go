@@ -20,8 +20,8 @@ import (
 
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/devnet/devnettest"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/views"
 )
 
@@ -229,7 +229,7 @@ func TestChromiumPhonePayHalfThenRest(t *testing.T) {
 		t.Fatalf("page: %d", st)
 	}
 	waitFor(t, ctx, `document.body.dataset.connected === "1"`)
-	amount := payment.TrimUnits(intentstest.Units(in.AmountBaseUnits), 8)
+	amount := payment.TrimUnits(paywatchtest.Units(in.AmountBaseUnits), 8)
 	for sel, want := range map[string]string{"#amount": amount, "#address": in.Address, "#symbol": "BTC", "#usd": "25.00 USD",
 		"#what": "Order ORD-2026-0042", "#shop": "Example Shop", "#method": "Bitcoin (BTC)", "#state-title": "Waiting for your payment"} {
 		if got := text(t, ctx, sel); got != want {
@@ -364,7 +364,7 @@ func TestChromiumExpiredLateAndOverpaid(t *testing.T) {
 	btc := payment.Bitcoin
 	late := s.create(t, "ORD-LATE/7", "25.00", nil)
 	over := s.create(t, "ORD-OVER", "25.00", nil)
-	s.Pay(over, payment.Native, new(big.Int).Add(intentstest.Units(over.AmountBaseUnits), big.NewInt(12345)), "chromium-over")
+	s.Pay(over, payment.Native, new(big.Int).Add(paywatchtest.Units(over.AmountBaseUnits), big.NewInt(12345)), "chromium-over")
 	s.Chains[btc].Mine(1)
 	s.Sync(btc)
 	s.Clock.Advance(31 * time.Minute)
@@ -399,7 +399,7 @@ func TestChromiumExpiredLateAndOverpaid(t *testing.T) {
 	checkA11y(t, ctx, "expired")
 	shoot(t, ctx, dir, "expired-desktop")
 	run(t, ctx, js(mark))
-	s.Pay(late, payment.Native, intentstest.Units(late.AmountBaseUnits), "chromium-late")
+	s.Pay(late, payment.Native, paywatchtest.Units(late.AmountBaseUnits), "chromium-late")
 	s.Sync(btc)
 	waitFor(t, ctx, stateIs("review"))
 	got := text(t, ctx, "#status")
@@ -418,7 +418,7 @@ func TestChromiumExpiredLateAndOverpaid(t *testing.T) {
 // still takes the right one; a short payment at the deadline says what
 // arrived and what was missing.
 func TestChromiumContactWrongAssetAndShort(t *testing.T) {
-	s := newSite(t, siteOptions{env: []intentstest.Option{intentstest.Only(payment.Bitcoin, payment.Ethereum)}})
+	s := newSite(t, siteOptions{env: []paywatchtest.Option{paywatchtest.Only(payment.Bitcoin, payment.Ethereum)}})
 	dir := shotDir(t)
 	ctx := browser(t, phone)
 	exp := s.create(t, "ORD-EXP", "25.00", nil)

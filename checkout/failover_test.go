@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/devnet"
-	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // While the database is away (a failover), a payment page answers 503
@@ -14,7 +14,7 @@ import (
 func TestPageDuringAFailoverIs503WithRetryAfter(t *testing.T) {
 	var p *devnet.Proxy
 	var direct string
-	s := newSite(t, siteOptions{env: []intentstest.Option{intentstest.BehindProxy(&p, &direct)}})
+	s := newSite(t, siteOptions{env: []paywatchtest.Option{paywatchtest.BehindProxy(&p, &direct)}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go s.Store.Run(ctx)

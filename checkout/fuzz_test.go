@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/views"
 )
 
@@ -27,7 +27,7 @@ func newFuzzSite(f *testing.F) *fuzzSite {
 	s := newSite(f, siteOptions{})
 	w := s.create(f, "ORD-FUZZ-W", "10.00", nil)
 	p := s.create(f, "ORD-FUZZ-P", "10.00", map[string]string{"return_url": "https://shop.example.com/x"})
-	s.Pay(p, payment.Native, intentstest.Units(p.AmountBaseUnits), "fuzz-paid")
+	s.Pay(p, payment.Native, paywatchtest.Units(p.AmountBaseUnits), "fuzz-paid")
 	s.Chains[payment.Bitcoin].Mine(1)
 	s.Sync(payment.Bitcoin)
 	return &fuzzSite{site: s, waiting: w, paid: p}

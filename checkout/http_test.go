@@ -12,8 +12,8 @@ import (
 
 	"github.com/paywatch/paywatch/checkout"
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/store"
 	"github.com/paywatch/paywatch/views"
 )
@@ -29,7 +29,7 @@ func TestLivePageFollowsPayments(t *testing.T) {
 	in := s.create(t, "ORD-LIVE-1", "100.00", nil)
 	path := s.pageOf(t, in)
 	resp, body := s.get(t, path)
-	if resp.StatusCode != 200 || !strings.Contains(body, `<code id="amount" aria-describedby="amount-label">`+payment.TrimUnits(intentstest.Units(in.AmountBaseUnits), 8)+`</code>`) ||
+	if resp.StatusCode != 200 || !strings.Contains(body, `<code id="amount" aria-describedby="amount-label">`+payment.TrimUnits(paywatchtest.Units(in.AmountBaseUnits), 8)+`</code>`) ||
 		!strings.Contains(body, in.Address) {
 		t.Fatalf("page: %d\n%s", resp.StatusCode, body)
 	}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/paywatch/paywatch/checkout"
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/store"
 	"github.com/paywatch/paywatch/views"
 )
@@ -151,7 +151,7 @@ func TestStreamOutlivesServerTimeouts(t *testing.T) {
 func TestConfirmationsRecountedWithoutARead(t *testing.T) {
 	var gets, events, versions atomic.Int64
 	s := newSite(t, siteOptions{
-		env: []intentstest.Option{intentstest.WithConfig(func(c *config.Config) {
+		env: []paywatchtest.Option{paywatchtest.WithConfig(func(c *config.Config) {
 			three := 3
 			c.Methods["BTC"].Confirmations = &three
 		})},
@@ -164,7 +164,7 @@ func TestConfirmationsRecountedWithoutARead(t *testing.T) {
 	in := s.create(t, "ORD-RECOUNT", "10.00", nil)
 	st := s.openStream(t, s.pageOf(t, in)+"/live")
 	st.next(t, 10*time.Second)
-	s.Pay(in, payment.Native, intentstest.Units(in.AmountBaseUnits), "recount")
+	s.Pay(in, payment.Native, paywatchtest.Units(in.AmountBaseUnits), "recount")
 	s.Sync(btc)
 	st.untilHTML(t, "1 of 3 confirmations", 10*time.Second)
 	// The first progress check reads it once (the page's own read came

@@ -11,8 +11,8 @@ import (
 
 	"github.com/paywatch/paywatch/checkout"
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/views"
 )
 
@@ -82,10 +82,10 @@ func TestPageShowsNoSecretInAnyState(t *testing.T) {
 			c.LinkLifetime = config.Duration{Duration: 24 * time.Hour}
 		},
 		wrap: func(in checkout.Intents) checkout.Intents { return failingIntents{Intents: in, mu: &mu, fail: fail} },
-		env:  []intentstest.Option{intentstest.Only(payment.Bitcoin, payment.Ethereum)},
+		env:  []paywatchtest.Option{paywatchtest.Only(payment.Bitcoin, payment.Ethereum)},
 	})
 	btc, eth := payment.Bitcoin, payment.Ethereum
-	full := func(v views.Intent) *big.Int { return intentstest.Units(v.AmountBaseUnits) }
+	full := func(v views.Intent) *big.Int { return paywatchtest.Units(v.AmountBaseUnits) }
 	var seen []shown
 	var all []views.Intent
 

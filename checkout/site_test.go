@@ -19,8 +19,8 @@ import (
 	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/checkout"
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/views"
 )
 
@@ -35,7 +35,7 @@ const nodeURL = "http://rpcuser:rpcsecret@node-7.internal.example:18443/wallet/w
 // bitcoin chain, PostgreSQL) with the payment pages mounted as the daemon
 // mounts them: /pay/ to the pages, everything else to the API.
 type site struct {
-	*intentstest.Env
+	*paywatchtest.Env
 	Page  *checkout.Page
 	Links *checkout.Links
 	URL   string
@@ -48,7 +48,7 @@ type siteOptions struct {
 	feed     func(checkout.Feed) checkout.Feed
 	wake     func(checkout.Waker) checkout.Waker
 	server   func(*http.Server)
-	env      []intentstest.Option
+	env      []paywatchtest.Option
 }
 
 func newSite(t testing.TB, so siteOptions) *site {
@@ -78,12 +78,12 @@ func newSite(t testing.TB, so siteOptions) *site {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := append([]intentstest.Option{intentstest.Only(payment.Bitcoin), intentstest.WithPages(links),
-		intentstest.WithConfig(func(c *config.Config) {
+	opts := append([]paywatchtest.Option{paywatchtest.Only(payment.Bitcoin), paywatchtest.WithPages(links),
+		paywatchtest.WithConfig(func(c *config.Config) {
 			c.Checkout = ck
 			c.Networks["bitcoin"].RPCURL = nodeURL
 		})}, so.env...)
-	e := intentstest.New(t, opts...)
+	e := paywatchtest.New(t, opts...)
 	var in checkout.Intents = e.Service
 	if so.wrap != nil {
 		in = so.wrap(in)
@@ -184,12 +184,12 @@ func (s *site) broadcast(t testing.TB, v views.Intent, asset payment.Asset, amou
 
 // half is half an intent's amount, in base units.
 func half(v views.Intent) *big.Int {
-	return new(big.Int).Div(intentstest.Units(v.AmountBaseUnits), big.NewInt(2))
+	return new(big.Int).Div(paywatchtest.Units(v.AmountBaseUnits), big.NewInt(2))
 }
 
 // rest is an intent's amount minus part.
 func rest(v views.Intent, part *big.Int) *big.Int {
-	return new(big.Int).Sub(intentstest.Units(v.AmountBaseUnits), part)
+	return new(big.Int).Sub(paywatchtest.Units(v.AmountBaseUnits), part)
 }
 
 // liveMsg is one message of a page's live endpoint.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/devnet"
-	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // While the database is away (a failover), a console page answers 503
@@ -16,7 +16,7 @@ import (
 func TestConsoleDuringAFailoverIs503WithRetryAfter(t *testing.T) {
 	var p *devnet.Proxy
 	var direct string
-	s := newSite(t, intentstest.BehindProxy(&p, &direct))
+	s := newSite(t, paywatchtest.BehindProxy(&p, &direct))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go s.Store.Run(ctx)

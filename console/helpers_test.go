@@ -18,8 +18,8 @@ import (
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/console"
 	"github.com/paywatch/paywatch/finance"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/views"
 )
 
@@ -27,22 +27,22 @@ import (
 // bitcoin chain, PostgreSQL) with the console mounted as the daemon mounts
 // it: /console/ to the console, everything else to the API.
 type site struct {
-	*intentstest.Env
+	*paywatchtest.Env
 	Console *console.Console
 	URL     string
 }
 
-func newSite(t testing.TB, opts ...intentstest.Option) *site {
+func newSite(t testing.TB, opts ...paywatchtest.Option) *site {
 	t.Helper()
 	return newSiteWith(t, console.Options{}, opts...)
 }
 
-func newSiteWith(t testing.TB, co console.Options, opts ...intentstest.Option) *site {
+func newSiteWith(t testing.TB, co console.Options, opts ...paywatchtest.Option) *site {
 	t.Helper()
-	opts = append([]intentstest.Option{intentstest.Only(payment.Bitcoin), intentstest.WithConfig(func(c *config.Config) {
+	opts = append([]paywatchtest.Option{paywatchtest.Only(payment.Bitcoin), paywatchtest.WithConfig(func(c *config.Config) {
 		c.Console.Explorers = map[string]string{"bitcoin": "https://mempool.example/tx/{txid}"}
 	})}, opts...)
-	e := intentstest.New(t, opts...)
+	e := paywatchtest.New(t, opts...)
 	co.Service, co.Finance, co.Reports, co.Status, co.Config, co.Now = e.Service, e.Finance, e.Reports, e.Nets, e.Config, e.Clock.Now
 	if co.Events == nil {
 		co.Events = e.API // as serve wires it
@@ -79,20 +79,20 @@ func (s *site) scenario(t testing.TB) cases {
 	btc := payment.Bitcoin
 	late := s.CreateIntent("topup", "TOPUP-LATE", "cust-17", "100.00", "BTC")
 	under := s.CreateIntent("order", "ORD-UNDER", "cust-u", "100.00", "BTC")
-	half := new(big.Int).Div(intentstest.Units(under.AmountBaseUnits), big.NewInt(2))
+	half := new(big.Int).Div(paywatchtest.Units(under.AmountBaseUnits), big.NewInt(2))
 	s.Pay(under, payment.Native, half, "under")
 	dup := s.CreateIntent("order", "ORD-DUP", "cust-d", "10.00", "BTC")
-	s.Pay(dup, payment.Native, intentstest.Units(dup.AmountBaseUnits), "exact")
+	s.Pay(dup, payment.Native, paywatchtest.Units(dup.AmountBaseUnits), "exact")
 	s.Chains[btc].Mine(2)
 	s.Sync(btc)
-	s.Pay(dup, payment.Native, intentstest.Units(dup.AmountBaseUnits), "dup")
+	s.Pay(dup, payment.Native, paywatchtest.Units(dup.AmountBaseUnits), "dup")
 	s.Pay(dup, payment.Native, big.NewInt(0), "dust")
 	s.Sync(btc)
 	s.Clock.Advance(31 * time.Minute)
 	if _, err := s.Service.Sweep(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	s.Pay(late, payment.Native, intentstest.Units(late.AmountBaseUnits), "late")
+	s.Pay(late, payment.Native, paywatchtest.Units(late.AmountBaseUnits), "late")
 	s.Chains[btc].Mine(1)
 	s.Sync(btc)
 	if st := s.Intent(under.ID).Status; st != "underpaid" {

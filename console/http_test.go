@@ -11,7 +11,7 @@ import (
 
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/console"
-	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/store"
 )
 
@@ -67,7 +67,7 @@ func TestSessionCookieFlagsAndHashedStorage(t *testing.T) {
 	}
 
 	// Configured Secure (behind a TLS proxy).
-	sec := newSite(t, intentstest.WithConfig(func(c *config.Config) { on := true; c.Console.SecureCookies = &on }))
+	sec := newSite(t, paywatchtest.WithConfig(func(c *config.Config) { on := true; c.Console.SecureCookies = &on }))
 	c2 := sec.client(t)
 	_, page = c2.get(t, "/console/signin")
 	resp, _ = c2.post(t, "/console/signin", url.Values{"csrf": {formCSRF(t, page)}, "api_key": {sec.Keys["finance"]}})

@@ -6,7 +6,7 @@ import (
 
 	"github.com/paywatch/paywatch/checkout"
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // The intent page links the customer's hosted payment page (the API's
@@ -18,7 +18,7 @@ func TestIntentPageLinksThePaymentPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newSite(t, intentstest.WithPages(links), intentstest.WithConfig(func(c *config.Config) { c.Checkout = ck }))
+	s := newSite(t, paywatchtest.WithPages(links), paywatchtest.WithConfig(func(c *config.Config) { c.Checkout = ck }))
 	status, body := s.Do("POST", "/v1/intents", "storefront", map[string]string{"kind": "order", "reference": "ORD-CONSOLE-PAGE",
 		"amount_usd": "10.00", "method": "BTC", "return_url": "https://shop.example.com/back"})
 	if status != 201 {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/console"
-	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // signinFrom posts key to the sign-in form as a request forwarded for
@@ -63,7 +63,7 @@ func (s *site) signinFrom(t *testing.T, client, key string, extra ...string) *ht
 // behindProxy is a site whose peer (the test, on 127.0.0.1) is a trusted
 // proxy.
 func behindProxy(t *testing.T) *site {
-	return newSite(t, intentstest.WithConfig(func(c *config.Config) { c.TrustedProxies = []string{"127.0.0.1"} }))
+	return newSite(t, paywatchtest.WithConfig(func(c *config.Config) { c.TrustedProxies = []string{"127.0.0.1"} }))
 }
 
 // Behind a trusted proxy each client is counted on its own: one client's
@@ -140,7 +140,7 @@ func setCookie(resp *http.Response, name string) *http.Cookie {
 // trusted proxy says the request came over https.
 func TestSessionCookieIsSecureUnlessOnLoopback(t *testing.T) {
 	const secureName = "__Host-paywatch_console"
-	wide := newSite(t, intentstest.WithConfig(func(c *config.Config) { c.Listen = "0.0.0.0:8080" }))
+	wide := newSite(t, paywatchtest.WithConfig(func(c *config.Config) { c.Listen = "0.0.0.0:8080" }))
 	resp := wide.signinFrom(t, "", wide.Keys["finance"])
 	ck := setCookie(resp, secureName)
 	if resp.StatusCode != http.StatusSeeOther || ck == nil || !ck.Secure || !ck.HttpOnly || ck.Path != "/" || ck.Domain != "" ||
@@ -151,7 +151,7 @@ func TestSessionCookieIsSecureUnlessOnLoopback(t *testing.T) {
 		t.Fatalf("listening on 0.0.0.0: HSTS %q", hsts)
 	}
 	// The console on a loopback admin listener beside a wide API listener.
-	admin := newSite(t, intentstest.WithConfig(func(c *config.Config) { c.Listen = "0.0.0.0:8080"; c.AdminListen = "127.0.0.1:9090" }))
+	admin := newSite(t, paywatchtest.WithConfig(func(c *config.Config) { c.Listen = "0.0.0.0:8080"; c.AdminListen = "127.0.0.1:9090" }))
 	if resp := admin.signinFrom(t, "", admin.Keys["finance"]); setCookie(resp, "paywatch_console") == nil || setCookie(resp, secureName) != nil {
 		t.Fatalf("console on a loopback admin listener: %v", resp.Header["Set-Cookie"])
 	}
@@ -202,7 +202,7 @@ func TestSessionEndsWhenIdle(t *testing.T) {
 // as GET /v1/events?wait=): beyond events.max_waiters_per_key waiting for
 // one key the next gets 429 with Retry-After.
 func TestLivePollsAreCapped(t *testing.T) {
-	s := newSite(t, intentstest.WithConfig(func(c *config.Config) { c.Events.MaxWaitersPerKey = 2; c.Events.MaxWaiters = 10 }))
+	s := newSite(t, paywatchtest.WithConfig(func(c *config.Config) { c.Events.MaxWaitersPerKey = 2; c.Events.MaxWaiters = 10 }))
 	c := s.client(t)
 	c.signIn(t, s.Keys["all"])
 	_, body := c.get(t, "/console/live")

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/finance"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/store"
 	"github.com/paywatch/paywatch/views"
 )
@@ -22,12 +22,12 @@ import (
 // creditedDuplicate pays order ref twice, confirms the second payment (a
 // duplicate) and has finance credit it to account. It returns the intent
 // and the duplicate's view.
-func creditedDuplicate(t *testing.T, e *intentstest.Env, ref, account, label string) (views.Intent, views.Transfer) {
+func creditedDuplicate(t *testing.T, e *paywatchtest.Env, ref, account, label string) (views.Intent, views.Transfer) {
 	t.Helper()
 	btc := payment.Bitcoin
 	v := e.CreateIntent("order", ref, account, "100.00", "BTC")
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), label+"-pay")
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), label+"-dup")
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), label+"-pay")
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), label+"-dup")
 	e.Chains[btc].Mine(1)
 	e.Sync(btc)
 	got := e.Intent(v.ID)
@@ -45,7 +45,7 @@ func creditedDuplicate(t *testing.T, e *intentstest.Env, ref, account, label str
 }
 
 func TestAccountCreditOfATransferThatLeavesTheChainIsReversedAndComesBack(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	btc, f := payment.Bitcoin, e.Chains[payment.Bitcoin]
 	v, dup := creditedDuplicate(t, e, "ORD-F8", "cust-f8", "f8")
 
@@ -88,7 +88,7 @@ func TestAccountCreditOfATransferThatLeavesTheChainIsReversedAndComesBack(t *tes
 
 	// The same transaction is mined again and confirmed: the credit stands
 	// again, once.
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "f8-dup")
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "f8-dup")
 	e.Sync(btc)
 	if b := e.Balance("cust-f8"); b.AvailableUSD != "0.00" {
 		t.Fatalf("re-mined, 1 of 2 confirmations %+v: credited before it is confirmed", b)
@@ -112,7 +112,7 @@ func TestAccountCreditOfATransferThatLeavesTheChainIsReversedAndComesBack(t *tes
 }
 
 func TestSpentAccountCreditOfATransferThatLeavesTheChainIsUnrecoveredThenRecovered(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	btc, f := payment.Bitcoin, e.Chains[payment.Bitcoin]
 	_, dup := creditedDuplicate(t, e, "ORD-F8S", "cust-f8s", "f8s")
 	if status, body := e.Do("POST", "/v1/accounts/cust-f8s/debits", "storefront", map[string]string{"reference": "RENT-F8", "amount_usd": "100.00"}); status != 201 {
@@ -149,7 +149,7 @@ func TestSpentAccountCreditOfATransferThatLeavesTheChainIsUnrecoveredThenRecover
 	}
 }
 
-func ledgerPage(t *testing.T, e *intentstest.Env, account string) finance.LedgerPage {
+func ledgerPage(t *testing.T, e *paywatchtest.Env, account string) finance.LedgerPage {
 	t.Helper()
 	page, err := e.Finance.Ledger(context.Background(), account, "", 100)
 	if err != nil {
@@ -158,7 +158,7 @@ func ledgerPage(t *testing.T, e *intentstest.Env, account string) finance.Ledger
 	return page
 }
 
-func transferView(t *testing.T, e *intentstest.Env, id string) views.Transfer {
+func transferView(t *testing.T, e *paywatchtest.Env, id string) views.Transfer {
 	t.Helper()
 	page, err := e.Finance.Inbox(context.Background(), store.InboxFilter{Status: "all", Limit: 1000})
 	if err != nil {
@@ -175,7 +175,7 @@ func transferView(t *testing.T, e *intentstest.Env, id string) views.Transfer {
 
 // checkRecon asserts total = settled + unresolved + resolved per method and
 // whether the transfer is excluded.
-func checkRecon(t *testing.T, e *intentstest.Env, transferID string, excluded bool) {
+func checkRecon(t *testing.T, e *paywatchtest.Env, transferID string, excluded bool) {
 	t.Helper()
 	rep, err := e.Reports.Reconcile(context.Background(), time.Unix(0, 0), e.Clock.Now().Add(time.Hour), time.Time{})
 	if err != nil {

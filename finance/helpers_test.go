@@ -1,7 +1,7 @@
 package finance_test
 
 import (
-	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // The helpers of intents' money-core tests (money_core_test.go) these
@@ -16,6 +16,6 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-func resolveTransfer(e *intentstest.Env, id string, req map[string]string) (int, []byte) {
+func resolveTransfer(e *paywatchtest.Env, id string, req map[string]string) (int, []byte) {
 	return e.Do("POST", "/v1/transfers/"+id+"/resolve", "finance", req)
 }

@@ -10,8 +10,8 @@ import (
 
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/ingest"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/store"
 )
 
@@ -30,7 +30,7 @@ func loadScript(i int) []byte {
 // the load and the next refresh: the load is a snapshot, and the
 // commit-ordered seq puts both above the last seq it saw.
 func TestAKeyInsertedDuringTheInitialLoadIsWatched(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	ctx := context.Background()
 	at := e.Clock.Now()
 	add := func(tx *store.Tx, from, n int) {

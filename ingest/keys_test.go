@@ -10,8 +10,8 @@ import (
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/ingest"
 	"github.com/paywatch/paywatch/intents"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/rates"
 	"github.com/paywatch/paywatch/store"
 	"github.com/paywatch/paywatch/views"
@@ -19,7 +19,7 @@ import (
 
 // standby is a second paywatch instance on the leader's database: its own
 // store (connection pool), Service and clock, and no scanner.
-func standby(t *testing.T, e *intentstest.Env, now func() time.Time) *intents.Service {
+func standby(t *testing.T, e *paywatchtest.Env, now func() time.Time) *intents.Service {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, e.Config.DatabaseURL)
@@ -30,7 +30,7 @@ func standby(t *testing.T, e *intentstest.Env, now func() time.Time) *intents.Se
 	cfg := *e.Config
 	cfg.Instance = "standby"
 	book := rates.NewBook(rates.BookConfig{MaxAge: 24 * 365 * time.Hour, MinSources: 1, Now: now},
-		[]rates.Provider{rates.NewStatic(intentstest.Prices)}, []string{"BTC"}, nil)
+		[]rates.Provider{rates.NewStatic(paywatchtest.Prices)}, []string{"BTC"}, nil)
 	book.Refresh(ctx)
 	nc := cfg.Networks["bitcoin"]
 	der, err := addresses.NewDeriver(payment.Bitcoin, nc.AccountKey, nc.Chain)
@@ -47,7 +47,7 @@ func standby(t *testing.T, e *intentstest.Env, now func() time.Time) *intents.Se
 // a commit-ordered sequence, not by created_at), the standby's commit wakes
 // the leader (LISTEN), and the payment to it is recorded by the leader.
 func TestAddressFromAStandbyIsWatchedByTheLeader(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	behind := func() time.Time { return e.Clock.Now().Add(-time.Hour) }
@@ -110,7 +110,7 @@ func TestAddressFromAStandbyIsWatchedByTheLeader(t *testing.T) {
 		t.Fatal("the standby's new addresses did not wake the leader (LISTEN)")
 	}
 	// A block pays it; the leader's scanner records the payment.
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "standby-pay")
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "standby-pay")
 	step()
 	got := e.Intent(v.ID)
 	if len(got.Transfers) != 1 || got.Status == "awaiting_payment" {
@@ -122,7 +122,7 @@ func TestAddressFromAStandbyIsWatchedByTheLeader(t *testing.T) {
 // A due reconciliation compares the watched set with the stored count and
 // reloads a set that falls short, even when no new row was committed.
 func TestKeysReconcileReloadsAShortSet(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	ctx := context.Background()
 	now := e.Clock.Now()
 	keys := &ingest.Keys{Store: e.Store, Reconcile: time.Minute, Now: func() time.Time { return now }}

@@ -5,12 +5,12 @@ import (
 	"testing"
 
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // indexOf returns the derivation index of a handed-out address.
-func indexOf(t *testing.T, e *intentstest.Env, address string) int64 {
+func indexOf(t *testing.T, e *paywatchtest.Env, address string) int64 {
 	t.Helper()
 	var idx int64
 	if err := e.Store.Pool().QueryRow(t.Context(), `SELECT a.derivation_index FROM addresses a JOIN intents i ON i.network = a.network AND i.address_key = a.key
@@ -21,7 +21,7 @@ func indexOf(t *testing.T, e *intentstest.Env, address string) int64 {
 	return idx
 }
 
-func count(t *testing.T, e *intentstest.Env, query string) int {
+func count(t *testing.T, e *paywatchtest.Env, query string) int {
 	t.Helper()
 	var n int
 	if err := e.Store.Pool().QueryRow(t.Context(), query).Scan(&n); err != nil {
@@ -33,7 +33,7 @@ func count(t *testing.T, e *intentstest.Env, query string) int {
 // A creation refused after its address was taken (the payable check runs in
 // the same round trip as the take) leaves the address free for the next one.
 func TestRefusedCreationFreesItsAddress(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Tron))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Tron))
 	first := e.CreateIntent("order", "ORD-R1", "", "10.00", "TRX")
 	status, body := e.Do("POST", "/v1/intents", "storefront", map[string]string{
 		"kind": "order", "reference": "ORD-R1", "amount_usd": "11.00", "method": "TRX"})
@@ -54,7 +54,7 @@ func TestRefusedCreationFreesItsAddress(t *testing.T) {
 
 // With nothing pre-derived (gap 0), each creation derives its address.
 func TestCreationDerivesWhenNoneIsFree(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Tron), intentstest.WithConfig(func(c *config.Config) {
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Tron), paywatchtest.WithConfig(func(c *config.Config) {
 		c.Networks["tron"].Gap = 0
 	}))
 	seen := map[string]bool{}

@@ -18,8 +18,8 @@ import (
 	"github.com/paywatch/paywatch/api/openapitest"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/intents"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // creationCall is one request of TestConcurrentCreationsAnswerAsIfAlone.
@@ -59,7 +59,7 @@ func TestConcurrentCreationsAnswerAsIfAlone(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	// Half as many addresses kept ahead as there are requests: most
 	// batches find theirs free, and some outrun the replenisher.
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin, payment.Ethereum), intentstest.WithConfig(func(c *config.Config) {
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin, payment.Ethereum), paywatchtest.WithConfig(func(c *config.Config) {
 		for _, n := range c.Networks {
 			n.Gap = 60
 		}
@@ -273,7 +273,7 @@ func TestConcurrentCreationsAnswerAsIfAlone(t *testing.T) {
 // still answer theirs. The running batches are held on a lock of the
 // payables table that the test takes.
 func TestAWaitingCreationThatGoesAwayWritesNothing(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin), intentstest.WithConfig(func(c *config.Config) {
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin), paywatchtest.WithConfig(func(c *config.Config) {
 		c.Networks["bitcoin"].Gap = 20
 	}))
 	e.Nets.CacheFor = time.Hour // the chain is checked once, before the lock

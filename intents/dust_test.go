@@ -6,15 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // An order too small to pay (its crypto amount is below the method's dust
 // minimum, so the exact payment would be classified dust) is refused at
 // creation, naming the smallest USD amount at the current rate.
 func TestCreationRefusesAmountsBelowTheDustMinimum(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin, payment.Tron))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin, payment.Tron))
 	before := e.Counts()
 	// 0.02 USD at 50000 USD/BTC is 40 sat, below the 546-sat minimum.
 	for _, usd := range []string{"0.02", "0.27"} {

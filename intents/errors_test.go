@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 func code(t *testing.T, body []byte) (string, string) {
@@ -24,7 +24,7 @@ func code(t *testing.T, body []byte) (string, string) {
 }
 
 func TestRateUnavailableNamesTheFailure(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin), intentstest.WithQuotes(map[string]string{"LTC": "100"}))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin), paywatchtest.WithQuotes(map[string]string{"LTC": "100"}))
 	before := e.Counts()
 	st, body := e.Do("POST", "/v1/intents", "storefront", map[string]string{
 		"kind": "order", "reference": "ORD-RATE", "amount_usd": "10.00", "method": "BTC"})
@@ -38,7 +38,7 @@ func TestRateUnavailableNamesTheFailure(t *testing.T) {
 }
 
 func TestEmptySolanaPoolIsAClearError(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Solana))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Solana))
 	for i := 0; i < 10; i++ { // the harness imports 10 pool keys
 		e.CreateIntent("order", "ORD-POOL-"+string(rune('a'+i)), "", "1.00", "SOL")
 	}
@@ -59,12 +59,12 @@ func TestEmptySolanaPoolIsAClearError(t *testing.T) {
 }
 
 func TestPaidPayableRefusesNewIntentsAndRenewals(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Litecoin), intentstest.WithConfig(func(c *config.Config) {
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Litecoin), paywatchtest.WithConfig(func(c *config.Config) {
 		one := 1
 		c.Methods["LTC"].Confirmations = &one
 	}))
 	v := e.CreateIntent("order", "ORD-PAID", "cust-1", "30.00", "LTC")
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "paid-1")
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "paid-1")
 	e.Sync(payment.Litecoin)
 	if got := e.Intent(v.ID); got.Status != "paid" {
 		t.Fatalf("status %s", got.Status)
@@ -87,7 +87,7 @@ func TestPaidPayableRefusesNewIntentsAndRenewals(t *testing.T) {
 // A payment to a superseded intent's address after its deadline is late
 // and goes to finance; the renewed intent is unaffected.
 func TestLatePaymentToSupersededIntent(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Tron))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Tron))
 	v := e.CreateIntent("order", "ORD-SUP", "", "12.00", "TRX")
 	e.Clock.Advance(31 * 60e9)
 	e.Sync(payment.Tron)
@@ -97,7 +97,7 @@ func TestLatePaymentToSupersededIntent(t *testing.T) {
 	}
 	var renewed struct{ ID string }
 	_ = json.Unmarshal(body, &renewed)
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "sup-1")
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "sup-1")
 	e.Chains[payment.Tron].Mine(25)
 	e.Sync(payment.Tron)
 	old := e.Intent(v.ID)

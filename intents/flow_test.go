@@ -8,17 +8,17 @@ import (
 
 	"github.com/paywatch/paywatch/config"
 
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 func TestExactBTCPaymentBecomesPaidAfterConfirmations(t *testing.T) {
-	e := intentstest.New(t)
+	e := paywatchtest.New(t)
 	v := e.CreateIntent("order", "ORD-1", "cust-1", "249.00", "BTC")
 	if v.Status != "awaiting_payment" || v.AmountBaseUnits != "498000" || v.Address == "" {
 		t.Fatalf("created intent: %+v", v)
 	}
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "pay-1")
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "pay-1")
 	e.Sync(payment.Bitcoin)
 	got := e.Intent(v.ID)
 	if got.Status != "detected" || len(got.Transfers) != 1 || got.Transfers[0].Confirmations != 1 {
@@ -31,7 +31,7 @@ func TestExactBTCPaymentBecomesPaidAfterConfirmations(t *testing.T) {
 		t.Fatalf("after 2 blocks: %+v", got)
 	}
 	// A second full payment to the paid intent is a duplicate for finance.
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "pay-2")
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "pay-2")
 	e.Sync(payment.Bitcoin)
 	got = e.Intent(v.ID)
 	if got.Status != "paid" || len(got.Transfers) != 2 || got.Transfers[1].Classification != "duplicate" {
@@ -40,7 +40,7 @@ func TestExactBTCPaymentBecomesPaidAfterConfirmations(t *testing.T) {
 }
 
 func TestDeadlineExpiresUnpaidIntent(t *testing.T) {
-	e := intentstest.New(t)
+	e := paywatchtest.New(t)
 	v := e.CreateIntent("order", "ORD-2", "", "10.00", "ETH")
 	e.Clock.Advance(31 * time.Minute)
 	if _, err := e.Service.Sweep(t.Context()); err != nil {
@@ -52,7 +52,7 @@ func TestDeadlineExpiresUnpaidIntent(t *testing.T) {
 }
 
 func TestSweepDrainsEveryDueIntent(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Tron), intentstest.WithConfig(func(c *config.Config) {
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Tron), paywatchtest.WithConfig(func(c *config.Config) {
 		c.Networks["tron"].Gap = 600
 	}))
 	const n = 520 // more than one sweep batch
@@ -73,11 +73,11 @@ func TestSweepDrainsEveryDueIntent(t *testing.T) {
 // Event bodies are rendered from the transaction's own decision; they must
 // equal what the API shows once it committed.
 func TestEventBodiesEqualTheCommittedState(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	v := e.CreateIntent("order", "ORD-EV", "cust-ev", "100.00", "BTC")
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "ev-1")
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "ev-1")
 	e.Chains[payment.Bitcoin].Mine(1)
-	e.Pay(v, payment.Native, intentstest.Units("700"), "ev-dup") // a later, second payment
+	e.Pay(v, payment.Native, paywatchtest.Units("700"), "ev-dup") // a later, second payment
 	e.Sync(payment.Bitcoin)
 	status, body := e.Do("GET", "/v1/intents/"+v.ID, "storefront", nil)
 	if status != 200 {

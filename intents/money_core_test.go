@@ -13,8 +13,8 @@ import (
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/finance"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/reports"
 	"github.com/paywatch/paywatch/views"
 )
@@ -22,7 +22,7 @@ import (
 // The broken sequences of issue 9 (items 1-5, 11) and issue 14 (item 1),
 // each as its issue tells it, on real PostgreSQL.
 
-func keyOf(t *testing.T, e *intentstest.Env, v views.Intent) []byte {
+func keyOf(t *testing.T, e *paywatchtest.Env, v views.Intent) []byte {
 	t.Helper()
 	a, err := addresses.ParseAddress(payment.Network(v.Network), e.Config.Networks[v.Network].Chain, v.Address)
 	if err != nil {
@@ -32,7 +32,7 @@ func keyOf(t *testing.T, e *intentstest.Env, v views.Intent) []byte {
 }
 
 // broadcast puts a payment to v in its chain's mempool (and the next block).
-func broadcast(t *testing.T, e *intentstest.Env, f *chainstest.Fake, v views.Intent, amount *big.Int, label string) chains.Transfer {
+func broadcast(t *testing.T, e *paywatchtest.Env, f *chainstest.Fake, v views.Intent, amount *big.Int, label string) chains.Transfer {
 	t.Helper()
 	tr := chains.Transfer{TxID: chainstest.TxID(label), Asset: payment.Native, Key: keyOf(t, e, v), Address: v.Address, Amount: amount}
 	f.Broadcast(tr)
@@ -48,7 +48,7 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-func resolveTransfer(e *intentstest.Env, id string, req map[string]string) (int, []byte) {
+func resolveTransfer(e *paywatchtest.Env, id string, req map[string]string) (int, []byte) {
 	return e.Do("POST", "/v1/transfers/"+id+"/resolve", "finance", req)
 }
 
@@ -64,14 +64,14 @@ func errCode(body []byte) (string, string) {
 // confirmations. credit_intent needs a confirmed transfer: refused, nothing
 // changed, and the scanner goes on when it confirms.
 func TestCreditIntentNeedsAConfirmedTransfer(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin, payment.Litecoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin, payment.Litecoin))
 	btc := payment.Bitcoin
 	x := e.CreateIntent("order", "ORD-C1", "cust-c1", "100.00", "BTC")
 	e.Clock.Advance(31 * time.Minute)
 	if _, err := e.Service.Sweep(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	e.Pay(x, payment.Native, intentstest.Units(x.AmountBaseUnits), "c1-late")
+	e.Pay(x, payment.Native, paywatchtest.Units(x.AmountBaseUnits), "c1-late")
 	e.Sync(btc)
 	tr := e.Intent(x.ID).Transfers[0]
 	if tr.Classification != "late" || tr.Confirmations != 1 {
@@ -90,7 +90,7 @@ func TestCreditIntentNeedsAConfirmedTransfer(t *testing.T) {
 	// goes on, T stays a late payment for finance.
 	e.Sync(payment.Litecoin) // its scanner reports after the clock jump
 	y := e.CreateIntent("order", "ORD-C1", "cust-c1", "100.00", "LTC")
-	e.Pay(y, payment.Native, intentstest.Units(y.AmountBaseUnits), "c1-ltc")
+	e.Pay(y, payment.Native, paywatchtest.Units(y.AmountBaseUnits), "c1-ltc")
 	e.Chains[payment.Litecoin].Mine(5)
 	e.Sync(payment.Litecoin)
 	if got := e.Intent(y.ID); got.Status != "paid" {
@@ -119,14 +119,14 @@ func sameCounts(a, b map[string]int64) bool {
 // duplicate, its credit is void and it is back in the finance inbox; no
 // scan step fails.
 func TestCreditedTransferOfAPayablePaidElsewhereIsAFinanceItem(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin, payment.Litecoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin, payment.Litecoin))
 	btc := payment.Bitcoin
 	x := e.CreateIntent("order", "ORD-C2", "cust-c2", "100.00", "BTC")
 	e.Clock.Advance(31 * time.Minute)
 	if _, err := e.Service.Sweep(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	late := e.Pay(x, payment.Native, intentstest.Units(x.AmountBaseUnits), "c2-late")
+	late := e.Pay(x, payment.Native, paywatchtest.Units(x.AmountBaseUnits), "c2-late")
 	e.Chains[btc].Mine(1)
 	e.Sync(btc)
 	tr := e.Intent(x.ID).Transfers[0]
@@ -146,7 +146,7 @@ func TestCreditedTransferOfAPayablePaidElsewhereIsAFinanceItem(t *testing.T) {
 	}
 	e.Sync(payment.Litecoin) // its scanner reports after the clock jump
 	y := e.CreateIntent("order", "ORD-C2", "cust-c2", "100.00", "LTC")
-	e.Pay(y, payment.Native, intentstest.Units(y.AmountBaseUnits), "c2-ltc")
+	e.Pay(y, payment.Native, paywatchtest.Units(y.AmountBaseUnits), "c2-ltc")
 	e.Chains[payment.Litecoin].Mine(5)
 	e.Sync(payment.Litecoin)
 	if got := e.Intent(y.ID); got.Status != "paid" {
@@ -220,12 +220,12 @@ func TestCreditedTransferOfAPayablePaidElsewhereIsAFinanceItem(t *testing.T) {
 // in the mempool, is mined in a block stamped 14:04. P2 is a duplicate; the
 // intent stays paid and nothing is reversed.
 func TestLaterPaymentStampedBeforeThePayerIsADuplicate(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	btc, f := payment.Bitcoin, e.Chains[payment.Bitcoin]
 	v := e.CreateIntent("topup", "TOPUP-S", "cust-s", "100.00", "BTC")
 	start := e.Clock.Now()
 	e.Clock.Set(start.Add(5 * time.Minute))
-	broadcast(t, e, f, v, intentstest.Units(v.AmountBaseUnits), "s-p1")
+	broadcast(t, e, f, v, paywatchtest.Units(v.AmountBaseUnits), "s-p1")
 	e.Sync(btc)
 	f.Mine(2)
 	e.Sync(btc)
@@ -233,7 +233,7 @@ func TestLaterPaymentStampedBeforeThePayerIsADuplicate(t *testing.T) {
 		t.Fatalf("top-up: %s", got.Status)
 	}
 	e.Clock.Set(start.Add(4 * time.Minute)) // the block's time lags
-	f.Send(chainstest.TxID("s-p2"), 0, payment.Native, keyOf(t, e, v), v.Address, intentstest.Units(v.AmountBaseUnits))
+	f.Send(chainstest.TxID("s-p2"), 0, payment.Native, keyOf(t, e, v), v.Address, paywatchtest.Units(v.AmountBaseUnits))
 	f.Mine(1)
 	e.Clock.Set(start.Add(10 * time.Minute))
 	e.Sync(btc)
@@ -262,10 +262,10 @@ func TestLaterPaymentStampedBeforeThePayerIsADuplicate(t *testing.T) {
 // unrecovered, mined again: the re-credit first settles what the reversal
 // could not recover, and the balance ends at 0.00.
 func TestRecreditAfterAnUnrecoveredReversalSettlesItFirst(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	btc, f := payment.Bitcoin, e.Chains[payment.Bitcoin]
 	v := e.CreateIntent("topup", "TOPUP-R", "cust-r", "100.00", "BTC")
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "r-pay")
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "r-pay")
 	f.Mine(1)
 	e.Sync(btc)
 	if b := e.Balance("cust-r"); b.AvailableUSD != "100.00" {
@@ -315,10 +315,10 @@ func TestRecreditAfterAnUnrecoveredReversalSettlesItFirst(t *testing.T) {
 // balance ends at 0.00, not 100.00 (simulator seed 30866, 30-minute run:
 // "top-up top-1 (500.00 USD) added 537.50 USD to the balance").
 func TestRecreditThroughAnotherIntentSettlesTheTopupsDebt(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	btc, f := payment.Bitcoin, e.Chains[payment.Bitcoin]
 	first := e.CreateIntent("topup", "TOPUP-D", "cust-d", "100.00", "BTC")
-	e.Pay(first, payment.Native, intentstest.Units(first.AmountBaseUnits), "d-pay")
+	e.Pay(first, payment.Native, paywatchtest.Units(first.AmountBaseUnits), "d-pay")
 	f.Mine(1)
 	e.Sync(btc)
 	if status, body := e.Do("POST", "/v1/accounts/cust-d/debits", "storefront", map[string]string{"reference": "RENT-D", "amount_usd": "100.00"}); status != 201 {
@@ -333,7 +333,7 @@ func TestRecreditThroughAnotherIntentSettlesTheTopupsDebt(t *testing.T) {
 	if second.ID == first.ID {
 		t.Fatalf("the top-up's second creation answered its first intent %s", first.ID)
 	}
-	e.Pay(second, payment.Native, intentstest.Units(second.AmountBaseUnits), "d-pay-2")
+	e.Pay(second, payment.Native, paywatchtest.Units(second.AmountBaseUnits), "d-pay-2")
 	f.Mine(2)
 	e.Sync(btc)
 	if got := e.Intent(second.ID); got.Status != "paid" {
@@ -350,13 +350,13 @@ func TestRecreditThroughAnotherIntentSettlesTheTopupsDebt(t *testing.T) {
 // Issue 9 item 4: T1 (mempool) covers the order, T3 is a duplicate refunded
 // by finance, then T1 vanishes. T3 never pays the order.
 func TestRefundedDuplicateNeverPaysTheOrder(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	btc, f := payment.Bitcoin, e.Chains[payment.Bitcoin]
 	v := e.CreateIntent("order", "ORD-RF", "cust-rf", "100.00", "BTC")
-	t1 := broadcast(t, e, f, v, intentstest.Units(v.AmountBaseUnits), "rf-t1")
+	t1 := broadcast(t, e, f, v, paywatchtest.Units(v.AmountBaseUnits), "rf-t1")
 	e.Sync(btc)
 	e.Clock.Advance(time.Minute)
-	broadcast(t, e, f, v, intentstest.Units(v.AmountBaseUnits), "rf-t3")
+	broadcast(t, e, f, v, paywatchtest.Units(v.AmountBaseUnits), "rf-t3")
 	e.Sync(btc)
 	got := e.Intent(v.ID)
 	if got.Status != "detected" || len(got.Transfers) != 2 || got.Transfers[1].Classification != "duplicate" {
@@ -412,7 +412,7 @@ func (r *racyFake) Pending(ctx context.Context, w chains.Watched) ([]chains.Tran
 // the tip read and the mempool read after the deadline. It is not
 // vanished: it stays on time and pays the intent.
 func TestPaymentMinedBetweenTipAndMempoolReadStaysOnTime(t *testing.T) {
-	var clock *intentstest.Clock
+	var clock *paywatchtest.Clock
 	f := chainstest.NewFake(func() time.Time {
 		if clock == nil {
 			return time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC)
@@ -420,12 +420,12 @@ func TestPaymentMinedBetweenTipAndMempoolReadStaysOnTime(t *testing.T) {
 		return clock.Now()
 	})
 	racy := &racyFake{Fake: f}
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin), intentstest.WithSource(payment.Bitcoin, racy))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin), paywatchtest.WithSource(payment.Bitcoin, racy))
 	clock = e.Clock
 	btc := payment.Bitcoin
 	v := e.CreateIntent("order", "ORD-RACE", "cust-race", "100.00", "BTC")
 	e.Clock.Advance(20 * time.Minute)
-	broadcast(t, e, f, v, intentstest.Units(v.AmountBaseUnits), "race")
+	broadcast(t, e, f, v, paywatchtest.Units(v.AmountBaseUnits), "race")
 	e.Sync(btc)
 	if got := e.Intent(v.ID); got.Status != "detected" {
 		t.Fatalf("pending payment: %s", got.Status)
@@ -451,12 +451,12 @@ func TestPaymentMinedBetweenTipAndMempoolReadStaysOnTime(t *testing.T) {
 
 // Issue 9 item 11: credit_account refuses an unconfirmed transfer.
 func TestCreditAccountRefusesAnUnconfirmedTransfer(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	btc := payment.Bitcoin
 	v := e.CreateIntent("order", "ORD-CA", "cust-ca", "100.00", "BTC")
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "ca-pay")
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "ca-pay")
 	e.Chains[btc].Mine(1)
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "ca-dup") // 1 of 2 confirmations
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "ca-dup") // 1 of 2 confirmations
 	e.Sync(btc)
 	dup := e.Intent(v.ID).Transfers[1]
 	if dup.Classification != "duplicate" || dup.Status != "confirming" {
@@ -482,14 +482,14 @@ func TestCreditAccountRefusesAnUnconfirmedTransfer(t *testing.T) {
 // detected and covers it is refused; the intent is paid when it confirms
 // and never announces a vanished payment.
 func TestDebitRefusedWhileACryptoPaymentIsInProgress(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	btc := payment.Bitcoin
 	top := e.CreateIntent("topup", "TOPUP-P", "cust-p", "500.00", "BTC")
-	e.Pay(top, payment.Native, intentstest.Units(top.AmountBaseUnits), "p-top")
+	e.Pay(top, payment.Native, paywatchtest.Units(top.AmountBaseUnits), "p-top")
 	e.Chains[btc].Mine(1)
 	e.Sync(btc)
 	v := e.CreateIntent("order", "ORD-P", "cust-p", "100.00", "BTC")
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "p-order") // 1 of 2
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "p-order") // 1 of 2
 	e.Sync(btc)
 	if got := e.Intent(v.ID); got.Status != "detected" {
 		t.Fatalf("order intent: %s", got.Status)
@@ -520,15 +520,15 @@ func TestDebitRefusedWhileACryptoPaymentIsInProgress(t *testing.T) {
 // paid by another intent while this one's payment is detected. Its payment
 // is a duplicate for finance; the intent does not say it vanished.
 func TestDetectedIntentOfAPayablePaidElsewhereDoesNotAnnounceAVanishedPayment(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin, payment.Litecoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin, payment.Litecoin))
 	btc := payment.Bitcoin
 	x := e.CreateIntent("order", "ORD-PE", "cust-pe", "100.00", "BTC")
 	y := e.CreateIntent("order", "ORD-PE", "cust-pe", "100.00", "LTC")
 	// A partial payment of x (a complete one in progress would hold y's
 	// behind it, matcher.DecidePayable).
-	e.Pay(x, payment.Native, new(big.Int).Div(intentstest.Units(x.AmountBaseUnits), big.NewInt(2)), "pe-btc")
+	e.Pay(x, payment.Native, new(big.Int).Div(paywatchtest.Units(x.AmountBaseUnits), big.NewInt(2)), "pe-btc")
 	e.Sync(btc)
-	e.Pay(y, payment.Native, intentstest.Units(y.AmountBaseUnits), "pe-ltc")
+	e.Pay(y, payment.Native, paywatchtest.Units(y.AmountBaseUnits), "pe-ltc")
 	e.Chains[payment.Litecoin].Mine(5)
 	e.Sync(payment.Litecoin)
 	if got := e.Intent(y.ID); got.Status != "paid" {
@@ -559,10 +559,10 @@ func TestDetectedIntentOfAPayablePaidElsewhereDoesNotAnnounceAVanishedPayment(t 
 func TestPaymentMinedAboveALaggingTipIsNotVanished(t *testing.T) {
 	f := chainstest.NewFake(func() time.Time { return time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC) })
 	racy := &racyFake{Fake: f}
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin), intentstest.WithSource(payment.Bitcoin, racy))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin), paywatchtest.WithSource(payment.Bitcoin, racy))
 	btc := payment.Bitcoin
 	v := e.CreateIntent("order", "ORD-LAG", "cust-lag", "100.00", "BTC")
-	broadcast(t, e, f, v, intentstest.Units(v.AmountBaseUnits), "lag")
+	broadcast(t, e, f, v, paywatchtest.Units(v.AmountBaseUnits), "lag")
 	e.Sync(btc)
 	if got := e.Intent(v.ID); got.Status != "detected" {
 		t.Fatalf("pending payment: %s", got.Status)
@@ -591,12 +591,12 @@ func TestPaymentMinedAboveALaggingTipIsNotVanished(t *testing.T) {
 func TestReplayedBlockKeepsAConfirmedTransferConfirmed(t *testing.T) {
 	f := chainstest.NewFake(func() time.Time { return time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC) })
 	racy := &racyFake{Fake: f}
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin), intentstest.WithSource(payment.Bitcoin, racy))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin), paywatchtest.WithSource(payment.Bitcoin, racy))
 	btc := payment.Bitcoin
 	f.Mine(1)
 	e.Sync(btc)
 	v := e.CreateIntent("topup", "TOPUP-RS", "cust-rs", "100.00", "BTC")
-	f.Send(chainstest.TxID("rs"), 0, payment.Native, keyOf(t, e, v), v.Address, intentstest.Units(v.AmountBaseUnits))
+	f.Send(chainstest.TxID("rs"), 0, payment.Native, keyOf(t, e, v), v.Address, paywatchtest.Units(v.AmountBaseUnits))
 	f.Mine(2)
 	e.Sync(btc)
 	if got := e.Intent(v.ID); got.Status != "paid" {
@@ -626,7 +626,7 @@ func TestReplayedBlockKeepsAConfirmedTransferConfirmed(t *testing.T) {
 // the intent announces a vanished payment that is still in the mempool. A
 // partial payment in progress is not a finance item yet: refused.
 func TestPartialPaymentInProgressIsNotResolvable(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	btc, f := payment.Bitcoin, e.Chains[payment.Bitcoin]
 	v := e.CreateIntent("order", "ORD-PP", "cust-pp", "100.00", "BTC")
 	broadcast(t, e, f, v, big.NewInt(1000), "pp-part")
@@ -672,18 +672,18 @@ func TestPartialPaymentInProgressIsNotResolvable(t *testing.T) {
 // something next touches the BTC intent (which a rescan would do, giving a
 // different answer for the same chain).
 func TestPartialOfAnotherIntentBecomesADuplicateWhenThePayableIsPaid(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin, payment.Litecoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin, payment.Litecoin))
 	btc, ltc := payment.Bitcoin, payment.Litecoin
 	x := e.CreateIntent("topup", "TOP-SIB", "cust-sib", "100.00", "BTC")
 	y := e.CreateIntent("topup", "TOP-SIB", "cust-sib", "100.00", "LTC")
-	half := new(big.Int).Quo(intentstest.Units(x.AmountBaseUnits), big.NewInt(2))
+	half := new(big.Int).Quo(paywatchtest.Units(x.AmountBaseUnits), big.NewInt(2))
 	e.Pay(x, payment.Native, half, "sib-btc")
 	e.Chains[btc].Mine(2)
 	e.Sync(btc)
 	if got := e.Intent(x.ID); got.Status != "detected" || got.Transfers[0].Classification != "partial" {
 		t.Fatalf("BTC intent before: %s %+v", got.Status, got.Transfers)
 	}
-	e.Pay(y, payment.Native, intentstest.Units(y.AmountBaseUnits), "sib-ltc")
+	e.Pay(y, payment.Native, paywatchtest.Units(y.AmountBaseUnits), "sib-ltc")
 	e.Chains[ltc].Mine(5)
 	e.Sync(ltc) // only Litecoin is scanned: nothing touches the BTC intent itself
 	if got := e.Intent(y.ID); got.Status != "paid" {

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/store"
 )
 
@@ -18,10 +18,10 @@ import (
 // simulator found the renewal leaving the partial payment "partial" and the
 // intent not late, which a full rescan then turned late (seed 7032).
 func TestRenewalDecidesTheSupersededIntentAgain(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Litecoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Litecoin))
 	ltc := payment.Litecoin
 	x := e.CreateIntent("topup", "TOP-R", "cust-r", "100.00", "LTC")
-	half := new(big.Int).Div(intentstest.Units(x.AmountBaseUnits), big.NewInt(2))
+	half := new(big.Int).Div(paywatchtest.Units(x.AmountBaseUnits), big.NewInt(2))
 	e.Pay(x, payment.Native, half, "renew-half")
 	e.Chains[ltc].Mine(5)
 	e.Sync(ltc)

@@ -8,14 +8,14 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/chains"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/views"
 )
 
 // nodeDown marks network n's scanner as failing, as Scanner.Run does when
 // its node stops answering: new intents on n are then refused.
-func nodeDown(t *testing.T, e *intentstest.Env, n payment.Network) {
+func nodeDown(t *testing.T, e *paywatchtest.Env, n payment.Network) {
 	t.Helper()
 	if err := e.Sink.SetHealth(t.Context(), n, chains.Health{Healthy: false, LastError: "connection refused"}); err != nil {
 		t.Fatal(err)
@@ -27,7 +27,7 @@ func nodeDown(t *testing.T, e *intentstest.Env, n payment.Network) {
 // stored 201, byte for byte, never a 503 that makes it create a second
 // intent.
 func TestIdempotentCreateReplaysDuringOutage(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	req := map[string]string{"kind": "order", "reference": "ORD-REPLAY", "amount_usd": "249.00", "method": "BTC"}
 	st, first := e.Do("POST", "/v1/intents", "storefront", req, "Idempotency-Key", "k-create")
 	if st != 201 {
@@ -69,7 +69,7 @@ func TestIdempotentCreateReplaysDuringOutage(t *testing.T) {
 
 // A renew whose response was lost is replayed the same way.
 func TestIdempotentRenewReplaysDuringOutage(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	v := e.CreateIntent("order", "ORD-RENEW-REPLAY", "", "249.00", "BTC")
 	w := e.CreateIntent("order", "ORD-RENEW-OTHER", "", "249.00", "BTC")
 	e.Clock.Advance(31 * time.Minute)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/paywatch/paywatch/api/openapitest"
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // A burst of concurrent creations many times larger than the pre-derived
@@ -21,7 +21,7 @@ import (
 // transaction inserted each address).
 func TestBurstLargerThanThePoolWaitsForTheReplenisher(t *testing.T) {
 	const gap, burst = 3, 40
-	e := intentstest.New(t, intentstest.Only(payment.Tron), intentstest.WithConfig(func(c *config.Config) {
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Tron), paywatchtest.WithConfig(func(c *config.Config) {
 		c.Networks["tron"].Gap = gap
 	}))
 	free := count(t, e, `SELECT count(*) FROM free_addresses WHERE network = 'tron'`)

@@ -6,14 +6,14 @@ import (
 	"testing"
 
 	"github.com/paywatch/paywatch/intents"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // The domain answers in its own terms: a result with an outcome and a
 // view, a typed error naming the refused field, a replayed key's stored view.
 func TestCommandsAnswerResultsAndTypedErrors(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	ctx := context.Background()
 	svc := e.Service
 

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // countingHandler counts log records by message.
@@ -36,10 +36,10 @@ func (h *countingHandler) count(msg string) int {
 // after it committed, not once per attempt.
 func TestARetriedTransactionLogsOnce(t *testing.T) {
 	logs := &countingHandler{seen: map[string]int{}}
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin), intentstest.WithLog(slog.New(logs)))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin), paywatchtest.WithLog(slog.New(logs)))
 	btc := payment.Bitcoin
 	x := e.CreateIntent("order", "ORD-RL", "", "100.00", "BTC")
-	e.Pay(x, payment.Native, intentstest.Units(x.AmountBaseUnits), "rl-1")
+	e.Pay(x, payment.Native, paywatchtest.Units(x.AmountBaseUnits), "rl-1")
 	e.Chains[btc].Mine(3)
 	e.Sync(btc)
 	if got := e.Intent(x.ID); got.Status != "paid" {

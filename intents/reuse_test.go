@@ -9,14 +9,14 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/views"
 )
 
 // createAs posts a creation and returns its status and intent (zero when
 // not 200 or 201) and body.
-func createAs(t *testing.T, e *intentstest.Env, ref, usd, method string) (int, views.Intent, []byte) {
+func createAs(t *testing.T, e *paywatchtest.Env, ref, usd, method string) (int, views.Intent, []byte) {
 	t.Helper()
 	status, body := e.Do("POST", "/v1/intents", "storefront", map[string]string{
 		"kind": "order", "reference": ref, "amount_usd": usd, "method": method})
@@ -37,8 +37,8 @@ func createAs(t *testing.T, e *intentstest.Env, ref, usd, method string) (int, v
 // passed it is no longer open. Derived addresses (Bitcoin, batched
 // creations), a pool (Solana) and a detected payment are covered.
 func TestCreationReturnsTheOpenIntent(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin, payment.Litecoin, payment.Ethereum, payment.Solana),
-		intentstest.WithConfig(func(c *config.Config) { c.Limits.OpenIntentsPerPayable = 3 }))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin, payment.Litecoin, payment.Ethereum, payment.Solana),
+		paywatchtest.WithConfig(func(c *config.Config) { c.Limits.OpenIntentsPerPayable = 3 }))
 
 	first := e.CreateIntent("order", "ORD-OPEN", "", "10.00", "BTC")
 	before := e.Counts()
@@ -74,7 +74,7 @@ func TestCreationReturnsTheOpenIntent(t *testing.T) {
 
 	// A detected intent stays open past its deadline: paying it is in
 	// progress, so a reload answers it.
-	e.Pay(first, payment.Native, intentstest.Units(first.AmountBaseUnits), "pay-open")
+	e.Pay(first, payment.Native, paywatchtest.Units(first.AmountBaseUnits), "pay-open")
 	e.Sync(payment.Bitcoin)
 	if got := e.Intent(first.ID); got.Status != payment.IntentDetected {
 		t.Fatalf("paid intent is %s, want detected", got.Status)
@@ -103,7 +103,7 @@ func TestCreationReturnsTheOpenIntent(t *testing.T) {
 // 201, the others 200 with it, one address taken. The payable's row lock
 // orders them; batched (Bitcoin) and pool (Solana) creations alike.
 func TestConcurrentCreationsOfOnePayableAnswerOneIntent(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin, payment.Solana))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin, payment.Solana))
 	for _, method := range []string{"BTC", "SOL"} {
 		ref := "ORD-TABS-" + method
 		const n = 16
@@ -161,8 +161,8 @@ func TestConcurrentCreationsOfOnePayableAnswerOneIntent(t *testing.T) {
 // way: the payable's open intent of the method comes back (200, the old
 // intent left as it is), and past the cap it is refused, changing nothing.
 func TestRenewalAnswersTheOpenIntentAndKeepsTheCap(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin, payment.Litecoin, payment.Ethereum),
-		intentstest.WithConfig(func(c *config.Config) { c.Limits.OpenIntentsPerPayable = 2 }))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin, payment.Litecoin, payment.Ethereum),
+		paywatchtest.WithConfig(func(c *config.Config) { c.Limits.OpenIntentsPerPayable = 2 }))
 	a := e.CreateIntent("order", "ORD-RENEW", "", "10.00", "BTC")
 	d := e.CreateIntent("order", "ORD-RENEW", "", "10.00", "ETH")
 	e.Clock.Advance(e.Config.Deadline.Duration + time.Minute)

@@ -15,8 +15,8 @@ import (
 	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/finance"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/views"
 )
 
@@ -39,13 +39,13 @@ func smallDepths(c *config.Config) {
 
 // pct returns p percent of base units s.
 func pct(s string, p int64) *big.Int {
-	v := intentstest.Units(s)
+	v := paywatchtest.Units(s)
 	v.Mul(v, big.NewInt(p))
 	return v.Div(v, big.NewInt(100))
 }
 
 // send queues a transfer to v's address for the next block of its chain.
-func send(t *testing.T, e *intentstest.Env, v views.Intent, amount *big.Int, label string) chains.Transfer {
+func send(t *testing.T, e *paywatchtest.Env, v views.Intent, amount *big.Int, label string) chains.Transfer {
 	t.Helper()
 	f := e.Chains[payment.Network(v.Network)]
 	m, _ := payment.LookupMethod(payment.Method(v.Method))
@@ -65,7 +65,7 @@ func lastBlocks(f *chainstest.Fake, depth int) [][]chains.Transfer {
 
 // reorgTo replaces the chain's last depth blocks by blocks holding the
 // given transfers and scans the network.
-func reorgTo(e *intentstest.Env, n payment.Network, depth int, blocks [][]chains.Transfer) {
+func reorgTo(e *paywatchtest.Env, n payment.Network, depth int, blocks [][]chains.Transfer) {
 	e.Chains[n].ReorgTo(depth, blocks)
 	e.Sync(n)
 }
@@ -85,7 +85,7 @@ type books struct {
 	Settled, Unresolved, Resolv string
 }
 
-func booksOf(t *testing.T, e *intentstest.Env, id, account, method string) books {
+func booksOf(t *testing.T, e *paywatchtest.Env, id, account, method string) books {
 	t.Helper()
 	v := e.Intent(id)
 	b := books{Status: string(v.Status), Received: v.ReceivedBaseUnits, PaidAt: v.PaidAt, Overpaid: v.Overpaid, Late: v.Late,
@@ -118,7 +118,7 @@ func sameBooks(t *testing.T, what string, before, after books) {
 // empty blocks wins), scans, calls between, then mines the same blocks back
 // (a branch longer again) and scans: the same transactions at the same
 // heights.
-func roundTrip(e *intentstest.Env, n payment.Network, depth int, between func()) {
+func roundTrip(e *paywatchtest.Env, n payment.Network, depth int, between func()) {
 	f := e.Chains[n]
 	blocks := lastBlocks(f, depth)
 	f.ReorgTo(depth, make([][]chains.Transfer, depth+1))
@@ -131,7 +131,7 @@ func roundTrip(e *intentstest.Env, n payment.Network, depth int, between func())
 }
 
 // resolveOK resolves a transfer and fails the test unless it is 200.
-func resolveOK(t *testing.T, e *intentstest.Env, id string, req map[string]string) views.Transfer {
+func resolveOK(t *testing.T, e *paywatchtest.Env, id string, req map[string]string) views.Transfer {
 	t.Helper()
 	status, body := resolveTransfer(e, id, req)
 	if status != 200 {
@@ -145,7 +145,7 @@ func resolveOK(t *testing.T, e *intentstest.Env, id string, req map[string]strin
 }
 
 // inbox returns the ids of the unresolved finance inbox.
-func inbox(t *testing.T, e *intentstest.Env) map[string]bool {
+func inbox(t *testing.T, e *paywatchtest.Env) map[string]bool {
 	t.Helper()
 	status, body := e.Do("GET", "/v1/transfers?status=unresolved", "finance", nil)
 	if status != 200 {
@@ -163,7 +163,7 @@ func inbox(t *testing.T, e *intentstest.Env) map[string]bool {
 }
 
 // recon returns one method's reconciliation totals (base units).
-func recon(t *testing.T, e *intentstest.Env, method string) (settled, unresolved, resolved string) {
+func recon(t *testing.T, e *paywatchtest.Env, method string) (settled, unresolved, resolved string) {
 	t.Helper()
 	rep, err := e.Reports.Reconcile(context.Background(), time.Unix(0, 0), e.Clock.Now().Add(time.Hour), e.Clock.Now())
 	if err != nil {
@@ -193,7 +193,7 @@ func transferOf(t *testing.T, v views.Intent, txid string) views.Transfer {
 // by finance; the block is reorged out and the same transaction is mined
 // again. The books come back: paid, credited again, 110.00.
 func TestResolvedOverpaymentPaysAgainAfterARoundTrip(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Ethereum), intentstest.WithConfig(smallDepths))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Ethereum), paywatchtest.WithConfig(smallDepths))
 	eth := payment.Ethereum
 	x := e.CreateIntent("topup", "TOP-RT1", "cust-rt1", "100.00", "ETH")
 	tr := send(t, e, x, pct(x.AmountBaseUnits, 110), "rt1")
@@ -229,10 +229,10 @@ func TestPartnerOfAResolvedOverpaymentLeavesAndComesBack(t *testing.T) {
 			name = "never returns"
 		}
 		t.Run(name, func(t *testing.T) {
-			e := intentstest.New(t, intentstest.Only(payment.Ethereum), intentstest.WithConfig(smallDepths))
+			e := paywatchtest.New(t, paywatchtest.Only(payment.Ethereum), paywatchtest.WithConfig(smallDepths))
 			eth := payment.Ethereum
 			x := e.CreateIntent("topup", "TOP-RT2", "cust-rt2", "100.00", "ETH")
-			amount := intentstest.Units(x.AmountBaseUnits)
+			amount := paywatchtest.Units(x.AmountBaseUnits)
 			a := send(t, e, x, pct(x.AmountBaseUnits, 10), "rt2-a")
 			e.Chains[eth].Mine(1)
 			e.Clock.Advance(time.Minute)
@@ -296,7 +296,7 @@ func TestPartnerOfAResolvedOverpaymentLeavesAndComesBack(t *testing.T) {
 // payment in progress (a debit of the order is refused), paid again once
 // re-mined.
 func TestCreditedTransferBackInTheMempoolRedecidesItsIntent(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin), intentstest.WithConfig(smallDepths))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin), paywatchtest.WithConfig(smallDepths))
 	btc := payment.Bitcoin
 	f := e.Chains[btc]
 	a := e.CreateIntent("order", "ORD-RT4", "cust-rt4", "100.00", "BTC")
@@ -313,7 +313,7 @@ func TestCreditedTransferBackInTheMempoolRedecidesItsIntent(t *testing.T) {
 	if err := json.Unmarshal(body, &b); err != nil {
 		t.Fatal(err)
 	}
-	tr := broadcast(t, e, f, a, intentstest.Units(a.AmountBaseUnits), "rt4-late")
+	tr := broadcast(t, e, f, a, paywatchtest.Units(a.AmountBaseUnits), "rt4-late")
 	f.Mine(2)
 	e.Sync(btc)
 	late := transferOf(t, e.Intent(a.ID), tr.TxID)
@@ -347,7 +347,7 @@ func TestCreditedTransferBackInTheMempoolRedecidesItsIntent(t *testing.T) {
 // also sent to its LTC intent (a duplicate); the 60 % leaves the chain.
 // Every last event body equals what the API shows.
 func TestSiblingDecisionsLeaveNoStaleEvents(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin, payment.Litecoin), intentstest.WithConfig(smallDepths))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin, payment.Litecoin), paywatchtest.WithConfig(smallDepths))
 	btc, ltc := payment.Bitcoin, payment.Litecoin
 	x := e.CreateIntent("order", "ORD-RT5", "cust-rt5", "100.00", "BTC")
 	y := e.CreateIntent("order", "ORD-RT5", "cust-rt5", "100.00", "LTC")
@@ -359,7 +359,7 @@ func TestSiblingDecisionsLeaveNoStaleEvents(t *testing.T) {
 	if v := e.Intent(x.ID); v.Status != "paid" {
 		t.Fatalf("BTC intent: %s", v.Status)
 	}
-	send(t, e, y, intentstest.Units(y.AmountBaseUnits), "rt5-ltc")
+	send(t, e, y, paywatchtest.Units(y.AmountBaseUnits), "rt5-ltc")
 	e.Chains[ltc].Mine(2)
 	e.Sync(ltc)
 	// The 60 % leaves the chain.
@@ -374,7 +374,7 @@ func TestSiblingDecisionsLeaveNoStaleEvents(t *testing.T) {
 }
 
 // lastSeq is the seq of the newest event.
-func lastSeq(t *testing.T, e *intentstest.Env) int64 {
+func lastSeq(t *testing.T, e *paywatchtest.Env) int64 {
 	t.Helper()
 	var seq int64
 	if err := e.Store.Pool().QueryRow(context.Background(), `SELECT coalesce(max(seq), 0) FROM events`).Scan(&seq); err != nil {
@@ -386,7 +386,7 @@ func lastSeq(t *testing.T, e *intentstest.Env) int64 {
 // checkBodiesSince asserts that the last event written after seq about
 // each intent and transfer equals what the API shows for that object now
 // (the caller made no change since the step that wrote them).
-func checkBodiesSince(t *testing.T, e *intentstest.Env, seq int64) {
+func checkBodiesSince(t *testing.T, e *paywatchtest.Env, seq int64) {
 	t.Helper()
 	rows, err := e.Store.Pool().Query(context.Background(), `SELECT DISTINCT ON (obj) obj, kind, data FROM (
 		SELECT seq, CASE WHEN type LIKE 'intent.%' THEN intent_id ELSE transfer_id END AS obj,
@@ -487,7 +487,7 @@ func sameJSON(t *testing.T, a, b []byte) bool {
 // intent is decided again at once (nothing counts for it any more: expired,
 // received 0), not at some later rescan.
 func TestRefundedUnderpaymentIsDecidedAtOnce(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Ethereum), intentstest.WithConfig(smallDepths))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Ethereum), paywatchtest.WithConfig(smallDepths))
 	eth := payment.Ethereum
 	x := e.CreateIntent("order", "ORD-RT6", "cust-rt6", "100.00", "ETH")
 	tr := send(t, e, x, pct(x.AmountBaseUnits, 50), "rt6")
@@ -513,7 +513,7 @@ func TestRefundedUnderpaymentIsDecidedAtOnce(t *testing.T) {
 // by finance: the 10.00 surplus stays finance's (in the inbox, unresolved in
 // the reconciliation), not swallowed by the credit.
 func TestSurplusOfACreditedLateOverpaymentStaysForFinance(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Ethereum), intentstest.WithConfig(smallDepths))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Ethereum), paywatchtest.WithConfig(smallDepths))
 	eth := payment.Ethereum
 	x := e.CreateIntent("topup", "TOP-RT8", "cust-rt8", "100.00", "ETH")
 	e.Clock.Advance(31 * time.Minute)
@@ -536,7 +536,7 @@ func TestSurplusOfACreditedLateOverpaymentStaysForFinance(t *testing.T) {
 	if bal := e.Balance("cust-rt8"); bal.AvailableUSD != "100.00" {
 		t.Fatalf("balance: %s", bal.AvailableUSD)
 	}
-	surplus := new(big.Int).Sub(paid, intentstest.Units(x.AmountBaseUnits))
+	surplus := new(big.Int).Sub(paid, paywatchtest.Units(x.AmountBaseUnits))
 	if !inbox(t, e)[late.ID] {
 		t.Fatalf("the credited transfer's surplus %s is not in the unresolved inbox", surplus)
 	}
@@ -559,16 +559,16 @@ func TestSurplusOfACreditedLateOverpaymentStaysForFinance(t *testing.T) {
 // credit follows the decision, it is not added by it (issue 21: loosening
 // the credit-once guard passed every test before).
 func TestRedecidingAPaidTopupCreditsItOnce(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Ethereum), intentstest.WithConfig(smallDepths))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Ethereum), paywatchtest.WithConfig(smallDepths))
 	eth := payment.Ethereum
 	x := e.CreateIntent("topup", "TOP-ONCE", "cust-once", "100.00", "ETH")
-	send(t, e, x, intentstest.Units(x.AmountBaseUnits), "once-1")
+	send(t, e, x, paywatchtest.Units(x.AmountBaseUnits), "once-1")
 	e.Chains[eth].Mine(2)
 	e.Sync(eth)
 	if v := e.Intent(x.ID); v.Status != "paid" {
 		t.Fatalf("top-up: %s", v.Status)
 	}
-	dup := send(t, e, x, intentstest.Units(x.AmountBaseUnits), "once-2")
+	dup := send(t, e, x, paywatchtest.Units(x.AmountBaseUnits), "once-2")
 	e.Chains[eth].Mine(2)
 	e.Sync(eth)
 	resolveOK(t, e, transferOf(t, e.Intent(x.ID), dup.TxID).ID, map[string]string{"action": "ignore", "note": "paid twice, sent back by hand"})
@@ -592,7 +592,7 @@ func TestRedecidingAPaidTopupCreditsItOnce(t *testing.T) {
 // intent.expired body saying not renewed; found by the simulator, seed
 // 115 of a 20-step run).
 func TestRenewalAnnouncesTheOldIntentAsItLeavesIt(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Ethereum), intentstest.WithConfig(smallDepths))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Ethereum), paywatchtest.WithConfig(smallDepths))
 	x := e.CreateIntent("order", "ORD-RN", "cust-rn", "100.00", "ETH")
 	e.Clock.Advance(31 * time.Minute)
 	e.Sync(payment.Ethereum)

@@ -5,13 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // Payment URIs: BIP21 for BTC/LTC, EIP-681 for ETH and ERC-20, tron: for
 // Tron, Solana Pay for SOL; amounts exact, in the form each wallet expects.
 func TestPaymentURIs(t *testing.T) {
-	e := intentstest.New(t)
+	e := paywatchtest.New(t)
 	cases := []struct {
 		method, usd string
 		check       func(v, addr, units string) bool

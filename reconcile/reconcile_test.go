@@ -21,8 +21,8 @@ import (
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/devnet"
 	"github.com/paywatch/paywatch/devnet/devnettest"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/reconcile"
 	"github.com/paywatch/paywatch/reconcile/reconciletest"
 	"github.com/paywatch/paywatch/store"
@@ -44,14 +44,14 @@ func TestReconcileLostTransferBtcd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin), intentstest.WithSource(payment.Bitcoin, src))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin), paywatchtest.WithSource(payment.Bitcoin, src))
 	c := &reconciletest.Chain{N: payment.Bitcoin, E: e, Method: "BTC", View: &reconcile.BlockView{Source: src, Watched: e.Watch[payment.Bitcoin], CallsPerBlock: 2},
 		Pay: func(t *testing.T, v views.Intent) string {
 			a, err := addresses.ParseAddress(payment.Bitcoin, "regtest", v.Address)
 			if err != nil {
 				t.Fatal(err)
 			}
-			txid, err := node.Pay(reconciletest.Ctx(t), a.Key, intentstest.Units(v.AmountBaseUnits).Int64())
+			txid, err := node.Pay(reconciletest.Ctx(t), a.Key, paywatchtest.Units(v.AmountBaseUnits).Int64())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,10 +77,10 @@ func TestReconcileLostTransferLitecoind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := intentstest.New(t, intentstest.Only(payment.Litecoin), intentstest.WithSource(payment.Litecoin, src))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Litecoin), paywatchtest.WithSource(payment.Litecoin, src))
 	c := &reconciletest.Chain{N: payment.Litecoin, E: e, Method: "LTC", View: &reconcile.BlockView{Source: src, Watched: e.Watch[payment.Litecoin], CallsPerBlock: 2},
 		Pay: func(t *testing.T, v views.Intent) string {
-			txid, err := node.SendToAddress(reconciletest.Ctx(t), v.Address, intentstest.Units(v.AmountBaseUnits).Int64())
+			txid, err := node.SendToAddress(reconciletest.Ctx(t), v.Address, paywatchtest.Units(v.AmountBaseUnits).Int64())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +95,7 @@ func TestReconcileLostTransferLitecoind(t *testing.T) {
 // tronChain is a tronfake node behind a test server, with a request count.
 func tronChain(t *testing.T) (*reconciletest.Chain, *tronfake.Node, *atomic.Int64) {
 	node := tronfake.New()
-	start := time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC) // intentstest's clock
+	start := time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC) // paywatchtest's clock
 	if err := node.MineAt(start.Add(-25 * 3 * time.Second)); err != nil {
 		t.Fatal(err)
 	}
@@ -110,8 +110,8 @@ func tronChain(t *testing.T) (*reconciletest.Chain, *tronfake.Node, *atomic.Int6
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := intentstest.New(t, intentstest.Only(payment.Tron), intentstest.WithSource(payment.Tron, src),
-		intentstest.WithConfig(func(c *config.Config) {
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Tron), paywatchtest.WithSource(payment.Tron, src),
+		paywatchtest.WithConfig(func(c *config.Config) {
 			c.Methods[string(payment.USDTTRC20)].Contract = mainnetUSDT
 			start := int64(1) // scan the fake's first blocks too
 			c.Networks[string(payment.Tron)].StartHeight = &start
@@ -122,7 +122,7 @@ func tronChain(t *testing.T) (*reconciletest.Chain, *tronfake.Node, *atomic.Int6
 			if err != nil {
 				t.Fatal(err)
 			}
-			txid := node.PayTRX([]byte("paywatch test payer!"), to, intentstest.Units(v.AmountBaseUnits).Int64(), true)
+			txid := node.PayTRX([]byte("paywatch test payer!"), to, paywatchtest.Units(v.AmountBaseUnits).Int64(), true)
 			node.Mine(1)
 			return txid
 		}}
@@ -148,14 +148,14 @@ func TestReconcileLostTransferSolana(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := solana.NewModeSource(client)
-	e := intentstest.New(t, intentstest.Only(payment.Solana), intentstest.WithSource(payment.Solana, src))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Solana), paywatchtest.WithSource(payment.Solana, src))
 	c := &reconciletest.Chain{N: payment.Solana, E: e, Method: "SOL", View: &reconcile.SignatureView{Client: client},
 		Pay: func(t *testing.T, v views.Intent) string {
 			to, err := sol.PublicKeyFromBase58(v.Address)
 			if err != nil {
 				t.Fatal(err)
 			}
-			sig := node.PaySOL([32]byte{7, 7, 7}, to, intentstest.Units(v.AmountBaseUnits).Uint64(), false, false)
+			sig := node.PaySOL([32]byte{7, 7, 7}, to, paywatchtest.Units(v.AmountBaseUnits).Uint64(), false, false)
 			node.Mine(1)
 			return sig
 		}}
@@ -329,7 +329,7 @@ func TestReconcileCallsPer1000BlocksBtcd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin), intentstest.WithSource(payment.Bitcoin, src))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin), paywatchtest.WithSource(payment.Bitcoin, src))
 	e.Sync(payment.Bitcoin) // the scanner starts at the tip
 	if _, err := node.Generate(reconciletest.Ctx(t), 1000); err != nil {
 		t.Fatal(err)
@@ -364,7 +364,7 @@ func TestReconcileUnexpectedTransferStaysOpen(t *testing.T) {
 	phantom := strings.Repeat("ab", 32)
 	if err := c.E.Store.InTx(ctx, func(tx *store.Tx) error {
 		_, _, err := tx.UpsertTransfer(ctx, store.Transfer{ID: store.NewID("tr"), Network: "tron", TxID: phantom, Index: -1,
-			Asset: "native", Address: v.Address, AddressKey: key, Amount: intentstest.Units("1000000"), IntentID: v.ID,
+			Asset: "native", Address: v.Address, AddressKey: key, Amount: paywatchtest.Units("1000000"), IntentID: v.ID,
 			BlockHeight: &h, BlockHash: "ffff", FirstSeenAt: c.E.Clock.Now(), Status: payment.TransferConfirmed,
 			Classification: payment.Partial, CreatedAt: c.E.Clock.Now()})
 		return err

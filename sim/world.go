@@ -15,8 +15,8 @@ import (
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/store"
 )
 
@@ -148,7 +148,7 @@ func hasMempool(n payment.Network) bool { return n == payment.Bitcoin || n == pa
 // history it runs, reset in between.
 type world struct {
 	t testing.TB
-	e *intentstest.Env
+	e *paywatchtest.Env
 	// ours holds every watched key by network (hex), for the chain check.
 	ours map[payment.Network]map[string]bool
 	// resetSQL empties the tables a history writes.
@@ -208,7 +208,7 @@ func simConfig(c *config.Config) {
 }
 
 func newWorld(t testing.TB) *world {
-	e := intentstest.New(t, intentstest.WithConfig(simConfig))
+	e := paywatchtest.New(t, paywatchtest.WithConfig(simConfig))
 	w := &world{t: t, e: e}
 	ctx := context.Background()
 	// The commit-time kill: a deferred constraint trigger on the cursor

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/clock"
-	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/store"
 	"github.com/paywatch/paywatch/webhooks"
 )
@@ -53,7 +53,7 @@ func (p *lockProbe) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 }
 
 func TestNoDeliveryPOSTsInsideATransaction(t *testing.T) {
-	e := intentstest.New(t)
+	e := paywatchtest.New(t)
 	for i := range 3 {
 		e.CreateIntent("order", fmt.Sprintf("ORD-L%d", i), "", "10.00", "ETH")
 	}
@@ -107,7 +107,7 @@ func (c *crashingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 }
 
 func TestCrashBetweenPOSTAndRecordResendsExactlyOnceMore(t *testing.T) {
-	e := intentstest.New(t)
+	e := paywatchtest.New(t)
 	for i := range 3 {
 		e.CreateIntent("order", fmt.Sprintf("ORD-C%d", i), "", "10.00", "ETH")
 	}
@@ -195,7 +195,7 @@ func idOf(seqs map[string]int64, seq int64) string {
 }
 
 func TestTwoSendersDeliverEachEventOnceInOrder(t *testing.T) {
-	e := intentstest.New(t)
+	e := paywatchtest.New(t)
 	recv := newReceiver("k")
 	srv := httptest.NewServer(recv)
 	defer srv.Close()

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/webhooks"
 )
 
@@ -66,7 +66,7 @@ func withNext(h config.Webhook) config.Webhook {
 // current secret and one under the next: a receiver that has switched and
 // one that has not both verify it.
 func TestRotationSignsWithBothSecrets(t *testing.T) {
-	e := intentstest.New(t)
+	e := paywatchtest.New(t)
 	e.CreateIntent("order", "ORD-ROT", "", "10.00", "BTC")
 	var mu sync.Mutex
 	var headers []string
@@ -108,7 +108,7 @@ func TestRotationSignsWithBothSecrets(t *testing.T) {
 // the delivery log, an error text or a log line: a delivery that fails
 // (nothing listens there) records the failure with the URL redacted.
 func TestEndpointURLIsRedactedInRecordsAndLogs(t *testing.T) {
-	e := intentstest.New(t)
+	e := paywatchtest.New(t)
 	e.CreateIntent("order", "ORD-RED", "", "10.00", "BTC")
 	raw := "http://hookuser:pa55word@127.0.0.1:1/hook?token=T0KEN123&shop=7"
 	var logs syncBuf

@@ -9,18 +9,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/webhooks"
 )
 
 // Issue 22, item 11: a transfer.resolved webhook tells the storefront what
 // finance decided, without finance's note or the clerk's key name.
 func TestResolvedWebhookLeavesOutFinanceNotes(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	v := e.CreateIntent("order", "ORD-WHN", "cust-whn", "100.00", "BTC")
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "whn-pay")
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "whn-dup")
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "whn-pay")
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "whn-dup")
 	e.Chains[payment.Bitcoin].Mine(2)
 	e.Sync(payment.Bitcoin)
 	dup := e.Intent(v.ID).Transfers[1].ID
@@ -59,7 +59,7 @@ func TestResolvedWebhookLeavesOutFinanceNotes(t *testing.T) {
 // Issue 22, item 4: an endpoint with account_prefix gets only the events of
 // those accounts.
 func TestWebhookAccountPrefixFiltersEvents(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	e.CreateIntent("order", "ORD-P2", "shop2:c", "10.00", "BTC")
 	e.CreateIntent("order", "ORD-P0", "", "10.00", "BTC")
 	first := e.CreateIntent("order", "ORD-P1", "shop1:c", "10.00", "BTC")

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paywatch/paywatch/intents/intentstest"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/store"
 	"github.com/paywatch/paywatch/views"
 	"github.com/paywatch/paywatch/webhooks"
@@ -157,7 +157,7 @@ func waitCursor(t testing.TB, st *store.Store, name string) {
 }
 
 func TestDeliveryRetriesRestartsAndOrder(t *testing.T) {
-	e := intentstest.New(t)
+	e := paywatchtest.New(t)
 	recv := newReceiver("s3cret")
 	recv.failFirst = 3
 	srv := httptest.NewServer(recv)
@@ -243,7 +243,7 @@ func TestDeliveryRetriesRestartsAndOrder(t *testing.T) {
 }
 
 func TestGiveUpMarksFailedAndRedeliverSendsAgain(t *testing.T) {
-	e := intentstest.New(t)
+	e := paywatchtest.New(t)
 	for i := range 3 {
 		e.CreateIntent("order", fmt.Sprintf("ORD-G%d", i), "", "10.00", "ETH")
 	}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/views"
 )
 
@@ -33,8 +33,8 @@ func BenchmarkCatchUp(b *testing.B) {
 		b.StopTimer()
 		node := startBtcd(b)
 		src := newClient(b, payment.Bitcoin, node.node.RPCURL, true)
-		e := intentstest.New(b, intentstest.Only(payment.Bitcoin), intentstest.WithSource(payment.Bitcoin, src),
-			intentstest.WithConfig(func(c *config.Config) {
+		e := paywatchtest.New(b, paywatchtest.Only(payment.Bitcoin), paywatchtest.WithSource(payment.Bitcoin, src),
+			paywatchtest.WithConfig(func(c *config.Config) {
 				c.Networks["bitcoin"].Gap = watched
 				if parallel > 0 {
 					c.Networks["bitcoin"].Parallel = parallel

@@ -14,17 +14,17 @@ import (
 	"github.com/paywatch/paywatch/chains/bitcoin"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/ingest"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/views"
 )
 
 // scan drives paywatch end to end against one real regtest node: the
-// service, its PostgreSQL database and its HTTP API (intentstest.Env), with
+// service, its PostgreSQL database and its HTTP API (paywatchtest.Env), with
 // the network's scanner reading the node through a bitcoin.Client.
 type scan struct {
 	t       *testing.T
-	e       *intentstest.Env
+	e       *paywatchtest.Env
 	n       payment.Network
 	method  string
 	conf    int
@@ -37,8 +37,8 @@ type scan struct {
 // src, with conf confirmations for its method.
 func newScan(t *testing.T, n payment.Network, method string, conf int, node payNode, src *bitcoin.Client) *scan {
 	t.Helper()
-	e := intentstest.New(t, intentstest.Only(n), intentstest.WithSource(n, src),
-		intentstest.WithConfig(func(c *config.Config) { c.Methods[method].Confirmations = &conf }))
+	e := paywatchtest.New(t, paywatchtest.Only(n), paywatchtest.WithSource(n, src),
+		paywatchtest.WithConfig(func(c *config.Config) { c.Methods[method].Confirmations = &conf }))
 	return &scan{t: t, e: e, n: n, method: method, conf: conf, node: node, src: src}
 }
 

@@ -10,8 +10,8 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/paywatch/paywatch/chains"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // BenchmarkApplyBlock measures the Sink's side of one Ethereum block: the
@@ -23,7 +23,7 @@ import (
 func BenchmarkApplyBlock(b *testing.B) {
 	for _, k := range []int{0, 3, 10} {
 		b.Run(fmt.Sprintf("transfers=%d", k), func(b *testing.B) {
-			e := intentstest.New(b, intentstest.Only(payment.Ethereum))
+			e := paywatchtest.New(b, paywatchtest.Only(payment.Ethereum))
 			ctx := context.Background()
 			const pool = 200
 			var keys [][]byte

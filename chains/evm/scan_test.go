@@ -25,8 +25,8 @@ import (
 	"github.com/paywatch/paywatch/devnet/ethdev"
 	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/ingest"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/views"
 )
 
@@ -98,7 +98,7 @@ func scanAccountKey(t *testing.T) string {
 
 // scan is a paywatch core scanning one anvil.
 type scan struct {
-	*intentstest.Env
+	*paywatchtest.Env
 	n    *node
 	src  *evm.Client
 	refs int
@@ -108,8 +108,8 @@ func newScan(t *testing.T, n *node, trace string, adjust func(*config.Config)) *
 	t.Helper()
 	src := n.client(t, trace, nil)
 	key := scanAccountKey(t)
-	e := intentstest.New(t, intentstest.Only(payment.Ethereum), intentstest.WithSource(payment.Ethereum, src),
-		intentstest.WithConfig(func(c *config.Config) {
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Ethereum), paywatchtest.WithSource(payment.Ethereum, src),
+		paywatchtest.WithConfig(func(c *config.Config) {
 			c.Methods[string(payment.USDTERC20)].Contract = n.usdt.Hex()
 			c.Methods[string(payment.USDCERC20)].Contract = n.usdc.Hex()
 			nc := c.Networks[string(payment.Ethereum)]
@@ -119,7 +119,7 @@ func newScan(t *testing.T, n *node, trace string, adjust func(*config.Config)) *
 				adjust(c)
 			}
 		}))
-	// As serve does (cmd/paywatch/serve.go): the status endpoint reports
+	// As the daemon does (daemon/daemon.go): the status endpoint reports
 	// the client's trace mode.
 	e.Nets.Modes = func(net payment.Network) string {
 		if net == payment.Ethereum {

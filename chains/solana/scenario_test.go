@@ -3,7 +3,7 @@ package solana_test
 // Scenario tests: the solana client (as solana.ModeSource, what the daemon
 // scans) pointed at a solanafake cluster over HTTP, scanned by the
 // chain-neutral scanner into the intents service, a real PostgreSQL
-// database and the HTTP API (intents/intentstest), in block mode and in
+// database and the HTTP API (paywatchtest), in block mode and in
 // address (polling) mode. Solana is simulated here: no real cluster runs in
 // these tests. The fake finalizes every slot at once, so an intent goes from
 // awaiting_payment to paid in the step that reads its payment.
@@ -29,8 +29,8 @@ import (
 	"github.com/paywatch/paywatch/chains/solana"
 	"github.com/paywatch/paywatch/chains/solana/solanafake"
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/views"
 )
 
@@ -120,7 +120,7 @@ func (f *faultyCluster) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // solScan is a paywatch core scanning a fake cluster through the client.
 type solScan struct {
-	*intentstest.Env
+	*paywatchtest.Env
 	t       testing.TB
 	node    *solanafake.Node
 	cluster *faultyCluster
@@ -133,10 +133,10 @@ type solScan struct {
 // newSolScan starts a fake cluster with 11 slots whose times end just
 // before the Env's clock and an Env scanning it in mode (block, address
 // or auto). The status endpoint reports the mode as the daemon wires it.
-func newSolScan(t testing.TB, mode string, opts ...intentstest.Option) *solScan {
+func newSolScan(t testing.TB, mode string, opts ...paywatchtest.Option) *solScan {
 	t.Helper()
 	node := solanafake.New()
-	start := time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC) // intentstest's clock
+	start := time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC) // paywatchtest's clock
 	if err := node.MineAt(start.Add(-10 * time.Second)); err != nil {
 		t.Fatal(err)
 	}
@@ -146,12 +146,12 @@ func newSolScan(t testing.TB, mode string, opts ...intentstest.Option) *solScan 
 	t.Cleanup(srv.Close)
 	s := &solScan{t: t, node: node, cluster: cluster, url: srv.URL, mode: mode, payer: [32]byte{7, 7, 7}}
 	s.src = s.newSource()
-	all := append([]intentstest.Option{
-		intentstest.Only(payment.Solana),
-		intentstest.WithConfig(func(c *config.Config) { c.Networks["solana"].Mode = mode }),
-		intentstest.WithSource(payment.Solana, s.src),
+	all := append([]paywatchtest.Option{
+		paywatchtest.Only(payment.Solana),
+		paywatchtest.WithConfig(func(c *config.Config) { c.Networks["solana"].Mode = mode }),
+		paywatchtest.WithSource(payment.Solana, s.src),
 	}, opts...)
-	s.Env = intentstest.New(t, all...)
+	s.Env = paywatchtest.New(t, all...)
 	s.Nets.Modes = func(n payment.Network) string { // as cmd/paywatch wires it
 		if n == payment.Solana {
 			return s.src.InUse()
@@ -224,7 +224,7 @@ func (s *solScan) importKeys(n int) {
 	s.ImportSolanaPool(keys...)
 }
 
-func lamports(v views.Intent) uint64 { return intentstest.Units(v.AmountBaseUnits).Uint64() }
+func lamports(v views.Intent) uint64 { return paywatchtest.Units(v.AmountBaseUnits).Uint64() }
 
 // status returns the Solana entry of GET /v1/status.
 func (s *solScan) status() availability.NetworkStatus {

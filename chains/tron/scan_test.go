@@ -2,7 +2,7 @@ package tron_test
 
 // Scenario tests: the tron Client pointed at a tronfake node over HTTP,
 // scanned by the chain-neutral scanner into the intents service, a real
-// PostgreSQL database and the HTTP API (intents/intentstest). Tron is
+// PostgreSQL database and the HTTP API (paywatchtest). Tron is
 // simulated here: no real Tron node runs in these tests.
 
 import (
@@ -23,8 +23,8 @@ import (
 	"github.com/paywatch/paywatch/chains/tron"
 	"github.com/paywatch/paywatch/chains/tron/tronfake"
 	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/views"
 )
 
@@ -80,7 +80,7 @@ func (f *faultyNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // tronScan is a paywatch core scanning a fake Tron node through the client.
 type tronScan struct {
-	*intentstest.Env
+	*paywatchtest.Env
 	t     testing.TB
 	node  *tronfake.Node
 	proxy *faultyNode
@@ -93,10 +93,10 @@ const clientTimeout = 500 * time.Millisecond
 
 // newTronScan starts a fake node with 25 blocks whose times end just
 // before the Env's clock, and an Env that scans it with a tron.Client.
-func newTronScan(t testing.TB, opts ...intentstest.Option) *tronScan {
+func newTronScan(t testing.TB, opts ...paywatchtest.Option) *tronScan {
 	t.Helper()
 	node := tronfake.New()
-	start := time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC) // intentstest's clock
+	start := time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC) // paywatchtest's clock
 	if err := node.MineAt(start.Add(-25 * 3 * time.Second)); err != nil {
 		t.Fatal(err)
 	}
@@ -105,14 +105,14 @@ func newTronScan(t testing.TB, opts ...intentstest.Option) *tronScan {
 	srv := httptest.NewServer(proxy)
 	t.Cleanup(srv.Close)
 	s := &tronScan{t: t, node: node, proxy: proxy, url: srv.URL, usdt: accountOf(t, mainnetUSDT)}
-	all := append([]intentstest.Option{
-		intentstest.Only(payment.Tron),
-		intentstest.WithConfig(func(c *config.Config) {
+	all := append([]paywatchtest.Option{
+		paywatchtest.Only(payment.Tron),
+		paywatchtest.WithConfig(func(c *config.Config) {
 			c.Methods[string(payment.USDTTRC20)].Contract = mainnetUSDT
 		}),
-		intentstest.WithSource(payment.Tron, s.newClient()),
+		paywatchtest.WithSource(payment.Tron, s.newClient()),
 	}, opts...)
-	s.Env = intentstest.New(t, all...)
+	s.Env = paywatchtest.New(t, all...)
 	return s
 }
 
@@ -193,7 +193,7 @@ func (s *tronScan) solidify(height uint64, id string) {
 	s.sync()
 }
 
-func units(v views.Intent) int64 { return intentstest.Units(v.AmountBaseUnits).Int64() }
+func units(v views.Intent) int64 { return paywatchtest.Units(v.AmountBaseUnits).Int64() }
 
 // live returns the intent's transfers that are not orphaned.
 func live(v views.Intent) []views.Transfer {

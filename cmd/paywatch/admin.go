@@ -16,6 +16,7 @@ import (
 	"github.com/paywatch/paywatch/addresses"
 	"github.com/paywatch/paywatch/availability"
 	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/daemon"
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
@@ -231,7 +232,7 @@ func runPool(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err != nil {
 			return err
 		}
-		if err := refuseWellKnownPool(cfg, keys); err != nil {
+		if err := daemon.RefuseWellKnownPool(cfg, keys); err != nil {
 			return err
 		}
 		added, err := insertPool(ctx, st, keys)

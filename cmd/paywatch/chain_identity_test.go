@@ -76,23 +76,23 @@ networks:
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := importPool(dctx, d.store, strings.NewReader(strings.Join(addresses.SandboxSolanaPool[:3], "\n"))); err != nil {
+		if _, err := importPool(dctx, d.Store(), strings.NewReader(strings.Join(addresses.SandboxSolanaPool[:3], "\n"))); err != nil {
 			t.Fatal(err)
 		}
-		plain, _, err := d.store.CreateAPIKey(dctx, fmt.Sprintf("k%d", time.Now().UnixNano()), []string{"storefront", "operator"}, time.Now())
+		plain, _, err := d.Store().CreateAPIKey(dctx, fmt.Sprintf("k%d", time.Now().UnixNano()), []string{"storefront", "operator"}, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
 		addrCh := make(chan string, 1)
 		done := make(chan error, 1)
-		go func() { done <- d.run(dctx, func(a string) { addrCh <- a }) }()
+		go func() { done <- d.Run(dctx, func(a string) { addrCh <- a }) }()
 		call := apiCaller(t, "http://"+<-addrCh, plain)
 		return call, func() {
 			stop()
 			if err := <-done; err != nil {
 				t.Errorf("serve: %v", err)
 			}
-			d.close()
+			d.Close()
 		}
 	}
 	waitFor := func(what string, cond func() bool) {

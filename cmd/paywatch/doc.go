@@ -11,6 +11,9 @@
 // own command, cmd/paywatch-sandbox, which runs this binary's serve; this one
 // links none of it (TestDaemonLinksNoSandbox).
 //
+// serve is a config load and daemon.New + Run: the daemon is wired in
+// package daemon, as the tests and the simulator build it.
+//
 // main returns errors instead of exiting deep inside; SIGINT and SIGTERM
 // cancel the context, and cancellation is a clean exit.
 package main

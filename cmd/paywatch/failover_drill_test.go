@@ -142,8 +142,8 @@ webhooks:
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.close()
-	plain, _, err := d.store.CreateAPIKey(ctx, "drill", []string{"storefront", "finance", "operator"}, time.Now())
+	defer d.Close()
+	plain, _, err := d.Store().CreateAPIKey(ctx, "drill", []string{"storefront", "finance", "operator"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ webhooks:
 	defer stopDaemon()
 	addrCh := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() { done <- d.run(dctx, func(a string) { addrCh <- a }) }()
+	go func() { done <- d.Run(dctx, func(a string) { addrCh <- a }) }()
 	cl := &drillClient{t: t, base: "http://" + <-addrCh, key: plain,
 		http: &http.Client{Transport: openapitest.Transport(t, nil), Timeout: 60 * time.Second}}
 
@@ -397,7 +397,7 @@ webhooks:
 		*drillLoad, len(intents), len(debits), len(paid), len(ids), deliveries, cl.dbUnavailable.Load(), cl.otherUnavailable.Load())
 	t.Logf("kill -9: first successful write %v after the kill (promote took %v)", first1.Sub(lost1).Round(time.Millisecond), promoted1.Sub(lost1).Round(time.Millisecond))
 	t.Logf("SIGSTOP: first successful write %v after the stop (promote took %v); database losses noticed by the probe: %d",
-		first2.Sub(lost2).Round(time.Millisecond), promoted2.Sub(lost2).Round(time.Millisecond), d.store.Losses())
+		first2.Sub(lost2).Round(time.Millisecond), promoted2.Sub(lost2).Round(time.Millisecond), d.Store().Losses())
 	if first1.IsZero() || first2.IsZero() {
 		t.Errorf("no successful write after a failover")
 	}

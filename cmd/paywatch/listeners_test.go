@@ -28,12 +28,12 @@ func TestAdminListenerServesMetricsAndTheConsole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.close()
+	defer d.Close()
 	addrCh := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() { done <- d.run(ctx, func(a string) { addrCh <- a }) }()
+	go func() { done <- d.Run(ctx, func(a string) { addrCh <- a }) }()
 	apiBase := "http://" + <-addrCh
-	adminBase := "http://" + d.adminAddr
+	adminBase := "http://" + d.AdminAddr()
 	var contentType string
 	get := func(url string) (int, string) {
 		t.Helper()

@@ -20,25 +20,6 @@ import (
 	"github.com/paywatch/paywatch/webhooks"
 )
 
-// extraServices returns background services beyond the core: one webhook
-// sender per configured endpoint.
-func (d *daemon) extraServices() []func(ctx context.Context) error {
-	eps, err := webhooks.FromConfig(d.cfg.Webhooks, os.Getenv)
-	if err != nil {
-		return []func(ctx context.Context) error{func(context.Context) error { return err }}
-	}
-	var out []func(ctx context.Context) error
-	var delivered func(string, time.Duration)
-	if d.ops != nil {
-		delivered = d.ops.delivered
-	}
-	for _, ep := range eps {
-		s := webhooks.New(ep, webhooks.Options{Store: d.store, Log: d.log, Delivered: delivered})
-		out = append(out, s.Run)
-	}
-	return out
-}
-
 // cliActor names who resolves from the command line.
 func cliActor() string {
 	if u, err := user.Current(); err == nil && u.Username != "" {

@@ -3,21 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
-	"io"
-	"log/slog"
 	"math/big"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/paywatch/paywatch/config"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
-	"github.com/paywatch/paywatch/webhooks"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // cli runs a paywatch command and returns its stdout.
@@ -29,12 +22,12 @@ func cli(t *testing.T, args ...string) (string, error) {
 }
 
 func TestFinanceAndWebhookCommands(t *testing.T) {
-	e := intentstest.New(t)
+	e := paywatchtest.New(t)
 	t.Setenv("PAYWATCH_DATABASE_URL", e.Config.DatabaseURL)
 	t.Setenv("PAYWATCH_CONFIG", filepath.Join(t.TempDir(), "absent.yaml"))
 	v := e.CreateIntent("order", "ORD-CLI", "", "100.00", "BTC")
 	e.Pay(v, payment.Native, big.NewInt(0), "dust")
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "pay")
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "pay")
 	e.Chains[payment.Bitcoin].Mine(1)
 	e.Sync(payment.Bitcoin)
 	got := e.Intent(v.ID)
@@ -105,58 +98,13 @@ func TestFinanceAndWebhookCommands(t *testing.T) {
 	}
 }
 
-func TestDaemonRunsOneSenderPerWebhook(t *testing.T) {
-	e := intentstest.New(t)
-	e.CreateIntent("order", "ORD-HOOK", "", "10.00", "ETH")
-	got := make(chan string, 16)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if err := webhooks.Verify([]byte(hookSecret), r.Header.Get(webhooks.SignatureHeader), body, time.Now(), 5*time.Minute); err != nil {
-			http.Error(w, err.Error(), 400)
-			return
-		}
-		got <- string(body)
-	}))
-	defer srv.Close()
-	cfg := *e.Config
-	cfg.Webhooks = []config.Webhook{{Name: "shop", URL: srv.URL, SecretEnv: "PAYWATCH_TEST_HOOK_SECRET"}}
-	d := &daemon{cfg: &cfg, store: e.Store, log: slog.New(slog.DiscardHandler)}
-
-	t.Setenv("PAYWATCH_TEST_HOOK_SECRET", "")
-	svcs := d.extraServices()
-	if len(svcs) != 1 {
-		t.Fatalf("%d services without a secret", len(svcs))
-	}
-	if err := svcs[0](context.Background()); !errors.Is(err, webhooks.ErrNoSecret) {
-		t.Fatalf("missing secret: %v", err)
-	}
-
-	t.Setenv("PAYWATCH_TEST_HOOK_SECRET", hookSecret)
-	svcs = d.extraServices()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- svcs[0](ctx) }()
-	select {
-	case body := <-got:
-		if !strings.Contains(body, `"type":"intent.created"`) || !strings.Contains(body, "ORD-HOOK") {
-			t.Fatalf("delivered %s", body)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("no delivery within 20s")
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-}
-
 // hookSecret is a webhook signing secret of the length FromConfig requires.
 const hookSecret = "paywatch-test-hook-secret-of-32-bytes-or-more"
 
 // The webhook commands show endpoint URLs and delivery errors redacted,
 // also for rows a daemon stored before it redacted them.
 func TestWebhookCommandsRedactURLs(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	t.Setenv("PAYWATCH_DATABASE_URL", e.Config.DatabaseURL)
 	t.Setenv("PAYWATCH_CONFIG", filepath.Join(t.TempDir(), "absent.yaml"))
 	ctx := context.Background()

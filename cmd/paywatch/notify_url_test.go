@@ -95,17 +95,17 @@ networks:
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.close()
-	if _, err := importPool(ctx, d.store, strings.NewReader(strings.Join(addresses.SandboxSolanaPool[:2], "\n"))); err != nil {
+	defer d.Close()
+	if _, err := importPool(ctx, d.Store(), strings.NewReader(strings.Join(addresses.SandboxSolanaPool[:2], "\n"))); err != nil {
 		t.Fatal(err)
 	}
-	plain, _, err := d.store.CreateAPIKey(ctx, "shop", []string{"storefront", "operator"}, time.Now())
+	plain, _, err := d.Store().CreateAPIKey(ctx, "shop", []string{"storefront", "operator"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	addrCh := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() { done <- d.run(ctx, func(a string) { addrCh <- a }) }()
+	go func() { done <- d.Run(ctx, func(a string) { addrCh <- a }) }()
 	base := "http://" + <-addrCh
 	call := apiCaller(t, base, plain)
 	// waitFor polls a condition of the daemon's API or of the fake node.

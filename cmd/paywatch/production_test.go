@@ -63,7 +63,7 @@ func TestMainnetRefusesTheSandboxSolanaPool(t *testing.T) {
 	}
 	d, err := newDaemon(context.Background(), cfg, newLogger(io.Discard, "warn"))
 	if err == nil {
-		d.close()
+		d.Close()
 		t.Fatal("a mainnet daemon started over the sandbox's Solana pool")
 	}
 	if !strings.Contains(err.Error(), addresses.SandboxSolanaPool[3]) || !strings.Contains(err.Error(), "networks.solana") {

@@ -10,41 +10,13 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/chains"
-	"github.com/paywatch/paywatch/chains/solana"
+	"github.com/paywatch/paywatch/chains/nodes"
 	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/daemon"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/reconcile"
 	"github.com/paywatch/paywatch/store"
 )
-
-// reconcileConfig is config.Reconcile as the package takes it.
-func reconcileConfig(rc config.Reconcile) reconcile.Config {
-	return reconcile.Config{Schedule: rc.Schedule, Blocks: rc.Blocks, MaxBlocks: rc.MaxBlocks, Sample: rc.SampleAddresses,
-		RatePerSecond: rc.RatePerSecond}
-}
-
-// reconcileViews is each network's view for the reconciler: the Solana
-// client's signature listings, every other network's blocks read again
-// through its source with the watched set.
-func reconcileViews(sources map[payment.Network]chains.Source, watch map[payment.Network]*chains.WatchSet) map[payment.Network]reconcile.View {
-	views := map[payment.Network]reconcile.View{}
-	for n, src := range sources {
-		if ms, ok := src.(*solana.ModeSource); ok {
-			views[n] = &reconcile.SignatureView{Client: ms.Client}
-			continue
-		}
-		// An estimate for the view's own count (the README's figures are
-		// counted at the node): Tron getblockbynum (and the infos when a
-		// contract ran), Ethereum the block (and logs or receipts when a
-		// watched token moved), Bitcoin and Litecoin getblockhash + getblock.
-		per := int64(1)
-		if n == payment.Bitcoin || n == payment.Litecoin {
-			per = 2
-		}
-		views[n] = &reconcile.BlockView{Source: src, Watched: watch[n], CallsPerBlock: per}
-	}
-	return views
-}
 
 // runReconcile checks one network now, against the configured node, and
 // prints the report: `paywatch reconcile -config paywatch.yaml -network
@@ -89,7 +61,7 @@ func runReconcile(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return nil
 	}
 	log := newLogger(stderr, cfg.LogLevel)
-	src, _, err := newSource(ctx, cfg, n, log)
+	src, _, err := nodes.New(ctx, cfg, n, nil, log)
 	if err != nil {
 		return fmt.Errorf("networks.%s: %w", n, err)
 	}
@@ -97,8 +69,8 @@ func runReconcile(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if _, err := st.WatchedKeysSince(ctx, string(n), 0, func(key []byte) { watch.Add(append([]byte(nil), key...)) }); err != nil {
 		return err
 	}
-	r, err := reconcile.New(st, reconcileConfig(cfg.Reconcile),
-		reconcileViews(map[payment.Network]chains.Source{n: src}, map[payment.Network]*chains.WatchSet{n: watch}), log)
+	r, err := reconcile.New(st, daemon.ReconcileConfig(cfg.Reconcile),
+		daemon.ReconcileViews(map[payment.Network]chains.Source{n: src}, map[payment.Network]*chains.WatchSet{n: watch}), log)
 	if err != nil {
 		return err
 	}
@@ -123,16 +95,4 @@ func printReport(w io.Writer, rep reconcile.Report) error {
 	}
 	return enc.Encode(map[string]any{"network": rep.Network, "from": rep.From, "to": rep.To, "blocks": rep.Blocks,
 		"addresses": rep.Addresses, "node_calls": rep.Calls, "skipped": rep.Skipped, "findings": findings, "rechecked": rep.Rechecked})
-}
-
-// wireReconciler builds the daemon's reconciler over its sources and
-// watched sets, and exports its findings as a metric.
-func (d *daemon) wireReconciler() error {
-	r, err := reconcile.New(d.store, reconcileConfig(d.cfg.Reconcile), reconcileViews(d.sources, d.watch), d.log)
-	if err != nil {
-		return err
-	}
-	d.reconciler = r
-	d.reg.MustRegister(reconcile.NewCollector(d.store))
-	return nil
 }

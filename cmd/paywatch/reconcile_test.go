@@ -56,14 +56,14 @@ reconcile: {schedule: "@hourly", blocks: 20, rate_per_second: 100}
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.close()
-	plain, _, err := d.store.CreateAPIKey(ctx, "ops", []string{"operator"}, time.Now())
+	defer d.Close()
+	plain, _, err := d.Store().CreateAPIKey(ctx, "ops", []string{"operator"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	addrCh := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() { done <- d.run(ctx, func(a string) { addrCh <- a }) }()
+	go func() { done <- d.Run(ctx, func(a string) { addrCh <- a }) }()
 	base := "http://" + <-addrCh
 	api := apiCaller(t, base, plain)
 	waitFor := func(what string, cond func() bool) {
@@ -77,7 +77,7 @@ reconcile: {schedule: "@hourly", blocks: 20, rate_per_second: 100}
 		}
 	}
 	waitFor("the tron scanner to start", func() bool {
-		_, err := d.store.GetCursor(ctx, "tron")
+		_, err := d.Store().GetCursor(ctx, "tron")
 		return err == nil
 	})
 	if st, body, raw := api("POST", "/v1/networks/tron/reconcile", nil); st != 202 || body["status"] != "scheduled" {

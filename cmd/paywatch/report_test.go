@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/reports"
 )
 
@@ -16,11 +16,11 @@ import (
 // the stored bytes, the same the API serves, and `--as-of` computes the
 // records as they stood at a time.
 func TestReportCloseAndAsOfCommands(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	t.Setenv("PAYWATCH_DATABASE_URL", e.Config.DatabaseURL)
 	t.Setenv("PAYWATCH_CONFIG", filepath.Join(t.TempDir(), "absent.yaml"))
 	v := e.CreateIntent("order", "ORD-CLOSE", "", "100.00", "BTC")
-	e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "close")
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "close")
 	e.Sync(payment.Bitcoin)
 	from, to := "2026-11-01", "2026-11-30T15:00:00Z" // ended: the command runs on the wall clock
 

@@ -67,18 +67,18 @@ networks:
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.close()
+	defer d.Close()
 	pool := strings.Join(addresses.SandboxSolanaPool[:3], "\n")
-	if _, err := importPool(ctx, d.store, strings.NewReader(pool)); err != nil {
+	if _, err := importPool(ctx, d.Store(), strings.NewReader(pool)); err != nil {
 		t.Fatal(err)
 	}
-	plain, _, err := d.store.CreateAPIKey(ctx, "shop", []string{"storefront", "operator"}, time.Now())
+	plain, _, err := d.Store().CreateAPIKey(ctx, "shop", []string{"storefront", "operator"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	addrCh := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() { done <- d.run(ctx, func(a string) { addrCh <- a }) }()
+	go func() { done <- d.Run(ctx, func(a string) { addrCh <- a }) }()
 	base := "http://" + <-addrCh
 	api := apiCaller(t, base, plain)
 	client := &http.Client{Transport: openapitest.Transport(t, nil)} // for the non-API pages

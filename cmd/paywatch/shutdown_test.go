@@ -89,14 +89,14 @@ webhooks:
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.close()
-	plain, _, err := d.store.CreateAPIKey(ctx, "shop", []string{"storefront"}, time.Now())
+	defer d.Close()
+	plain, _, err := d.Store().CreateAPIKey(ctx, "shop", []string{"storefront"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	addrCh := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() { done <- d.run(ctx, func(a string) { addrCh <- a }) }()
+	go func() { done <- d.Run(ctx, func(a string) { addrCh <- a }) }()
 	base := "http://" + <-addrCh
 	client := &http.Client{Transport: openapitest.Transport(t, nil)} // answers checked against the OpenAPI document
 

@@ -11,8 +11,8 @@ import (
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/devnet/devnettest"
 	"github.com/paywatch/paywatch/devnet/ethdev"
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/reconcile"
 	"github.com/paywatch/paywatch/reconcile/reconciletest"
 	"github.com/paywatch/paywatch/views"
@@ -33,11 +33,11 @@ func TestReconcileLostTransferAnvil(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(src.Close)
-	e := intentstest.New(t, intentstest.Only(payment.Ethereum), intentstest.WithSource(payment.Ethereum, src),
-		intentstest.WithConfig(func(c *config.Config) { c.Networks[string(payment.Ethereum)].Trace = evm.TraceOff }))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Ethereum), paywatchtest.WithSource(payment.Ethereum, src),
+		paywatchtest.WithConfig(func(c *config.Config) { c.Networks[string(payment.Ethereum)].Trace = evm.TraceOff }))
 	c := &reconciletest.Chain{N: payment.Ethereum, E: e, Method: "ETH", View: &reconcile.BlockView{Source: src, Watched: e.Watch[payment.Ethereum], CallsPerBlock: 2},
 		Pay: func(t *testing.T, v views.Intent) string {
-			h, err := a.SendETH(reconciletest.Ctx(t), common.HexToAddress(v.Address), intentstest.Units(v.AmountBaseUnits))
+			h, err := a.SendETH(reconciletest.Ctx(t), common.HexToAddress(v.Address), paywatchtest.Units(v.AmountBaseUnits))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,8 +67,8 @@ func TestReconcileCallsPer1000BlocksAnvil(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(view.Close)
-	e := intentstest.New(t, intentstest.Only(payment.Ethereum), intentstest.WithSource(payment.Ethereum, src),
-		intentstest.WithConfig(func(c *config.Config) { c.Networks[string(payment.Ethereum)].Trace = evm.TraceOff }))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Ethereum), paywatchtest.WithSource(payment.Ethereum, src),
+		paywatchtest.WithConfig(func(c *config.Config) { c.Networks[string(payment.Ethereum)].Trace = evm.TraceOff }))
 	e.Sync(payment.Ethereum) // the scanner starts at the tip
 	if err := a.Mine(reconciletest.Ctx(t), 1000); err != nil {
 		t.Fatal(err)

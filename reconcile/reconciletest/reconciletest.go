@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/reconcile"
 	"github.com/paywatch/paywatch/store"
 	"github.com/paywatch/paywatch/views"
@@ -28,7 +28,7 @@ func Ctx(t testing.TB) context.Context {
 // the view the reconciler reads and how to pay one of our addresses.
 type Chain struct {
 	N    payment.Network
-	E    *intentstest.Env
+	E    *paywatchtest.Env
 	View reconcile.View
 	// Pay pays v's amount to v's address, mines it in and returns the txid.
 	Pay func(t *testing.T, v views.Intent) string

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -23,9 +23,9 @@ func solanaMainnet(cfg *config.Config) bool {
 	return nc != nil && nc.Enabled && nc.Chain == "mainnet"
 }
 
-// refuseWellKnownPool refuses to import a sandbox pool key into a mainnet
+// RefuseWellKnownPool refuses to import a sandbox pool key into a mainnet
 // Solana pool (config validation does the same for account keys).
-func refuseWellKnownPool(cfg *config.Config, keys []addresses.Address) error {
+func RefuseWellKnownPool(cfg *config.Config, keys []addresses.Address) error {
 	if !solanaMainnet(cfg) {
 		return nil
 	}

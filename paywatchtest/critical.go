@@ -1,4 +1,4 @@
-package intentstest
+package paywatchtest
 
 import (
 	"context"

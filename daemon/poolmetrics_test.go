@@ -1,25 +1,22 @@
-package main
+package daemon_test
 
 import (
 	"fmt"
-	"log/slog"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/paywatch/paywatch/intents/intentstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // Issue 22, item 5: the remaining address pool and the derivation gap are
 // metrics. Three intents take three derived addresses; the first is paid,
 // so two were handed out after the last paid one.
 func TestAddressPoolAndDerivationGapMetrics(t *testing.T) {
-	e := intentstest.New(t, intentstest.Only(payment.Bitcoin, payment.Solana))
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin, payment.Solana))
 	for i, ref := range []string{"ORD-G1", "ORD-G2", "ORD-G3"} {
 		v := e.CreateIntent("order", ref, "", "10.00", "BTC")
 		if i == 0 {
-			e.Pay(v, payment.Native, intentstest.Units(v.AmountBaseUnits), "gap-pay")
+			e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "gap-pay")
 			e.Sync(payment.Bitcoin)
 		}
 	}
@@ -37,14 +34,16 @@ func TestAddressPoolAndDerivationGapMetrics(t *testing.T) {
 	if btcFree < 0 {
 		t.Fatalf("no bitcoin figures: %+v", stats)
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(newPoolCollector(e.Store, slog.New(slog.DiscardHandler)))
-	mfs, err := reg.Gather()
+	// As the daemon exports them.
+	mfs, err := e.Daemon.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]float64{}
 	for _, mf := range mfs {
+		if name := mf.GetName(); name != "paywatch_address_pool_free" && name != "paywatch_derivation_gap" {
+			continue
+		}
 		for _, m := range mf.GetMetric() {
 			got[mf.GetName()+"/"+m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
 		}

@@ -1,4 +1,4 @@
-package intentstest
+package paywatchtest
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/daemon"
 	"github.com/paywatch/paywatch/devnet/devnettest"
 	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/ingest"
@@ -82,12 +83,15 @@ type Env struct {
 	Chains   map[payment.Network]*chainstest.Fake
 	Scanners map[payment.Network]*chains.Scanner
 	Watch    map[payment.Network]*chains.WatchSet
-	sources  map[payment.Network]chains.Source
-	prices   map[string]string
-	book     *rates.Book
-	addrs    map[payment.Network]intents.AddressSource
-	log      *slog.Logger
-	pages    intents.Pages
+	// Daemon is the daemon the Env's components come from, built by
+	// daemon.New as serve builds it (the Env drives its scanners itself
+	// rather than running it).
+	Daemon  *daemon.Daemon
+	sources map[payment.Network]chains.Source
+	prices  map[string]string
+	book    *rates.Book
+	log     *slog.Logger
+	pages   intents.Pages
 }
 
 // Option adjusts an Env before it starts: its Config, or a real Source for
@@ -196,30 +200,20 @@ func New(t testing.TB, opts ...Option) *Env {
 	}
 	book := rates.NewBook(rates.BookConfig{MaxAge: 24 * 365 * time.Hour, MinSources: 1, Now: clock.Now}, []rates.Provider{rates.NewStatic(prices)}, []string{"BTC", "LTC", "ETH", "USDT", "USDC", "TRX", "SOL"}, nil)
 	book.Refresh(ctx)
-	e.Store, e.Clock = st, clock
-	addrs := map[payment.Network]intents.AddressSource{}
+	e.Store, e.Clock, e.book = st, clock, book
 	for _, n := range payment.Networks {
 		nc := cfg.Networks[string(n)]
-		if !nc.Enabled {
+		if !nc.Enabled || e.sources[n] != nil {
 			continue
 		}
-		e.Watch[n] = chains.NewWatchSet(64)
-		if n == payment.Solana {
-			addrs[n] = intents.AddressSource{}
-			continue
+		f := chainstest.NewFake(clock.Now)
+		f.Mine(1)
+		if n == payment.Solana || n == payment.Tron {
+			f.SetFinal(int(max(0, nc.SafetyDepth)))
 		}
-		der, err := addresses.NewDeriver(n, nc.AccountKey, nc.Chain)
-		if err != nil {
-			t.Fatalf("deriver %s: %v", n, err)
-		}
-		fp, _ := addresses.Fingerprint(nc.AccountKey)
-		addrs[n] = intents.AddressSource{Deriver: der, Source: fp, Gap: nc.Gap}
+		e.Chains[n] = f
 	}
-	e.book, e.addrs = book, addrs
 	e.startService()
-	if err := e.Service.EnsureLookahead(ctx); err != nil {
-		t.Fatalf("look-ahead: %v", err)
-	}
 	if cfg.Networks["solana"].Enabled {
 		e.ImportSolanaPool(addresses.SandboxSolanaPool[:10]...)
 	}
@@ -248,37 +242,50 @@ func New(t testing.TB, opts ...Option) *Env {
 		if !cfg.Networks[string(n)].Enabled {
 			continue
 		}
-		nc := cfg.Networks[string(n)]
-		src := e.sources[n]
-		if src == nil {
-			f := chainstest.NewFake(clock.Now)
-			f.Mine(1)
-			if n == payment.Solana || n == payment.Tron {
-				f.SetFinal(int(max(0, nc.SafetyDepth)))
-			}
-			e.Chains[n] = f
-			src = f
-		}
-		e.Scanners[n] = e.NewScanner(n, src)
+		e.Scanners[n] = e.NewScanner(n, e.source(n))
 		e.Sync(n)
 	}
 	return e
 }
 
 // startService builds the Service, finance, reports, the scanners' sink,
-// the network status and the API from the Env's store, config, quotes and
-// addresses, wired as serve wires them.
+// the network status and the API with daemon.New, over the Env's store,
+// config, quotes and chains.
 func (e *Env) startService() {
-	e.Nets = &availability.Networks{Store: e.Store, Config: e.Config, Now: e.Clock.Now}
-	e.Service = intents.New(intents.Options{Store: e.Store, Config: e.Config, Quotes: e.book, Addresses: e.addrs, Chains: e.Nets,
-		Watcher: watchSets(e.Watch), Now: e.Clock.Now, Log: e.log, Pages: e.pages})
-	e.Finance = finance.New(finance.Options{Store: e.Store, Redecider: e.Service, Quotes: e.book, Now: e.Clock.Now, Log: e.log,
-		Bounds: finance.BoundsOf(e.Config)})
-	e.Reports = reports.New(reports.Options{Store: e.Store, Now: e.Clock.Now, Log: e.log})
-	e.Sink = ingest.New(ingest.Options{Store: e.Store, Config: e.Config, Decider: e.Service, Credits: e.Finance,
-		Now: e.Clock.Now, Log: e.log})
+	e.T.Helper()
+	d, err := daemon.New(context.Background(), e.Config, daemon.Deps{Log: e.log, Now: e.Clock.Now, Store: e.Store, Sources: e.Sources(),
+		Quotes: e.book, Pages: e.pages, StatusCache: -1})
+	if err != nil {
+		e.T.Fatalf("daemon: %v", err)
+	}
+	e.T.Cleanup(d.Close)
+	e.Daemon, e.Service, e.Finance, e.Reports, e.Sink, e.Nets, e.API = d, d.Service(), d.Finance(), d.Reports(), d.Sink(), d.Networks(), d.API()
+	for _, n := range payment.Networks {
+		if set := d.WatchSet(n); set != nil {
+			e.Watch[n] = set
+		}
+	}
 	runService(e.T, e.Service)
-	e.API = api.New(api.Options{Service: e.Service, Finance: e.Finance, Reports: e.Reports, Config: e.Config, Status: e.Nets, Now: e.Clock.Now})
+}
+
+// Sources are what the Env scans its enabled networks from, by network.
+func (e *Env) Sources() map[payment.Network]chains.Source {
+	out := map[payment.Network]chains.Source{}
+	for _, n := range payment.Networks {
+		if e.Config.Networks[string(n)].Enabled {
+			out[n] = e.source(n)
+		}
+	}
+	return out
+}
+
+// source is what network n is scanned from: a real source given by
+// WithSource, or its scripted chain.
+func (e *Env) source(n payment.Network) chains.Source {
+	if src := e.sources[n]; src != nil {
+		return src
+	}
+	return e.Chains[n]
 }
 
 // RestartService replaces the Service (with finance, reports and the sink),
@@ -287,16 +294,9 @@ func (e *Env) startService() {
 // database; the watched sets are reloaded by the new scanners).
 func (e *Env) RestartService() {
 	e.T.Helper()
-	for n := range e.Watch {
-		e.Watch[n] = chains.NewWatchSet(64)
-	}
 	e.startService()
 	for n := range e.Scanners {
-		src := e.sources[n]
-		if src == nil {
-			src = e.Chains[n]
-		}
-		e.Scanners[n] = e.NewScanner(n, src)
+		e.Scanners[n] = e.NewScanner(n, e.source(n))
 	}
 }
 

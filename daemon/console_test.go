@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -24,7 +24,7 @@ func TestDaemonMountsTheConsole(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg.Console.Enabled = enabled
-		d, err := newDaemon(context.Background(), cfg, newLogger(io.Discard, "warn"))
+		d, err := New(context.Background(), cfg, Deps{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,6 +63,6 @@ func TestDaemonMountsTheConsole(t *testing.T) {
 			t.Fatal("serve exchanges one-time sign-in links by default")
 		}
 		srv.Close()
-		d.close()
+		d.Close()
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package nodes
 
 import (
 	"context"
@@ -17,15 +17,20 @@ import (
 	"github.com/paywatch/paywatch/payment"
 )
 
-// newSource builds the chain client of network n; mode, when not nil,
-// reports a mode string for the status endpoint.
-func newSource(ctx context.Context, cfg *config.Config, n payment.Network, log *slog.Logger) (chains.Source, func() string, error) {
-	src, mode, err := newSourceAny(ctx, cfg, n, log)
+// New builds the node client of network n as its config names it; getenv
+// reads the secrets the config names by environment variable (nil is
+// os.Getenv). mode, when not nil, reports a mode string for the status
+// endpoint. An error names the node's host, never its URL.
+func New(ctx context.Context, cfg *config.Config, n payment.Network, getenv func(string) string, log *slog.Logger) (chains.Source, func() string, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	src, mode, err := newSourceAny(ctx, cfg, n, getenv, log)
 	// A node URL may hold credentials or an API key: errors name its host.
 	return src, mode, chains.RedactError(err)
 }
 
-func newSourceAny(ctx context.Context, cfg *config.Config, n payment.Network, log *slog.Logger) (chains.Source, func() string, error) {
+func newSourceAny(ctx context.Context, cfg *config.Config, n payment.Network, getenv func(string) string, log *slog.Logger) (chains.Source, func() string, error) {
 	nc := cfg.Networks[string(n)]
 	switch n {
 	case payment.Bitcoin, payment.Litecoin:
@@ -35,7 +40,7 @@ func newSourceAny(ctx context.Context, cfg *config.Config, n payment.Network, lo
 	case payment.Tron:
 		key := ""
 		if nc.APIKeyEnv != "" {
-			key = os.Getenv(nc.APIKeyEnv)
+			key = getenv(nc.APIKeyEnv)
 		}
 		c, err := tron.New(tron.Config{URL: nc.RPCURL, APIKey: key, USDTContract: cfg.Methods[string(payment.USDTTRC20)].Contract, Log: log})
 		return c, nil, err

@@ -1,0 +1,32 @@
+package intents
+
+import (
+	"context"
+	"time"
+)
+
+// Schedule says when a recurring job runs next (a cron.Schedule is one).
+type Schedule interface {
+	Next(time.Time) time.Time
+}
+
+// RunSweeps runs Sweep at every time of sched until ctx ends. A failed
+// sweep is logged and tried again at the next time: a deadline is enforced
+// late, never skipped, since Sweep takes every open intent past its
+// deadline.
+func (s *Service) RunSweeps(ctx context.Context, sched Schedule) error {
+	for {
+		wait := time.NewTimer(max(sched.Next(s.now()).Sub(s.now()), 0))
+		select {
+		case <-ctx.Done():
+			wait.Stop()
+			return nil
+		case <-wait.C:
+		}
+		if n, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("deadline sweep failed", "err", err)
+		} else if n > 0 {
+			s.log.Info("deadline sweep", "intents", n)
+		}
+	}
+}

@@ -1,0 +1,64 @@
+package intents_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paywatch/paywatch/paywatchtest"
+	"github.com/paywatch/paywatch/payment"
+)
+
+// countingSchedule fires every 20ms (wall clock) and counts the times it
+// was asked for.
+type countingSchedule struct {
+	mu    sync.Mutex
+	asked int
+}
+
+func (s *countingSchedule) Next(t time.Time) time.Time {
+	s.mu.Lock()
+	s.asked++
+	s.mu.Unlock()
+	return t.Add(20 * time.Millisecond)
+}
+
+func (s *countingSchedule) times() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.asked
+}
+
+// The deadline sweep runs on its schedule inside the core (serve runs it):
+// an intent past its deadline is expired by the next run, without anyone
+// calling Sweep, and RunSweeps returns nil when its context ends.
+func TestRunSweepsExpiresOnSchedule(t *testing.T) {
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Ethereum))
+	v := e.CreateIntent("order", "ORD-SWEEPS", "", "10.00", "ETH")
+	ctx, cancel := context.WithCancel(context.Background())
+	sched := &countingSchedule{}
+	done := make(chan error, 1)
+	go func() { done <- e.Service.RunSweeps(ctx, sched) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("RunSweeps: %v", err)
+		}
+	}()
+	// Before its deadline the runs leave it open.
+	for sched.times() < 3 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := e.Intent(v.ID); got.Status != "awaiting_payment" {
+		t.Fatalf("status %s before the deadline, want awaiting_payment", got.Status)
+	}
+	e.Clock.Advance(31 * time.Minute)
+	deadline := time.Now().Add(10 * time.Second)
+	for e.Intent(v.ID).Status != "expired" {
+		if time.Now().After(deadline) {
+			t.Fatalf("not expired 10s after its deadline passed: %+v (schedule asked %d times)", e.Intent(v.ID), sched.times())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
