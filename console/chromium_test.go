@@ -263,6 +263,10 @@ func TestChromiumFinanceResolvesWithEachAction(t *testing.T) {
 				wantInputs = append(wantInputs, f)
 			}
 		}
+		if st.action == finance.ActionCreditAccount {
+			// A rate the rate book does not confirm needs a reason (issue 22).
+			wantInputs = append(wantInputs, "override_reason")
+		}
 		wantInputs = append(wantInputs, "note")
 		if strings.Join(inputs, ",") != strings.Join(wantInputs, ",") {
 			t.Fatalf("%s asks for %v, want %v", st.action, inputs, wantInputs)

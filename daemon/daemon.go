@@ -54,9 +54,9 @@ type Deps struct {
 	Nodes func(ctx context.Context, cfg *config.Config, n payment.Network, getenv func(string) string, log *slog.Logger) (src chains.Source, mode func() string, err error)
 	// Quotes is the rate book; nil builds one from cfg.Rates.
 	Quotes *rates.Book
-	// Pages links intents to a payment page other than the one
-	// cfg.Checkout configures.
-	Pages intents.Pages
+	// Links are the payment page's links (a test's); nil builds them from
+	// the secret checkout.secret_env names, when checkout is enabled.
+	Links *checkout.Links
 	// Getenv reads the secrets the config names by environment variable;
 	// nil is os.Getenv.
 	Getenv func(string) string
@@ -303,16 +303,16 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 	}
 	d.reg.MustRegister(newPoolCollector(d.store, d.log))
 	opt := intents.Options{Store: d.store, Config: cfg, Quotes: d.book, Addresses: addrs, Chains: d.nets,
-		Watcher: watchSets(d.watch), Now: deps.Now, Log: d.log, Pages: deps.Pages}
-	var links *checkout.Links
-	if cfg.Checkout.Enabled {
+		Watcher: watchSets(d.watch), Now: deps.Now, Log: d.log}
+	links := deps.Links
+	if links == nil && cfg.Checkout.Enabled {
 		var err error
 		if links, err = checkout.NewLinks([]byte(d.getenv(cfg.Checkout.SecretEnv)), cfg.Checkout); err != nil {
 			return fmt.Errorf("checkout.secret_env: $%s: %w", cfg.Checkout.SecretEnv, err)
 		}
-		if opt.Pages == nil {
-			opt.Pages = links
-		}
+	}
+	if links != nil {
+		opt.Pages = links
 	}
 	d.svc = intents.New(opt)
 	d.finance = finance.New(finance.Options{Store: d.store, Redecider: d.svc, Quotes: d.book, Now: deps.Now, Log: d.log,

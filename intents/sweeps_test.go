@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // countingSchedule fires every 20ms (wall clock) and counts the times it

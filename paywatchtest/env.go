@@ -19,6 +19,7 @@ import (
 	"github.com/paywatch/paywatch/availability"
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/chainstest"
+	"github.com/paywatch/paywatch/checkout"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/daemon"
 	"github.com/paywatch/paywatch/devnet/devnettest"
@@ -91,7 +92,7 @@ type Env struct {
 	prices  map[string]string
 	book    *rates.Book
 	log     *slog.Logger
-	pages   intents.Pages
+	pages   *checkout.Links
 }
 
 // Option adjusts an Env before it starts: its Config, or a real Source for
@@ -115,7 +116,7 @@ func WithLog(log *slog.Logger) Option {
 
 // WithPages gives intents the links of their hosted payment page
 // (checkout.Links), as serve does when checkout.enabled.
-func WithPages(p intents.Pages) Option {
+func WithPages(p *checkout.Links) Option {
 	return func(e *Env) { e.pages = p }
 }
 
@@ -254,7 +255,7 @@ func New(t testing.TB, opts ...Option) *Env {
 func (e *Env) startService() {
 	e.T.Helper()
 	d, err := daemon.New(context.Background(), e.Config, daemon.Deps{Log: e.log, Now: e.Clock.Now, Store: e.Store, Sources: e.Sources(),
-		Quotes: e.book, Pages: e.pages, StatusCache: -1})
+		Quotes: e.book, Links: e.pages, StatusCache: -1})
 	if err != nil {
 		e.T.Fatalf("daemon: %v", err)
 	}
