@@ -39,7 +39,7 @@ var layers = map[string]int{
 	// What runs or tests the daemon.
 	"paywatchtest": 11,
 	"cmd/paywatch": 12, "cmd/paywatch-sandbox": 12, "cmd/paywatch-bench": 12, "cmd/paywatch-latency": 12,
-	"cmd/paywatch-load": 12, "sim": 12, "reconcile/reconciletest": 12,
+	"cmd/paywatch-load": 12, "sim": 12, "paywatchtest/reconciletest": 12,
 }
 
 const module = "github.com/paywatch/paywatch/"

@@ -23,8 +23,8 @@ import (
 	"github.com/paywatch/paywatch/devnet/devnettest"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/paywatchtest"
+	"github.com/paywatch/paywatch/paywatchtest/reconciletest"
 	"github.com/paywatch/paywatch/reconcile"
-	"github.com/paywatch/paywatch/reconcile/reconciletest"
 	"github.com/paywatch/paywatch/store"
 	"github.com/paywatch/paywatch/views"
 )
