@@ -25,7 +25,7 @@ type cachedKey struct {
 	at  time.Time
 }
 
-func (c *keyCache) lookup(ctx context.Context, st *store.Store, plain string, now time.Time) (store.APIKey, error) {
+func (c *keyCache) lookup(ctx context.Context, st Reader, plain string, now time.Time) (store.APIKey, error) {
 	h := sha256.Sum256([]byte(plain))
 	c.mu.Lock()
 	e, ok := c.entries[h]

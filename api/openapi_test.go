@@ -34,7 +34,7 @@ func TestOpenAPIDocumentValidates(t *testing.T) {
 // public routes).
 func TestOpenAPIRoutesMatchDocument(t *testing.T) {
 	e := paywatchtest.New(t)
-	s := api.New(api.Options{Service: e.Service, Finance: e.Finance, Reports: e.Reports, Config: e.Config, Status: e.Nets, Metrics: http.NotFoundHandler()})
+	s := api.New(api.Options{Service: e.Service, Reader: e.Store, Finance: e.Finance, Reports: e.Reports, Config: e.Config, Status: e.Nets, Metrics: http.NotFoundHandler()})
 	d, err := openapitest.Shared()
 	if err != nil {
 		t.Fatal(err)

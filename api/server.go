@@ -48,7 +48,7 @@ type Server struct {
 	svc     *intents.Service
 	finance *finance.Service
 	reports *reports.Service
-	store   *store.Store
+	store   Reader
 	cfg     *config.Config
 	status  Status
 	log     *slog.Logger
@@ -81,6 +81,9 @@ type readyAnswer struct {
 // Options wires a Server.
 type Options struct {
 	Service *intents.Service
+	// Reader is what the API reads beside the services (the daemon's
+	// store). Required.
+	Reader  Reader
 	Finance *finance.Service
 	Reports *reports.Service
 	Config  *config.Config
@@ -88,9 +91,9 @@ type Options struct {
 	Metrics http.Handler
 	Log     *slog.Logger
 	Now     func() time.Time
-	// Events is what the long-poll reader reads (default the service's
-	// store), and Wake what wakes it (default the store's LISTEN
-	// connection).
+	// Events is what the long-poll reader reads (default Reader), and Wake
+	// what wakes it (default the LISTEN connection of Reader, when it is a
+	// *store.Store).
 	Events EventReader
 	Wake   Waker
 }
@@ -101,13 +104,18 @@ func New(opt Options) *Server {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	s := &Server{svc: opt.Service, finance: opt.Finance, reports: opt.Reports, store: opt.Service.Store(), cfg: opt.Config, status: opt.Status,
+	if opt.Reader == nil {
+		panic("api: Options.Reader is required")
+	}
+	s := &Server{svc: opt.Service, finance: opt.Finance, reports: opt.Reports, store: opt.Reader, cfg: opt.Config, status: opt.Status,
 		log: opt.Log.With("component", "api"), mux: http.NewServeMux(), metrics: opt.Metrics, now: opt.Now}
 	if opt.Events == nil {
 		opt.Events = s.store
 	}
 	if opt.Wake == nil {
-		opt.Wake = NotifierWaker{N: s.store.Notifier()}
+		if st, ok := opt.Reader.(interface{ Notifier() *store.Notifier }); ok {
+			opt.Wake = NotifierWaker{N: st.Notifier()}
+		}
 	}
 	ev := opt.Config.Events
 	s.creates = &keyBuckets{perMinute: opt.Config.Limits.CreatesPerMinute, burst: opt.Config.Limits.CreateBurst}
@@ -398,11 +406,27 @@ func StatusOf(k intents.Kind) int {
 	return http.StatusInternalServerError
 }
 
+// nextSteps tells a caller where to look after an error of a kind, in the
+// API's own routes: the core's errors say what went wrong, the API where
+// to go from there.
+var nextSteps = map[intents.Kind]string{
+	intents.MethodDisabled: "GET /v1/methods lists the enabled ones",
+}
+
+// MessageOf is the message the API answers for a service error: the
+// core's words, and the next step for its kind.
+func MessageOf(e *intents.Error) string {
+	if step := nextSteps[e.Kind]; step != "" {
+		return e.Message + "; " + step
+	}
+	return e.Message
+}
+
 // fail writes a service error, or a 500 for anything unexpected.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var e *intents.Error
 	if errors.As(err, &e) {
-		writeError(w, StatusOf(e.Kind), string(e.Kind), e.Message)
+		writeError(w, StatusOf(e.Kind), string(e.Kind), MessageOf(e))
 		return
 	}
 	if errors.Is(err, r.Context().Err()) && r.Context().Err() != nil {

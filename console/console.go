@@ -77,6 +77,9 @@ type Options struct {
 	Config  *config.Config
 	Log     *slog.Logger
 	Now     func() time.Time
+	// Reader is what the console reads beside the services (the daemon's
+	// store). Required.
+	Reader Reader
 	// Events is the API's event feed, which /console/live waits on under the
 	// feed's caps (events.max_waiters, events.max_waiters_per_key): an
 	// *api.Server. Required.
@@ -102,7 +105,7 @@ type Console struct {
 	svc     *intents.Service
 	finance *finance.Service
 	reports *reports.Service
-	store   *store.Store
+	store   Reader
 	status  Status
 	cfg     *config.Config
 	log     *slog.Logger
@@ -129,7 +132,10 @@ func New(opt Options) (*Console, error) {
 	if opt.Events == nil {
 		return nil, errors.New("console: Options.Events (the API's event feed) is required")
 	}
-	c := &Console{svc: opt.Service, finance: opt.Finance, reports: opt.Reports, store: opt.Service.Store(), status: opt.Status, cfg: opt.Config,
+	if opt.Reader == nil {
+		return nil, errors.New("console: Options.Reader is required")
+	}
+	c := &Console{svc: opt.Service, finance: opt.Finance, reports: opt.Reports, store: opt.Reader, status: opt.Status, cfg: opt.Config,
 		log: opt.Log.With("component", "console"), now: opt.Now, opt: opt, mux: http.NewServeMux(),
 		pages: map[string]*template.Template{}, lag: newLagRing(time.Hour), events: opt.Events,
 		fails: newFailLimiter(opt.Config.Console.SignInAttempts), proxies: opt.Config.Proxies()}

@@ -327,7 +327,7 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 	if cfg.AdminListen == "" {
 		apiMetrics = d.metricsHandler()
 	}
-	d.api = api.New(api.Options{Service: d.svc, Finance: d.finance, Reports: d.reports, Config: cfg, Status: d.nets, Now: deps.Now,
+	d.api = api.New(api.Options{Service: d.svc, Reader: d.store, Finance: d.finance, Reports: d.reports, Config: cfg, Status: d.nets, Now: deps.Now,
 		Log: d.log, Metrics: apiMetrics})
 	if cfg.Checkout.Enabled {
 		var err error
@@ -341,7 +341,7 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 	}
 	if cfg.Console.Enabled {
 		var err error
-		if d.console, err = console.New(console.Options{Service: d.svc, Finance: d.finance, Reports: d.reports, Status: d.nets,
+		if d.console, err = console.New(console.Options{Service: d.svc, Reader: d.store, Finance: d.finance, Reports: d.reports, Status: d.nets,
 			Config: cfg, Now: deps.Now, Log: d.log, Events: d.api, SignInLinks: cfg.Console.SignInLinks}); err != nil {
 			return err
 		}

@@ -1,0 +1,37 @@
+package api
+
+import (
+	"context"
+	"time"
+
+	"github.com/paywatch/paywatch/store"
+)
+
+// Reader is what the API reads from the database beside the services
+// (which own every decision and every money write): API keys, events,
+// intents, transfers and payables by their keys, scanner, reconciler and
+// webhook state, and where the operator's requests (a rescan, a
+// reconciliation run) are filed for the scanners to pick up. The daemon
+// gives its *store.Store; the payment core never hands out its own.
+type Reader interface {
+	EventReader
+	// Ping and Pending are the readiness check's.
+	Ping(ctx context.Context) error
+	Pending(ctx context.Context) (int, error)
+	APIKeyByPlain(ctx context.Context, plain string) (store.APIKey, error)
+	EventSeqByID(ctx context.Context, id string) (int64, error)
+	GetIntent(ctx context.Context, id string) (store.Intent, error)
+	GetTransfer(ctx context.Context, id string) (store.Transfer, error)
+	IntentsByPayable(ctx context.Context, payableID int64) ([]store.Intent, error)
+	PayableByReference(ctx context.Context, kind, reference string) (store.Payable, error)
+	NodeHeight(ctx context.Context, network string) (int64, error)
+	Findings(ctx context.Context, network, status string, limit int) ([]store.Finding, error)
+	LiveFindingCounts(ctx context.Context) (map[[3]string]int64, error)
+	ReconcileRuns(ctx context.Context) ([]store.ReconcileRun, error)
+	WebhookAttempts(ctx context.Context, endpoint string, before int64, limit int) ([]store.WebhookAttempt, error)
+	WebhookEndpoints(ctx context.Context) ([]store.WebhookEndpoint, error)
+	RequestReconcile(ctx context.Context, network string, now time.Time) error
+	RequestRescan(ctx context.Context, network string, from int64, now time.Time) error
+}
+
+var _ Reader = (*store.Store)(nil)
