@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/store"
@@ -170,4 +171,51 @@ func transferView(t *testing.T, e *paywatchtest.Env, id string) views.Transfer {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// RecordQuotes is timed by the finance service's clock, not the wall
+// clock: while the clock stands still it records nothing more, and one
+// interval later it records the book's new quote.
+func TestRecordQuotesTicksOnTheServiceClock(t *testing.T) {
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Finance.RecordQuotes(ctx, []string{"BTC"}) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	count := func() (n int) {
+		if err := e.Store.Pool().QueryRow(ctx, `SELECT count(*) FROM rate_quotes WHERE symbol = 'BTC'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	waiting := func() {
+		t.Helper()
+		wctx, stop := context.WithTimeout(ctx, 10*time.Second)
+		defer stop()
+		if err := e.Clock.BlockUntil(wctx, 1); err != nil {
+			t.Fatalf("RecordQuotes does not wait on the clock: %v", err)
+		}
+	}
+	waiting()
+	if n := count(); n != 1 {
+		t.Fatalf("%d quotes recorded at start, want 1", n)
+	}
+	e.Daemon.Quotes().Refresh(ctx) // a new quote, of a later time
+	time.Sleep(50 * time.Millisecond)
+	if n := count(); n != 1 {
+		t.Fatalf("%d quotes recorded while the clock stood still, want 1", n)
+	}
+	e.Clock.Advance(finance.BoundsOf(e.Config).Window)
+	deadline := time.Now().Add(10 * time.Second)
+	for count() != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d quotes recorded after the clock moved an interval, want 2", count())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/availability"
+	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/intents"
@@ -90,7 +91,8 @@ type Options struct {
 	Status  Status
 	Metrics http.Handler
 	Log     *slog.Logger
-	Now     func() time.Time
+	// Clock is the API's clock; nil is the wall clock.
+	Clock clock.Clock
 	// Events is what the long-poll reader reads (default Reader), and Wake
 	// what wakes it (default the LISTEN connection of Reader, when it is a
 	// *store.Store).
@@ -101,14 +103,12 @@ type Options struct {
 // New returns the API server with every route mounted.
 func New(opt Options) *Server {
 	opt.Log = logs.Or(opt.Log)
-	if opt.Now == nil {
-		opt.Now = time.Now
-	}
+	opt.Clock = clock.Or(opt.Clock)
 	if opt.Reader == nil {
 		panic("api: Options.Reader is required")
 	}
 	s := &Server{svc: opt.Service, finance: opt.Finance, reports: opt.Reports, store: opt.Reader, cfg: opt.Config, status: opt.Status,
-		log: opt.Log.With("component", "api"), mux: http.NewServeMux(), metrics: opt.Metrics, now: opt.Now}
+		log: opt.Log.With("component", "api"), mux: http.NewServeMux(), metrics: opt.Metrics, now: opt.Clock.Now}
 	if opt.Events == nil {
 		opt.Events = s.store
 	}

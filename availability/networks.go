@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
@@ -47,8 +48,9 @@ type Networks struct {
 	Modes func(network payment.Network) string
 	// Sources gives the derivation source of each derived network.
 	Sources map[payment.Network]string
-	Now     func() time.Time
-	// CacheFor reuses an Available answer this long (wall clock; 0: never),
+	// Clock is the clock of availability answers; nil is the wall clock.
+	Clock clock.Clock
+	// CacheFor reuses an Available answer this long (by Clock; 0: never),
 	// so intent creation does not read the cursor on every request.
 	CacheFor time.Duration
 
@@ -77,7 +79,7 @@ func (n *Networks) Available(ctx context.Context, network payment.Network) error
 	if n.CacheFor <= 0 {
 		return n.available(ctx, network)
 	}
-	now := time.Now()
+	now := n.now()
 	n.mu.Lock()
 	if a, ok := n.cache[network]; ok && now.Sub(a.at) >= 0 && now.Sub(a.at) < n.CacheFor {
 		n.mu.Unlock()
@@ -112,10 +114,7 @@ func (n *Networks) available(ctx context.Context, network payment.Network) error
 }
 
 func (n *Networks) now() time.Time {
-	if n.Now != nil {
-		return n.Now()
-	}
-	return time.Now()
+	return clock.Or(n.Clock).Now()
 }
 
 func (n *Networks) judge(c store.Cursor, nc *config.Network) error {

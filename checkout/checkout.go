@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/logs"
@@ -50,8 +51,9 @@ type Options struct {
 	// Config is the daemon's config: checkout, and each network's chain
 	// (a test network is said so on the page).
 	Config *config.Config
-	Now    func() time.Time
-	Log    *slog.Logger
+	// Clock is the page's clock; nil is the wall clock.
+	Clock clock.Clock
+	Log   *slog.Logger
 }
 
 // Page serves the hosted payment pages under /pay/.
@@ -77,11 +79,9 @@ type Page struct {
 // New returns the page handler; Run runs its live hub.
 func New(opt Options) (*Page, error) {
 	opt.Log = logs.Or(opt.Log)
-	if opt.Now == nil {
-		opt.Now = time.Now
-	}
+	opt.Clock = clock.Or(opt.Clock)
 	c := opt.Config.Checkout
-	p := &Page{in: opt.Intents, links: opt.Links, cfg: c, chains: map[string]string{}, now: opt.Now,
+	p := &Page{in: opt.Intents, links: opt.Links, cfg: c, chains: map[string]string{}, now: opt.Clock.Now,
 		log: opt.Log.With("component", "checkout"), limit: newRateLimiter(c.RequestsPerMinute),
 		live: liveCounts{max: c.MaxLive, per: c.MaxLivePerClient, perClient: map[netip.Prefix]int{}}}
 	for n, nc := range opt.Config.Networks {

@@ -97,7 +97,7 @@ func newSite(t testing.TB, so siteOptions) *site {
 		wake = so.wake(wake)
 	}
 	p, err := checkout.New(checkout.Options{Intents: in, Feed: feed, Wake: wake, Links: links,
-		Config: e.Config, Now: e.Clock.Now})
+		Config: e.Config, Clock: e.Clock})
 	if err != nil {
 		t.Fatal(err)
 	}

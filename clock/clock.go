@@ -186,3 +186,16 @@ func Stored(now func() time.Time) func() time.Time {
 	}
 	return func() time.Time { return now().UTC().Truncate(time.Microsecond) }
 }
+
+// Func is a Clock whose Now is the function's time (a skewed instance's, a
+// recorded one) and whose waits are the wall clock's.
+type Func func() time.Time
+
+// Now returns f's time.
+func (f Func) Now() time.Time { return f() }
+
+// After waits on the wall clock.
+func (Func) After(d time.Duration) <-chan time.Time { return Real.After(d) }
+
+// NewTimer is a wall-clock timer.
+func (Func) NewTimer(d time.Duration) *Timer { return Real.NewTimer(d) }

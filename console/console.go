@@ -20,6 +20,7 @@ import (
 
 	"github.com/paywatch/paywatch/api"
 	"github.com/paywatch/paywatch/availability"
+	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/intents"
@@ -76,7 +77,8 @@ type Options struct {
 	Status  Status
 	Config  *config.Config
 	Log     *slog.Logger
-	Now     func() time.Time
+	// Clock is the console's clock; nil is the wall clock.
+	Clock clock.Clock
 	// Reader is what the console reads beside the services (the daemon's
 	// store). Required.
 	Reader Reader
@@ -123,9 +125,7 @@ type Console struct {
 // New returns the console handler with every route mounted.
 func New(opt Options) (*Console, error) {
 	opt.Log = logs.Or(opt.Log)
-	if opt.Now == nil {
-		opt.Now = time.Now
-	}
+	opt.Clock = clock.Or(opt.Clock)
 	if opt.SampleEvery <= 0 {
 		opt.SampleEvery = 30 * time.Second
 	}
@@ -136,7 +136,7 @@ func New(opt Options) (*Console, error) {
 		return nil, errors.New("console: Options.Reader is required")
 	}
 	c := &Console{svc: opt.Service, finance: opt.Finance, reports: opt.Reports, store: opt.Reader, status: opt.Status, cfg: opt.Config,
-		log: opt.Log.With("component", "console"), now: opt.Now, opt: opt, mux: http.NewServeMux(),
+		log: opt.Log.With("component", "console"), now: opt.Clock.Now, opt: opt, mux: http.NewServeMux(),
 		pages: map[string]*template.Template{}, lag: newLagRing(time.Hour), events: opt.Events,
 		fails: newFailLimiter(opt.Config.Console.SignInAttempts), proxies: opt.Config.Proxies()}
 	names, err := fs.Glob(pageFiles, "ui/*.html")

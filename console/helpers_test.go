@@ -43,7 +43,7 @@ func newSiteWith(t testing.TB, co console.Options, opts ...paywatchtest.Option) 
 		c.Console.Explorers = map[string]string{"bitcoin": "https://mempool.example/tx/{txid}"}
 	})}, opts...)
 	e := paywatchtest.New(t, opts...)
-	co.Service, co.Reader, co.Finance, co.Reports, co.Status, co.Config, co.Now = e.Service, e.Store, e.Finance, e.Reports, e.Nets, e.Config, e.Clock.Now
+	co.Service, co.Reader, co.Finance, co.Reports, co.Status, co.Config, co.Clock = e.Service, e.Store, e.Finance, e.Reports, e.Nets, e.Config, e.Clock
 	if co.Events == nil {
 		co.Events = e.API // as serve wires it
 	}

@@ -76,7 +76,7 @@ func TestSessionCookieFlagsAndHashedStorage(t *testing.T) {
 	}
 
 	// Over TLS.
-	con, err := console.New(console.Options{Service: s.Service, Reader: s.Store, Finance: s.Finance, Reports: s.Reports, Status: s.Nets, Config: s.Config, Now: s.Clock.Now, Events: s.API})
+	con, err := console.New(console.Options{Service: s.Service, Reader: s.Store, Finance: s.Finance, Reports: s.Reports, Status: s.Nets, Config: s.Config, Clock: s.Clock, Events: s.API})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/paywatch/paywatch/availability"
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/checkout"
+	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/console"
 	"github.com/paywatch/paywatch/finance"
@@ -39,8 +40,9 @@ import (
 type Deps struct {
 	// Log is the daemon's logger; nil discards.
 	Log *slog.Logger
-	// Now is the clock of everything recorded; nil is the wall clock.
-	Now func() time.Time
+	// Clock is the clock of everything recorded and scheduled; nil is the
+	// wall clock.
+	Clock clock.Clock
 	// Store is an open, migrated database the caller keeps (and closes);
 	// nil opens cfg.DatabaseURL, applies the migrations, and Close closes it.
 	Store *store.Store
@@ -73,6 +75,7 @@ type Deps struct {
 type Daemon struct {
 	cfg       *config.Config
 	log       *slog.Logger
+	clock     clock.Clock
 	getenv    func(string) string
 	store     *store.Store
 	ownStore  bool
@@ -124,7 +127,7 @@ func New(ctx context.Context, cfg *config.Config, deps Deps) (*Daemon, error) {
 	if err != nil {
 		return nil, fmt.Errorf("expiry_sweep: %w", err)
 	}
-	d := &Daemon{sweeps: sweeps, cfg: cfg, log: log, getenv: deps.Getenv, store: deps.Store, watch: map[payment.Network]*chains.WatchSet{},
+	d := &Daemon{sweeps: sweeps, cfg: cfg, log: log, clock: clock.Or(deps.Clock), getenv: deps.Getenv, store: deps.Store, watch: map[payment.Network]*chains.WatchSet{},
 		sources: map[payment.Network]chains.Source{}, modes: map[payment.Network]func() string{}}
 	if d.getenv == nil {
 		d.getenv = os.Getenv
@@ -216,7 +219,7 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 		d.providers = len(providers)
 		dev, _ := new(big.Rat).SetString(cfg.Rates.MaxDeviation)
 		d.book = rates.NewBook(rates.BookConfig{MaxAge: cfg.Rates.MaxAge.Duration, MaxDeviation: dev, MinSources: cfg.Rates.MinSources,
-			Now: deps.Now}, providers, d.symbols, d.log)
+			Clock: deps.Clock}, providers, d.symbols, d.log)
 	} else {
 		d.providers = len(cfg.Rates.Sources)
 	}
@@ -274,7 +277,7 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 	if cache == 0 {
 		cache = time.Second
 	}
-	d.nets = &availability.Networks{Store: d.store, Config: cfg, Sources: sourcesByNet, CacheFor: max(cache, 0), Now: deps.Now,
+	d.nets = &availability.Networks{Store: d.store, Config: cfg, Sources: sourcesByNet, CacheFor: max(cache, 0), Clock: deps.Clock,
 		Modes: func(n payment.Network) string {
 			if f := d.modes[n]; f != nil {
 				return f()
@@ -303,7 +306,7 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 	}
 	d.reg.MustRegister(newPoolCollector(d.store, d.log))
 	opt := intents.Options{Store: d.store, Config: cfg, Quotes: d.book, Addresses: addrs, Chains: d.nets,
-		Watcher: watchSets(d.watch), Now: deps.Now, Log: d.log}
+		Watcher: watchSets(d.watch), Clock: deps.Clock, Log: d.log}
 	links := deps.Links
 	if links == nil && cfg.Checkout.Enabled {
 		var err error
@@ -315,11 +318,11 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 		opt.Pages = links
 	}
 	d.svc = intents.New(opt)
-	d.finance = finance.New(finance.Options{Store: d.store, Redecider: d.svc, Quotes: d.book, Now: deps.Now, Log: d.log,
+	d.finance = finance.New(finance.Options{Store: d.store, Redecider: d.svc, Quotes: d.book, Clock: deps.Clock, Log: d.log,
 		Bounds: finance.BoundsOf(cfg)})
-	d.reports = reports.New(reports.Options{Store: d.store, Now: deps.Now, Log: d.log})
+	d.reports = reports.New(reports.Options{Store: d.store, Clock: deps.Clock, Log: d.log})
 	d.sink = ingest.New(ingest.Options{Store: d.store, Config: cfg, Decider: d.svc, Credits: d.finance, Counter: d.metrics,
-		Now: deps.Now, Log: d.log})
+		Clock: deps.Clock, Log: d.log})
 	if err := d.svc.EnsureLookahead(ctx); err != nil {
 		return err
 	}
@@ -327,12 +330,12 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 	if cfg.AdminListen == "" {
 		apiMetrics = d.metricsHandler()
 	}
-	d.api = api.New(api.Options{Service: d.svc, Reader: d.store, Finance: d.finance, Reports: d.reports, Config: cfg, Status: d.nets, Now: deps.Now,
+	d.api = api.New(api.Options{Service: d.svc, Reader: d.store, Finance: d.finance, Reports: d.reports, Config: cfg, Status: d.nets, Clock: deps.Clock,
 		Log: d.log, Metrics: apiMetrics})
 	if cfg.Checkout.Enabled {
 		var err error
 		if d.pages, err = checkout.New(checkout.Options{Intents: d.svc, Feed: d.store, Wake: checkout.NotifierWaker{N: d.store.Notifier()},
-			Links: links, Config: cfg, Now: deps.Now, Log: d.log}); err != nil {
+			Links: links, Config: cfg, Clock: deps.Clock, Log: d.log}); err != nil {
 			return err
 		}
 		pages := d.pages
@@ -342,7 +345,7 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 	if cfg.Console.Enabled {
 		var err error
 		if d.console, err = console.New(console.Options{Service: d.svc, Reader: d.store, Finance: d.finance, Reports: d.reports, Status: d.nets,
-			Config: cfg, Now: deps.Now, Log: d.log, Events: d.api, SignInLinks: cfg.Console.SignInLinks}); err != nil {
+			Config: cfg, Clock: deps.Clock, Log: d.log, Events: d.api, SignInLinks: cfg.Console.SignInLinks}); err != nil {
 			return err
 		}
 	}

@@ -40,7 +40,9 @@ func ReconcileViews(sources map[payment.Network]chains.Source, watch map[payment
 // wireReconciler builds the daemon's reconciler over its sources and
 // watched sets, and exports its findings as a metric.
 func (d *Daemon) wireReconciler() error {
-	r, err := reconcile.New(d.store, ReconcileConfig(d.cfg.Reconcile), ReconcileViews(d.sources, d.watch), d.log)
+	rc := ReconcileConfig(d.cfg.Reconcile)
+	rc.Clock = d.clock
+	r, err := reconcile.New(d.store, rc, ReconcileViews(d.sources, d.watch), d.log)
 	if err != nil {
 		return err
 	}

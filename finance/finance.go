@@ -41,9 +41,10 @@ type Options struct {
 	// Quotes values a credit_account of a transfer that has no locked rate
 	// and no usd_per_unit; nil refuses it (rate_unavailable).
 	Quotes Quoter
-	// Now is the clock of decisions; nil means time.Now.
-	Now func() time.Time
-	Log *slog.Logger
+	// Clock is the clock of decisions and of the quote recorder; nil is
+	// the wall clock.
+	Clock clock.Clock
+	Log   *slog.Logger
 	// Bounds bound the rates of credit_account; zero values take the
 	// defaults (BoundsOf a default config).
 	Bounds Bounds
@@ -77,6 +78,7 @@ type Service struct {
 	store   *store.Store
 	decider Redecider
 	quotes  Quoter
+	clock   clock.Clock
 	now     func() time.Time
 	log     *slog.Logger
 	bounds  Bounds
@@ -84,9 +86,7 @@ type Service struct {
 
 // New returns a Service.
 func New(opt Options) *Service {
-	if opt.Now == nil {
-		opt.Now = time.Now
-	}
+	opt.Clock = clock.Or(opt.Clock)
 	opt.Log = logs.Or(opt.Log)
 	def := BoundsOf(config.Default())
 	if opt.Bounds.MaxDeviation == nil || opt.Bounds.MaxDeviation.Sign() <= 0 {
@@ -95,6 +95,6 @@ func New(opt Options) *Service {
 	if opt.Bounds.Window <= 0 {
 		opt.Bounds.Window = def.Window
 	}
-	return &Service{store: opt.Store, decider: opt.Redecider, quotes: opt.Quotes, now: clock.Stored(opt.Now),
+	return &Service{clock: opt.Clock, store: opt.Store, decider: opt.Redecider, quotes: opt.Quotes, now: clock.Stored(opt.Clock.Now),
 		log: opt.Log.With("component", "finance"), bounds: opt.Bounds}
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // RecordQuotes keeps the rate book's quote of each symbol in the database
-// (store.RecordQuote) now and every Bounds.Window/5 until ctx ends, so that
+// (store.RecordQuote) now and every Bounds.Window/5 of its Clock until ctx ends, so that
 // a credit_account decided later is checked against the quote of its
 // transfer's time. A symbol without a quote at a tick is skipped; a failed
 // write is logged and retried at the next tick.
@@ -17,14 +17,14 @@ func (s *Service) RecordQuotes(ctx context.Context, symbols []string) error {
 		return nil
 	}
 	every := max(s.bounds.Window/5, time.Second)
-	t := time.NewTicker(every)
-	defer t.Stop()
 	for {
 		s.recordQuotes(ctx, symbols)
+		wait := s.clock.NewTimer(every)
 		select {
 		case <-ctx.Done():
+			wait.Stop()
 			return nil
-		case <-t.C:
+		case <-wait.C:
 		}
 	}
 }

@@ -59,9 +59,9 @@ type Options struct {
 	Credits CreditFollower
 	// Counter, when set, counts new transfers.
 	Counter Counter
-	// Now is the clock of what is recorded; nil means time.Now.
-	Now func() time.Time
-	Log *slog.Logger
+	// Clock is the clock of what is recorded; nil is the wall clock.
+	Clock clock.Clock
+	Log   *slog.Logger
 }
 
 // Sink is what the scanners write to: it records what they observe and has
@@ -78,10 +78,8 @@ type Sink struct {
 
 // New returns a Sink.
 func New(opt Options) *Sink {
-	if opt.Now == nil {
-		opt.Now = time.Now
-	}
+	opt.Clock = clock.Or(opt.Clock)
 	opt.Log = logs.Or(opt.Log)
 	return &Sink{store: opt.Store, cfg: opt.Config, decider: opt.Decider, credits: opt.Credits, counter: opt.Counter,
-		now: clock.Stored(opt.Now), log: opt.Log.With("component", "ingest")}
+		now: clock.Stored(opt.Clock.Now), log: opt.Log.With("component", "ingest")}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
 )
@@ -25,8 +26,8 @@ type Keys struct {
 	// Reconcile is how often Refresh compares counts; 0 means
 	// DefaultReconcile.
 	Reconcile time.Duration
-	// Now is the clock of reconciliations; nil means time.Now.
-	Now func() time.Time
+	// Clock is the clock of reconciliations; nil is the wall clock.
+	Clock clock.Clock
 
 	mu      sync.Mutex
 	after   map[payment.Network]int64
@@ -39,10 +40,7 @@ const DefaultReconcile = 5 * time.Minute
 // Refresh adds the keys committed since the last refresh to set, and
 // reloads them all when a due reconciliation finds set short.
 func (k *Keys) Refresh(ctx context.Context, network payment.Network, set *chains.WatchSet) error {
-	now := time.Now
-	if k.Now != nil {
-		now = k.Now
-	}
+	now := clock.Or(k.Clock).Now
 	every := k.Reconcile
 	if every <= 0 {
 		every = DefaultReconcile

@@ -8,6 +8,7 @@ import (
 
 	"github.com/paywatch/paywatch/addresses"
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/ingest"
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
@@ -29,7 +30,7 @@ func standby(t *testing.T, e *paywatchtest.Env, now func() time.Time) *intents.S
 	t.Cleanup(st.Close)
 	cfg := *e.Config
 	cfg.Instance = "standby"
-	book := rates.NewBook(rates.BookConfig{MaxAge: 24 * 365 * time.Hour, MinSources: 1, Now: now},
+	book := rates.NewBook(rates.BookConfig{MaxAge: 24 * 365 * time.Hour, MinSources: 1, Clock: clock.Func(now)},
 		[]rates.Provider{rates.NewStatic(paywatchtest.Prices)}, []string{"BTC"}, nil)
 	book.Refresh(ctx)
 	nc := cfg.Networks["bitcoin"]
@@ -38,7 +39,7 @@ func standby(t *testing.T, e *paywatchtest.Env, now func() time.Time) *intents.S
 		t.Fatal(err)
 	}
 	fp, _ := addresses.Fingerprint(nc.AccountKey)
-	return intents.New(intents.Options{Store: st, Config: &cfg, Quotes: book, Chains: e.Nets, Now: now,
+	return intents.New(intents.Options{Store: st, Config: &cfg, Quotes: book, Chains: e.Nets, Clock: clock.Func(now),
 		Addresses: map[payment.Network]intents.AddressSource{payment.Bitcoin: {Deriver: der, Source: fp, Gap: nc.Gap}}})
 }
 
@@ -125,7 +126,7 @@ func TestKeysReconcileReloadsAShortSet(t *testing.T) {
 	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	ctx := context.Background()
 	now := e.Clock.Now()
-	keys := &ingest.Keys{Store: e.Store, Reconcile: time.Minute, Now: func() time.Time { return now }}
+	keys := &ingest.Keys{Store: e.Store, Reconcile: time.Minute, Clock: clock.Func(func() time.Time { return now })}
 	full := chains.NewWatchSet(64)
 	if err := keys.Refresh(ctx, payment.Bitcoin, full); err != nil {
 		t.Fatal(err)

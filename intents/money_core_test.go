@@ -12,6 +12,7 @@ import (
 	"github.com/paywatch/paywatch/addresses"
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/chainstest"
+	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/paywatchtest"
@@ -412,16 +413,16 @@ func (r *racyFake) Pending(ctx context.Context, w chains.Watched) ([]chains.Tran
 // the tip read and the mempool read after the deadline. It is not
 // vanished: it stays on time and pays the intent.
 func TestPaymentMinedBetweenTipAndMempoolReadStaysOnTime(t *testing.T) {
-	var clock *paywatchtest.Clock
+	var clk *clock.Fake
 	f := chainstest.NewFake(func() time.Time {
-		if clock == nil {
+		if clk == nil {
 			return time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC)
 		}
-		return clock.Now()
+		return clk.Now()
 	})
 	racy := &racyFake{Fake: f}
 	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin), paywatchtest.WithSource(payment.Bitcoin, racy))
-	clock = e.Clock
+	clk = e.Clock
 	btc := payment.Bitcoin
 	v := e.CreateIntent("order", "ORD-RACE", "cust-race", "100.00", "BTC")
 	e.Clock.Advance(20 * time.Minute)

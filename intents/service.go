@@ -68,8 +68,10 @@ type Options struct {
 	Addresses map[payment.Network]AddressSource
 	Chains    ChainStatus
 	Watcher   Watcher
-	Now       func() time.Time
-	Log       *slog.Logger
+	// Clock is the clock of decisions and of the deadline sweeps; nil is
+	// the wall clock.
+	Clock clock.Clock
+	Log   *slog.Logger
 	// Pages gives views their payment_page_url; nil when the hosted page is
 	// off (then a return_url is refused).
 	Pages Pages
@@ -109,11 +111,9 @@ type Service struct {
 
 // New returns a Service.
 func New(opt Options) *Service {
-	if opt.Now == nil {
-		opt.Now = time.Now
-	}
+	opt.Clock = clock.Or(opt.Clock)
 	opt.Log = logs.Or(opt.Log)
-	s := &Service{store: opt.Store, cfg: opt.Config, opt: opt, now: clock.Stored(opt.Now), log: opt.Log.With("component", "intents"), topup: map[payment.Cents]bool{},
+	s := &Service{store: opt.Store, cfg: opt.Config, opt: opt, now: clock.Stored(opt.Clock.Now), log: opt.Log.With("component", "intents"), topup: map[payment.Cents]bool{},
 		wake: map[payment.Network]chan struct{}{},
 		next: map[payment.Network]*replenishRound{}, waiting: map[payment.Network]int{},
 		creations: map[payment.Network]*creationQueue{},

@@ -10,13 +10,15 @@ type Schedule interface {
 	Next(time.Time) time.Time
 }
 
-// RunSweeps runs Sweep at every time of sched until ctx ends. A failed
+// RunSweeps runs Sweep at every time of sched, by the service's Clock,
+// until ctx ends. A failed
 // sweep is logged and tried again at the next time: a deadline is enforced
 // late, never skipped, since Sweep takes every open intent past its
 // deadline.
 func (s *Service) RunSweeps(ctx context.Context, sched Schedule) error {
 	for {
-		wait := time.NewTimer(max(sched.Next(s.now()).Sub(s.now()), 0))
+		now := s.opt.Clock.Now()
+		wait := s.opt.Clock.NewTimer(max(sched.Next(now).Sub(now), 0))
 		select {
 		case <-ctx.Done():
 			wait.Stop()

@@ -10,8 +10,7 @@ import (
 	"github.com/paywatch/paywatch/paywatchtest"
 )
 
-// countingSchedule fires every 20ms (wall clock) and counts the times it
-// was asked for.
+// countingSchedule fires every 20ms and counts the times it was asked for.
 type countingSchedule struct {
 	mu    sync.Mutex
 	asked int
@@ -30,9 +29,11 @@ func (s *countingSchedule) times() int {
 	return s.asked
 }
 
-// The deadline sweep runs on its schedule inside the core (serve runs it):
-// an intent past its deadline is expired by the next run, without anyone
-// calling Sweep, and RunSweeps returns nil when its context ends.
+// The deadline sweep runs on its schedule inside the core (the daemon runs
+// it), timed by the service's clock: nothing runs while the clock stands
+// still, each tick of the schedule is one run, and an intent past its
+// deadline is expired by the next run without anyone calling Sweep.
+// RunSweeps returns nil when its context ends.
 func TestRunSweepsExpiresOnSchedule(t *testing.T) {
 	e := paywatchtest.New(t, paywatchtest.Only(payment.Ethereum))
 	v := e.CreateIntent("order", "ORD-SWEEPS", "", "10.00", "ETH")
@@ -46,9 +47,29 @@ func TestRunSweepsExpiresOnSchedule(t *testing.T) {
 			t.Errorf("RunSweeps: %v", err)
 		}
 	}()
-	// Before its deadline the runs leave it open.
-	for sched.times() < 3 {
-		time.Sleep(5 * time.Millisecond)
+	waiting := func() {
+		t.Helper()
+		wctx, stop := context.WithTimeout(ctx, 10*time.Second)
+		defer stop()
+		if err := e.Clock.BlockUntil(wctx, 1); err != nil {
+			t.Fatalf("RunSweeps does not wait on the clock: %v", err)
+		}
+	}
+	waiting()
+	time.Sleep(50 * time.Millisecond) // the wall clock moves; the service's does not
+	if n := sched.times(); n != 1 {
+		t.Fatalf("the schedule was asked %d times while the clock stood still", n)
+	}
+	for i := 2; i <= 4; i++ {
+		e.Clock.Advance(20 * time.Millisecond)
+		deadline := time.Now().Add(10 * time.Second)
+		for sched.times() < i {
+			if time.Now().After(deadline) {
+				t.Fatalf("tick %d: no run", i)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		waiting()
 	}
 	if got := e.Intent(v.ID); got.Status != "awaiting_payment" {
 		t.Fatalf("status %s before the deadline, want awaiting_payment", got.Status)

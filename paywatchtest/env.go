@@ -9,7 +9,6 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/checkout"
+	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/daemon"
 	"github.com/paywatch/paywatch/devnet/devnettest"
@@ -38,33 +38,6 @@ var Prices = map[string]string{
 	"BTC": "50000", "LTC": "100", "ETH": "2500", "USDT": "1", "USDC": "1", "TRX": "0.25", "SOL": "200",
 }
 
-// Clock is a settable test clock.
-type Clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// Now returns the clock's time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Set moves the clock to t.
-func (c *Clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.now = t
-	c.mu.Unlock()
-}
-
-// Advance moves the clock forward by d.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 // Env is a running paywatch core for one test.
 type Env struct {
 	T       testing.TB
@@ -77,7 +50,7 @@ type Env struct {
 	Nets    *availability.Networks
 	API     *api.Server
 	Server  *httptest.Server
-	Clock   *Clock
+	Clock   *clock.Fake
 	// Keys are plaintext API keys by scope name, and "all".
 	Keys map[string]string
 	// Chains are the scripted chains and Scanners their scanners, by network.
@@ -194,12 +167,12 @@ func New(t testing.TB, opts ...Option) *Env {
 	if _, err := st.Migrate(ctx); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
-	clock := &Clock{now: time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC)}
+	clock := clock.NewFake(time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC))
 	prices := Prices
 	if e.prices != nil {
 		prices = e.prices
 	}
-	book := rates.NewBook(rates.BookConfig{MaxAge: 24 * 365 * time.Hour, MinSources: 1, Now: clock.Now}, []rates.Provider{rates.NewStatic(prices)}, []string{"BTC", "LTC", "ETH", "USDT", "USDC", "TRX", "SOL"}, nil)
+	book := rates.NewBook(rates.BookConfig{MaxAge: 24 * 365 * time.Hour, MinSources: 1, Clock: clock}, []rates.Provider{rates.NewStatic(prices)}, []string{"BTC", "LTC", "ETH", "USDT", "USDC", "TRX", "SOL"}, nil)
 	book.Refresh(ctx)
 	e.Store, e.Clock, e.book = st, clock, book
 	for _, n := range payment.Networks {
@@ -254,7 +227,7 @@ func New(t testing.TB, opts ...Option) *Env {
 // config, quotes and chains.
 func (e *Env) startService() {
 	e.T.Helper()
-	d, err := daemon.New(context.Background(), e.Config, daemon.Deps{Log: e.log, Now: e.Clock.Now, Store: e.Store, Sources: e.Sources(),
+	d, err := daemon.New(context.Background(), e.Config, daemon.Deps{Log: e.log, Clock: e.Clock, Store: e.Store, Sources: e.Sources(),
 		Quotes: e.book, Links: e.pages, StatusCache: -1})
 	if err != nil {
 		e.T.Fatalf("daemon: %v", err)

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/logs"
 	"github.com/robfig/cron/v3"
 )
@@ -33,9 +34,9 @@ type BookConfig struct {
 	// CallTimeout bounds each (provider, symbol) fetch in Refresh. Default
 	// 10s.
 	CallTimeout time.Duration
-	// Now is the clock used to stamp prices that carry no time and to plan
-	// scheduled refreshes. Default time.Now.
-	Now func() time.Time
+	// Clock stamps prices that carry no time and times scheduled
+	// refreshes; nil is the wall clock.
+	Clock clock.Clock
 }
 
 // Defaults of BookConfig.
@@ -63,9 +64,7 @@ func (c BookConfig) withDefaults() BookConfig {
 	if c.CallTimeout <= 0 {
 		c.CallTimeout = DefaultCallTimeout
 	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+	c.Clock = clock.Or(c.Clock)
 	return c
 }
 
@@ -136,7 +135,7 @@ func (b *Book) fetch(ctx context.Context, i int, p Provider, sym string) {
 	if err != nil && ctx.Err() != nil {
 		return // shutting down: not the provider's fault
 	}
-	now := b.cfg.Now()
+	now := b.cfg.Clock.Now()
 	b.mu.Lock()
 	s := &b.slots[sym][i]
 	prevErr := s.lastErr
@@ -185,11 +184,11 @@ func (b *Book) Run(ctx context.Context, schedule string) error {
 	}
 	b.Refresh(ctx)
 	for {
-		next := sched.Next(b.cfg.Now())
+		next := sched.Next(b.cfg.Clock.Now())
 		if next.IsZero() { // e.g. "0 0 30 2 *": never fires
 			return fmt.Errorf("rates: schedule %q has no next run", schedule)
 		}
-		t := time.NewTimer(time.Until(next))
+		t := b.cfg.Clock.NewTimer(next.Sub(b.cfg.Clock.Now()))
 		select {
 		case <-ctx.Done():
 			t.Stop()

@@ -14,6 +14,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/logs"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
@@ -35,6 +36,8 @@ type Config struct {
 	Sample int
 	// RatePerSecond is each network's own call budget (default 10).
 	RatePerSecond float64
+	// Clock times the schedule and the polls; nil is the wall clock.
+	Clock clock.Clock
 	// Poll is how often on-demand requests and pending re-checks are
 	// looked for (default 5 s).
 	Poll time.Duration
@@ -68,6 +71,7 @@ type Reconciler struct {
 	cfg   Config
 	views map[payment.Network]View
 	log   *slog.Logger
+	clock clock.Clock
 	now   func() time.Time
 	mu    sync.Mutex // one run at a time per process
 }
@@ -88,12 +92,10 @@ func New(st *store.Store, cfg Config, views map[payment.Network]View, log *slog.
 			v.budget = newBudget(cfg.RatePerSecond)
 		}
 	}
-	return &Reconciler{store: st, cfg: cfg, views: views, log: log.With("component", "reconcile"),
-		now: func() time.Time { return time.Now().UTC() }}, nil
+	clk := clock.Or(cfg.Clock)
+	return &Reconciler{store: st, cfg: cfg, views: views, log: log.With("component", "reconcile"), clock: clk,
+		now: func() time.Time { return clk.Now().UTC() }}, nil
 }
-
-// SetClock replaces the reconciler's clock (tests).
-func (r *Reconciler) SetClock(now func() time.Time) { r.now = now }
 
 // Networks returns the networks the reconciler checks, in order.
 func (r *Reconciler) Networks() []payment.Network {
@@ -129,18 +131,18 @@ func (r *Reconciler) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reconcile.schedule %q: %w", r.cfg.Schedule, err)
 	}
-	next := sched.Next(time.Now())
-	tick := time.NewTicker(r.cfg.Poll)
-	defer tick.Stop()
+	next := sched.Next(r.now())
 	for {
+		wait := r.clock.NewTimer(r.cfg.Poll)
 		select {
 		case <-ctx.Done():
+			wait.Stop()
 			return nil
-		case <-tick.C:
+		case <-wait.C:
 		}
-		due := !time.Now().Before(next)
+		due := !r.now().Before(next)
 		if due {
-			next = sched.Next(time.Now())
+			next = sched.Next(r.now())
 		}
 		for _, n := range r.Networks() {
 			asked, err := r.store.TakeReconcileRequest(ctx, string(n))

@@ -1,6 +1,7 @@
 package reconcile_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -409,5 +410,64 @@ func TestReconcileKeepsItsRateBudget(t *testing.T) {
 	}
 	if got, took := calls.Load()-before, time.Since(start); got != 10 || took < 9*50*time.Millisecond {
 		t.Fatalf("%d calls in %s: want 10, at least 450 ms apart in all", got, took)
+	}
+}
+
+// The scheduled run is timed by the reconciler's clock: polls while the
+// clock stands still or moves less than the schedule run nothing, and the
+// schedule's next time runs every network once.
+func TestReconcilerRunsOnItsClocksSchedule(t *testing.T) {
+	c, _, _ := tronChain(t)
+	ctx := reconciletest.Ctx(t)
+	c.E.Sync(c.N)
+	r, err := reconcile.New(c.E.Store, reconcile.Config{Schedule: "@every 1h", Poll: time.Second, Clock: c.E.Clock, RatePerSecond: -1},
+		map[payment.Network]reconcile.View{c.N: c.View}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(rctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	runs := func() int64 {
+		rs, err := c.E.Store.ReconcileRuns(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		for _, r := range rs {
+			n += r.Runs
+		}
+		return n
+	}
+	waiting := func() {
+		t.Helper()
+		wctx, stop := context.WithTimeout(ctx, 10*time.Second)
+		defer stop()
+		if err := c.E.Clock.BlockUntil(wctx, 1); err != nil {
+			t.Fatalf("the reconciler does not wait on its clock: %v", err)
+		}
+	}
+	waiting()
+	for range 3 {
+		c.E.Clock.Advance(time.Second) // a poll: nothing is due
+		time.Sleep(20 * time.Millisecond)
+		waiting()
+	}
+	if n := runs(); n != 0 {
+		t.Fatalf("%d runs before the schedule's time", n)
+	}
+	c.E.Clock.Advance(time.Hour)
+	deadline := time.Now().Add(15 * time.Second)
+	for runs() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d runs an hour later, want 1", runs())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/logs"
 	"github.com/paywatch/paywatch/store"
 )
@@ -11,10 +12,10 @@ import (
 // Options wires a Service.
 type Options struct {
 	Store *store.Store
-	// Now is the clock that "as of now" and "has the period ended" read;
-	// nil means time.Now.
-	Now func() time.Time
-	Log *slog.Logger
+	// Clock is the clock that "as of now" and "has the period ended"
+	// read; nil is the wall clock.
+	Clock clock.Clock
+	Log   *slog.Logger
 }
 
 // Service builds reconciliations and closes reporting periods.
@@ -26,9 +27,7 @@ type Service struct {
 
 // New returns a Service.
 func New(opt Options) *Service {
-	if opt.Now == nil {
-		opt.Now = time.Now
-	}
+	opt.Clock = clock.Or(opt.Clock)
 	opt.Log = logs.Or(opt.Log)
-	return &Service{store: opt.Store, now: opt.Now, log: opt.Log.With("component", "reports")}
+	return &Service{store: opt.Store, now: opt.Clock.Now, log: opt.Log.With("component", "reports")}
 }
