@@ -49,9 +49,9 @@ type Config struct {
 	// ExpirySweep is how often deadlines are enforced (robfig/cron spec).
 	ExpirySweep string `yaml:"expiry_sweep"`
 	// Methods configures each payment method by name (BTC, USDT-TRC20, …).
-	Methods map[string]*Method `yaml:"methods"`
+	Methods map[payment.Method]*Method `yaml:"methods"`
 	// Networks configures each network's node and addresses.
-	Networks map[string]*Network `yaml:"networks"`
+	Networks map[payment.Network]*Network `yaml:"networks"`
 	// Rates configures the rate sources.
 	Rates Rates `yaml:"rates"`
 	// Webhooks are the endpoints events are delivered to.
@@ -350,8 +350,8 @@ func Default() *Config {
 		TopupAmounts: []string{"100.00", "500.00", "2000.00", "10000.00"},
 		MaxBodyBytes: 1 << 20,
 		ExpirySweep:  "@every 10s",
-		Methods:      map[string]*Method{},
-		Networks:     map[string]*Network{},
+		Methods:      map[payment.Method]*Method{},
+		Networks:     map[payment.Network]*Network{},
 		LogLevel:     "info",
 		Console: Console{Enabled: true, SessionTTL: Duration{12 * time.Hour}, IdleTimeout: Duration{30 * time.Minute},
 			SignInAttempts: 5, Explorers: map[string]string{}},
@@ -373,10 +373,10 @@ func Default() *Config {
 		Limits:  defaultLimits(),
 	}
 	for _, m := range payment.Methods {
-		c.Methods[string(m.Method)] = defaultMethod(m)
+		c.Methods[m.Method] = defaultMethod(m)
 	}
 	for _, n := range payment.Networks {
-		c.Networks[string(n)] = defaultNetwork(n)
+		c.Networks[n] = defaultNetwork(n)
 	}
 	return c
 }
@@ -480,13 +480,13 @@ func Parse(r io.Reader, getenv func(string) string) (*Config, error) {
 					name, entry := val.Content[j].Value, val.Content[j+1]
 					var target any
 					if key.Value == "methods" {
-						m, ok := c.Methods[name]
+						m, ok := c.Methods[payment.Method(name)]
 						if !ok {
 							return nil, fmt.Errorf("%w: methods.%s: unknown method (known: %s)", ErrInvalid, name, methodNames())
 						}
 						target = m
 					} else {
-						n, ok := c.Networks[name]
+						n, ok := c.Networks[payment.Network(name)]
 						if !ok {
 							return nil, fmt.Errorf("%w: networks.%s: unknown network (known: bitcoin, litecoin, ethereum, tron, solana)", ErrInvalid, name)
 						}
@@ -508,10 +508,10 @@ func Parse(r io.Reader, getenv func(string) string) (*Config, error) {
 		c.DatabaseURL = v
 	}
 	for name, n := range c.Networks {
-		if v := getenv("PAYWATCH_" + strings.ToUpper(name) + "_RPC_URL"); v != "" {
+		if v := getenv("PAYWATCH_" + strings.ToUpper(string(name)) + "_RPC_URL"); v != "" {
 			n.RPCURL = v
 		}
-		if v := getenv("PAYWATCH_" + strings.ToUpper(name) + "_NOTIFY_URL"); v != "" {
+		if v := getenv("PAYWATCH_" + strings.ToUpper(string(name)) + "_NOTIFY_URL"); v != "" {
 			n.NotifyURL = v
 		}
 	}
@@ -608,11 +608,11 @@ func (c *Config) Validate() error {
 	default:
 		return invalid("log_level", "must be debug, info, warn or error")
 	}
-	names := make([]string, 0, len(c.Methods))
+	names := make([]payment.Method, 0, len(c.Methods))
 	for name := range c.Methods {
 		names = append(names, name)
 	}
-	sort.Strings(names)
+	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
 	for _, name := range names {
 		if err := c.validateMethod(name); err != nil {
 			return err
@@ -695,13 +695,13 @@ func (c *Config) validateConsole() error {
 	return nil
 }
 
-func (c *Config) validateMethod(name string) error {
-	info, ok := payment.LookupMethod(payment.Method(name))
+func (c *Config) validateMethod(name payment.Method) error {
+	info, ok := payment.LookupMethod(name)
 	if !ok {
-		return invalid("methods."+name, "unknown method")
+		return invalid("methods."+string(name), "unknown method")
 	}
 	m := c.Methods[name]
-	f := "methods." + name
+	f := "methods." + string(name)
 	if m.Confirmations == nil || *m.Confirmations < 0 || *m.Confirmations > 10000 {
 		return invalid(f+".confirmations", "must be between 0 and 10000")
 	}
@@ -737,7 +737,7 @@ func (c *Config) validateMethod(name string) error {
 		return invalid(f+".contract", "token methods need their contract address")
 	}
 	if m.Enabled {
-		n := c.Networks[string(info.Network)]
+		n := c.Networks[info.Network]
 		if n == nil || !n.Enabled {
 			return invalid(f+".enabled", "method needs networks.%s.enabled", info.Network)
 		}
@@ -746,7 +746,7 @@ func (c *Config) validateMethod(name string) error {
 }
 
 func (c *Config) validateNetwork(name payment.Network) error {
-	n := c.Networks[string(name)]
+	n := c.Networks[name]
 	f := "networks." + string(name)
 	switch n.Chain {
 	case "mainnet", "testnet", "regtest":
@@ -854,7 +854,7 @@ func LoopbackAddr(addr string) bool {
 func (c *Config) MainnetNetworks() []payment.Network {
 	var out []payment.Network
 	for _, n := range payment.Networks {
-		if nc := c.Networks[string(n)]; nc != nil && nc.Enabled && nc.Chain == "mainnet" {
+		if nc := c.Networks[n]; nc != nil && nc.Enabled && nc.Chain == "mainnet" {
 			out = append(out, n)
 		}
 	}
@@ -873,7 +873,7 @@ func (c *Config) validateProduction() error {
 	}
 	first := "networks." + string(mainnet[0]) + " is on chain: mainnet"
 	for _, n := range mainnet {
-		nc := c.Networks[string(n)]
+		nc := c.Networks[n]
 		if what, ok := addresses.WellKnownTestKey(nc.AccountKey); ok {
 			return invalid("networks."+string(n)+".account_key", "%s is the well-known test key %s: its private keys are public, "+
 				"so anyone can take what is paid to its addresses; chain: mainnet needs the account key of your own wallet",
@@ -1000,7 +1000,7 @@ func (c *Config) validateRates() error {
 
 // MethodConfirmations returns the confirmations an intent of usd needs.
 func (c *Config) MethodConfirmations(m payment.Method, usd payment.Cents) int {
-	mc := c.Methods[string(m)]
+	mc := c.Methods[m]
 	if mc.LargeAmountUSD != "" && mc.LargeConfirmations != nil {
 		if large, err := payment.ParseUSD(mc.LargeAmountUSD); err == nil && usd >= large {
 			return *mc.LargeConfirmations

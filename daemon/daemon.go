@@ -200,7 +200,7 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 	cfg := d.cfg
 	symbols := map[string]bool{}
 	for _, m := range payment.Methods {
-		if mc := cfg.Methods[string(m.Method)]; mc != nil && mc.Enabled {
+		if mc := cfg.Methods[m.Method]; mc != nil && mc.Enabled {
 			symbols[m.Symbol] = true
 		}
 	}
@@ -224,7 +224,7 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 	addrs := map[payment.Network]intents.AddressSource{}
 	sourcesByNet := map[payment.Network]string{}
 	for _, n := range payment.Networks {
-		nc := cfg.Networks[string(n)]
+		nc := cfg.Networks[n]
 		if !nc.Enabled {
 			continue
 		}
@@ -251,7 +251,7 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 		sourcesByNet[n] = fp
 	}
 	for _, n := range payment.Networks {
-		if !cfg.Networks[string(n)].Enabled {
+		if !cfg.Networks[n].Enabled {
 			continue
 		}
 		if src := deps.Sources[n]; src != nil {
@@ -425,7 +425,7 @@ func (d *Daemon) Run(ctx context.Context, ready func(addr string)) error {
 
 // leader is network n's scanner leader over src.
 func (d *Daemon) leader(n payment.Network, src chains.Source) *ingest.Leader {
-	nc := d.cfg.Networks[string(n)]
+	nc := d.cfg.Networks[n]
 	return &ingest.Leader{Store: d.store, Sink: d.sink, Source: src, Watch: d.watch[n],
 		Scanner: chains.ScannerConfig{Network: n, Chain: nc.Chain, PollInterval: nc.PollInterval.Duration,
 			Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, StartHeight: (*chains.Height)(nc.StartHeight),

@@ -204,7 +204,7 @@ func (s *Service) methodFor(name string) (payment.MethodInfo, error) {
 	if !ok {
 		return info, Fail(UnknownMethod, "unknown method %q: use one of %s", name, methodNames)
 	}
-	if m := s.cfg.Methods[name]; m == nil || !m.Enabled {
+	if m := s.cfg.Methods[info.Method]; m == nil || !m.Enabled {
 		return info, Fail(MethodDisabled, "method %s is disabled on this paywatch; GET /v1/methods lists the enabled ones", name)
 	}
 	return info, nil
@@ -394,7 +394,7 @@ func (s *Service) intentFor(p store.Payable, info payment.MethodInfo, renewedFro
 	if err != nil {
 		return store.Intent{}, Fail(RateUnavailable, "%v", err)
 	}
-	mc := s.cfg.Methods[string(info.Method)]
+	mc := s.cfg.Methods[info.Method]
 	amount := rates.AmountFor(payment.Cents(p.AmountCents), q.USDPerUnit, info.Decimals, *mc.DisplayDecimals)
 	tol, _ := payment.ParseUnits(mc.UnderpaymentTolerance, info.Decimals)
 	if tol.Cmp(amount) >= 0 {
@@ -755,7 +755,7 @@ func (s *Service) PaymentURI(in store.Intent) string {
 	}
 	amount := payment.TrimUnits(in.Amount, info.Decimals)
 	contract := ""
-	if m := s.cfg.Methods[in.Method]; m != nil {
+	if m := s.cfg.Methods[info.Method]; m != nil {
 		contract = m.Contract
 	}
 	switch info.Method {
@@ -948,7 +948,7 @@ func (s *Service) renew(ctx context.Context, id string, idem *Idem) (Result[view
 // (smaller amounts are refused: their crypto amount is below the method's
 // dust minimum) and that dust minimum in base units, for /v1/methods.
 func (s *Service) MinimumUSD(info payment.MethodInfo, q rates.Quote) (payment.Cents, *big.Int) {
-	mc := s.cfg.Methods[string(info.Method)]
+	mc := s.cfg.Methods[info.Method]
 	dust, _ := payment.ParseUnits(mc.DustMin, info.Decimals)
 	return rates.MinimumUSD(dust, q.USDPerUnit, info.Decimals, *mc.DisplayDecimals), dust
 }

@@ -112,9 +112,9 @@ func tronChain(t *testing.T) (*reconciletest.Chain, *tronfake.Node, *atomic.Int6
 	}
 	e := paywatchtest.New(t, paywatchtest.Only(payment.Tron), paywatchtest.WithSource(payment.Tron, src),
 		paywatchtest.WithConfig(func(c *config.Config) {
-			c.Methods[string(payment.USDTTRC20)].Contract = mainnetUSDT
+			c.Methods[payment.USDTTRC20].Contract = mainnetUSDT
 			start := int64(1) // scan the fake's first blocks too
-			c.Networks[string(payment.Tron)].StartHeight = &start
+			c.Networks[payment.Tron].StartHeight = &start
 		}))
 	c := &reconciletest.Chain{N: payment.Tron, E: e, Method: "TRX", View: &reconcile.BlockView{Source: src, Watched: e.Watch[payment.Tron], CallsPerBlock: 1},
 		Pay: func(t *testing.T, v views.Intent) string {
