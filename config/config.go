@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/netip"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robfig/cron/v3"
 	"gopkg.in/yaml.v3"
 
 	"github.com/paywatch/paywatch/addresses"
@@ -48,6 +50,10 @@ type Config struct {
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
 	// ExpirySweep is how often deadlines are enforced (robfig/cron spec).
 	ExpirySweep string `yaml:"expiry_sweep"`
+	// sweep is ExpirySweep parsed (SweepSchedule).
+	sweep cron.Schedule
+	// topups are TopupAmounts parsed (Topups).
+	topups []payment.Cents
 	// Methods configures each payment method by name (BTC, USDT-TRC20, …).
 	Methods map[payment.Method]*Method `yaml:"methods"`
 	// Networks configures each network's node and addresses.
@@ -101,6 +107,8 @@ type Database struct {
 type Reconcile struct {
 	// Schedule is a robfig/cron schedule; default "@hourly".
 	Schedule string `yaml:"schedule"`
+	// schedule is Schedule parsed; nil when unset (CronSchedule).
+	schedule cron.Schedule
 	// Blocks is the fewest blocks below the cursor a run checks again
 	// (default 100); MaxBlocks caps a run (default 2000).
 	Blocks    int64 `yaml:"blocks"`
@@ -215,6 +223,13 @@ type Method struct {
 	DustMin string `yaml:"dust_min"`
 	// Contract is the token contract (tokens only); default the mainnet one.
 	Contract string `yaml:"contract"`
+
+	// Resolved by Validate (and Default): LargeAmountUSD in cents (large
+	// false when off), UnderpaymentTolerance and DustMin in base units.
+	large     bool
+	largeUSD  payment.Cents
+	tolerance *big.Int
+	dust      *big.Int
 }
 
 // Network configures one network.
@@ -281,6 +296,10 @@ type Rates struct {
 	Static map[string]string `yaml:"static"`
 	// BaseURLs overrides a provider's API base URL (e.g. a proxy).
 	BaseURLs map[string]string `yaml:"base_urls"`
+
+	// Resolved by Validate (and Default): Refresh and MaxDeviation parsed.
+	refresh      cron.Schedule
+	maxDeviation *big.Rat
 }
 
 // Events configures GET /v1/events?wait= long-polls. One reader per
@@ -377,6 +396,9 @@ func Default() *Config {
 	}
 	for _, n := range payment.Networks {
 		c.Networks[n] = defaultNetwork(n)
+	}
+	if err := c.resolve(); err != nil {
+		panic("config: the defaults do not resolve: " + err.Error())
 	}
 	return c
 }
@@ -595,10 +617,11 @@ func (c *Config) Validate() error {
 	if len(c.TopupAmounts) == 0 {
 		return invalid("topup_amounts", "must list at least one amount")
 	}
-	for i, a := range c.TopupAmounts {
-		if v, err := payment.ParseUSD(a); err != nil || v <= 0 {
-			return invalid(fmt.Sprintf("topup_amounts[%d]", i), "%q is not a positive USD amount with at most 2 decimals", a)
-		}
+	if err := c.resolveTopups(); err != nil {
+		return err
+	}
+	if err := c.resolveSweep(); err != nil {
+		return err
 	}
 	if c.MaxBodyBytes < 1024 || c.MaxBodyBytes > 64<<20 {
 		return invalid("max_body_bytes", "must be between 1024 and 67108864")
@@ -708,10 +731,10 @@ func (c *Config) validateMethod(name payment.Method) error {
 	if (info.Network == payment.Bitcoin || info.Network == payment.Litecoin) && *m.Confirmations == 0 {
 		return invalid(f+".confirmations", "must be at least 1: %s has no finality marker", info.Network)
 	}
+	if err := m.resolve(f, info); err != nil {
+		return err
+	}
 	if m.LargeAmountUSD != "" {
-		if _, err := payment.ParseUSD(m.LargeAmountUSD); err != nil {
-			return invalid(f+".large_amount_usd", "%v", err)
-		}
 		if m.LargeConfirmations == nil {
 			return invalid(f+".large_confirmations", "must be set when large_amount_usd is")
 		}
@@ -726,12 +749,6 @@ func (c *Config) validateMethod(name payment.Method) error {
 	}
 	if m.DisplayDecimals == nil || *m.DisplayDecimals < 0 || *m.DisplayDecimals > info.Decimals {
 		return invalid(f+".display_decimals", "must be between 0 and %d", info.Decimals)
-	}
-	if _, err := payment.ParseUnits(m.UnderpaymentTolerance, info.Decimals); err != nil {
-		return invalid(f+".underpayment_tolerance", "%v", err)
-	}
-	if _, err := payment.ParseUnits(m.DustMin, info.Decimals); err != nil {
-		return invalid(f+".dust_min", "%v", err)
 	}
 	if info.Asset != payment.Native && m.Enabled && m.Contract == "" {
 		return invalid(f+".contract", "token methods need their contract address")
@@ -983,8 +1000,8 @@ func (c *Config) validateRates() error {
 	if r.MaxAge.Duration < time.Second {
 		return invalid("rates.max_age", "must be at least 1s")
 	}
-	if _, err := payment.ParseUnits(r.MaxDeviation, 6); err != nil {
-		return invalid("rates.max_deviation", "%v", err)
+	if err := c.Rates.resolveMaxDeviation(); err != nil {
+		return err
 	}
 	if len(r.Sources) == 1 && r.MinSources != 1 {
 		return invalid("rates.min_sources", "is %d but only one source is listed: a single-source setup must say min_sources: 1 explicitly, or list a second source", r.MinSources)
@@ -995,16 +1012,14 @@ func (c *Config) validateRates() error {
 	if r.Refresh == "" {
 		return invalid("rates.refresh", "must be a cron schedule such as @every 30s")
 	}
-	return nil
+	return c.Rates.resolveRefresh()
 }
 
 // MethodConfirmations returns the confirmations an intent of usd needs.
 func (c *Config) MethodConfirmations(m payment.Method, usd payment.Cents) int {
 	mc := c.Methods[m]
-	if mc.LargeAmountUSD != "" && mc.LargeConfirmations != nil {
-		if large, err := payment.ParseUSD(mc.LargeAmountUSD); err == nil && usd >= large {
-			return *mc.LargeConfirmations
-		}
+	if large, ok := mc.LargeAmount(); ok && mc.LargeConfirmations != nil && usd >= large {
+		return *mc.LargeConfirmations
 	}
 	return *mc.Confirmations
 }

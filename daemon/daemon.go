@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -120,9 +119,9 @@ func New(ctx context.Context, cfg *config.Config, deps Deps) (*Daemon, error) {
 		cfg.Instance = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
 	log := logs.Or(deps.Log)
-	sweeps, err := cron.ParseStandard(cfg.ExpirySweep)
-	if err != nil {
-		return nil, fmt.Errorf("expiry_sweep: %w", err)
+	sweeps := cfg.SweepSchedule()
+	if sweeps == nil {
+		return nil, errors.New("daemon: expiry_sweep is not resolved: the config must come from config.Load, Parse or Validate")
 	}
 	d := &Daemon{sweeps: sweeps, cfg: cfg, log: log, getenv: deps.Getenv, store: deps.Store, watch: map[payment.Network]*chains.WatchSet{},
 		sources: map[payment.Network]chains.Source{}, modes: map[payment.Network]func() string{}}
@@ -214,8 +213,7 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 			return err
 		}
 		d.providers = len(providers)
-		dev, _ := new(big.Rat).SetString(cfg.Rates.MaxDeviation)
-		d.book = rates.NewBook(rates.BookConfig{MaxAge: cfg.Rates.MaxAge.Duration, MaxDeviation: dev, MinSources: cfg.Rates.MinSources,
+		d.book = rates.NewBook(rates.BookConfig{MaxAge: cfg.Rates.MaxAge.Duration, MaxDeviation: cfg.Rates.MaxDeviationFraction(), MinSources: cfg.Rates.MinSources,
 			Now: deps.Now}, providers, d.symbols, d.log)
 	} else {
 		d.providers = len(cfg.Rates.Sources)
@@ -395,7 +393,7 @@ func (d *Daemon) Run(ctx context.Context, ready func(addr string)) error {
 	g.Go(func() error { return d.store.Run(ctx) })
 	g.Go(func() error { return d.svc.Run(ctx) })
 	g.Go(func() error { return d.api.Run(ctx) })
-	g.Go(func() error { return d.book.Run(ctx, d.cfg.Rates.Refresh) })
+	g.Go(func() error { return d.book.RunOn(ctx, d.cfg.Rates.RefreshSchedule()) })
 	g.Go(func() error { return d.finance.RecordQuotes(ctx, d.book.Symbols()) })
 	g.Go(func() error { return d.svc.RunSweeps(ctx, d.sweeps) })
 	g.Go(func() error { return d.reconciler.Run(ctx) })
