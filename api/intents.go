@@ -46,7 +46,7 @@ func (s *Server) methods(w http.ResponseWriter, r *http.Request, _ store.APIKey)
 	out := []MethodView{}
 	now := s.now()
 	for _, m := range payment.Methods {
-		mc := s.cfg.Methods[string(m.Method)]
+		mc := s.cfg.Methods[m.Method]
 		v := MethodView{Method: string(m.Method), Network: string(m.Network), Asset: m.Symbol, Decimals: m.Decimals,
 			Enabled: mc != nil && mc.Enabled}
 		if mc != nil && mc.Confirmations != nil {

@@ -55,8 +55,8 @@ func (s *Server) reconcileStatus(ctx context.Context) (*ReconcileStatus, error) 
 // (POST /v1/networks/{network}/reconcile): idempotent, a pending request
 // stays one request; the daemon picks it up within seconds.
 func (s *Server) reconcileNetwork(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
-	network := r.PathValue("network")
-	if !payment.Network(network).Valid() {
+	network := payment.Network(r.PathValue("network"))
+	if !network.Valid() {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("unknown network %q", network))
 		return
 	}
@@ -66,7 +66,7 @@ func (s *Server) reconcileNetwork(w http.ResponseWriter, r *http.Request, _ stor
 			return
 		}
 	}
-	if err := s.store.RequestReconcile(r.Context(), network, s.now().UTC()); err != nil {
+	if err := s.store.RequestReconcile(r.Context(), string(network), s.now().UTC()); err != nil {
 		s.internal(w, r, err)
 		return
 	}

@@ -99,7 +99,7 @@ func (n *Networks) Available(ctx context.Context, network payment.Network) error
 }
 
 func (n *Networks) available(ctx context.Context, network payment.Network) error {
-	nc := n.Config.Networks[string(network)]
+	nc := n.Config.Networks[network]
 	if nc == nil || !nc.Enabled {
 		return errors.New("the network is not enabled")
 	}
@@ -135,7 +135,7 @@ func (n *Networks) judge(c store.Cursor, nc *config.Network) error {
 func (n *Networks) Networks(ctx context.Context) ([]NetworkStatus, error) {
 	var out []NetworkStatus
 	for _, net := range payment.Networks {
-		nc := n.Config.Networks[string(net)]
+		nc := n.Config.Networks[net]
 		st := NetworkStatus{Network: string(net), Enabled: nc != nil && nc.Enabled}
 		c, err := n.Store.GetCursor(ctx, string(net))
 		switch {

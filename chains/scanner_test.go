@@ -432,7 +432,8 @@ func TestBlockOfAnotherHeightIsRefused(t *testing.T) {
 
 func keyOfIntent(t *testing.T, e *paywatchtest.Env, v views.Intent) []byte {
 	t.Helper()
-	a, err := addresses.ParseAddress(payment.Network(v.Network), e.Config.Networks[v.Network].Chain, v.Address)
+	n := payment.Network(v.Network)
+	a, err := addresses.ParseAddress(n, e.Config.Networks[n].Chain, v.Address)
 	if err != nil {
 		t.Fatal(err)
 	}

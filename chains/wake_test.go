@@ -73,7 +73,7 @@ func TestWakeScansAtOnceAndSkipsNothing(t *testing.T) {
 	f := e.Chains[payment.Bitcoin]
 	v := e.CreateIntent("order", "ORD-WAKE", "", "10.00", "BTC")
 	e.Sync(payment.Bitcoin)
-	nc := e.Config.Networks[string(payment.Bitcoin)]
+	nc := e.Config.Networks[payment.Bitcoin]
 	steps := make(chan error, 100)
 	sc := chains.NewScanner(chains.ScannerConfig{Network: payment.Bitcoin, PollInterval: time.Hour,
 		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, Observe: func(err error) { steps <- err }},

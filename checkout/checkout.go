@@ -85,7 +85,7 @@ func New(opt Options) (*Page, error) {
 		log: opt.Log.With("component", "checkout"), limit: newRateLimiter(c.RequestsPerMinute),
 		live: liveCounts{max: c.MaxLive, per: c.MaxLivePerClient, perClient: map[netip.Prefix]int{}}}
 	for n, nc := range opt.Config.Networks {
-		p.chains[n] = nc.Chain
+		p.chains[string(n)] = nc.Chain
 	}
 	for _, s := range c.TrustedProxies {
 		pr, err := config.ParseProxy(s)

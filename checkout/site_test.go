@@ -175,7 +175,7 @@ func (s *site) get(t testing.TB, path string, headers ...string) (*http.Response
 func (s *site) broadcast(t testing.TB, v views.Intent, asset payment.Asset, amount *big.Int, label string) {
 	t.Helper()
 	n := payment.Network(v.Network)
-	a, err := addresses.ParseAddress(n, s.Config.Networks[v.Network].Chain, v.Address)
+	a, err := addresses.ParseAddress(n, s.Config.Networks[n].Chain, v.Address)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,59 @@ var hostPattern = regexp.MustCompile(`^((\*\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])
 // envName is an environment variable's name.
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 
+// Checkout configures the hosted payment page (/pay/{token} on the API
+// listener): one page per intent that a storefront sends its customer to.
+type Checkout struct {
+	// Enabled serves the page and adds payment_page_url to intents. Off by
+	// default; it needs PublicBaseURL and the secret named by SecretEnv.
+	Enabled bool `yaml:"enabled"`
+	// PublicBaseURL is where customers reach this listener (an http(s) URL
+	// without query or fragment, e.g. https://pay.example.com); page URLs are
+	// PublicBaseURL + /pay/{token}.
+	PublicBaseURL string `yaml:"public_base_url"`
+	// SecretEnv names the environment variable holding the secret (at least
+	// 32 characters) from which page tokens are derived. Every instance
+	// behind one PublicBaseURL needs the same secret; a new secret ends every
+	// page link issued before.
+	SecretEnv string `yaml:"secret_env"`
+	// StorefrontName is the shop's name as the page shows it.
+	StorefrontName string `yaml:"storefront_name"`
+	// ReturnHosts are the hosts a return_url may point to: an exact host
+	// ("shop.example.com", "localhost:3000") or a subdomain wildcard
+	// ("*.example.com"). Empty: no return_url is accepted.
+	ReturnHosts []string `yaml:"return_hosts"`
+	// RenewURL is where an expired page sends the customer to try again, with
+	// {kind} and {reference} replaced (URL-escaped); empty: the page says to
+	// contact the shop.
+	RenewURL string `yaml:"renew_url"`
+	// ContactURL is how the customer reaches the shop (https: or mailto:),
+	// shown where the page says to contact it; empty: no link.
+	ContactURL string `yaml:"contact_url"`
+	// FrameAncestors are the origins allowed to embed the page in a frame
+	// (Content-Security-Policy frame-ancestors, e.g. https://shop.example.com).
+	// Empty: no framing (frame-ancestors 'none', X-Frame-Options DENY).
+	FrameAncestors []string `yaml:"frame_ancestors"`
+	// LinkLifetime is how long after its intent's deadline a page link keeps
+	// working; afterwards it is a plain 404.
+	LinkLifetime Duration `yaml:"link_lifetime"`
+	// RequestsPerMinute is how many page, live and report requests one client
+	// address may make per minute (bursts up to a third of it); beyond, 429.
+	RequestsPerMinute int `yaml:"requests_per_minute"`
+	// MaxLive caps the live connections (server-sent events) open at once on
+	// this instance; MaxLivePerClient those of one client address.
+	MaxLive          int `yaml:"max_live"`
+	MaxLivePerClient int `yaml:"max_live_per_client"`
+	// ProgressInterval is how often open pages waiting for confirmations
+	// re-check their intent and their network's height (one query for all
+	// of them): confirmation counts and a further partial payment are not
+	// events. Status changes reach pages at once, on the event feed's NOTIFY.
+	ProgressInterval Duration `yaml:"progress_interval"`
+	// TrustedProxies are the addresses (CIDRs) of reverse proxies in front
+	// of this listener: for a request from one of them, the client address is
+	// the last X-Forwarded-For entry that is not a trusted proxy.
+	TrustedProxies []string `yaml:"trusted_proxies"`
+}
+
 func (c *Config) validateCheckout() error {
 	k := c.Checkout
 	if k.Enabled && k.PublicBaseURL == "" {

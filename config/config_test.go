@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/payment"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -69,6 +70,9 @@ func TestExampleListsEverySetting(t *testing.T) {
 	check := func(where string, typ reflect.Type, m map[string]any) {
 		for i := 0; i < typ.NumField(); i++ {
 			tag := strings.Split(typ.Field(i).Tag.Get("yaml"), ",")[0]
+			if !typ.Field(i).IsExported() || tag == "-" {
+				continue // resolved by Validate, not a setting
+			}
 			if _, ok := m[tag]; !ok {
 				t.Errorf("%s.%s is missing from the example", where, tag)
 			}
@@ -242,7 +246,7 @@ func TestDockerComposeReferencesExist(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		net := strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(name, "PAYWATCH_"), "_RPC_URL"))
-		if n, ok := c.Networks[net]; !ok || n.RPCURL != "http://probe:probe@probe:1" {
+		if n, ok := c.Networks[payment.Network(net)]; !ok || n.RPCURL != "http://probe:probe@probe:1" {
 			t.Errorf("%s is not read by paywatch", name)
 		}
 	}

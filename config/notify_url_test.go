@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/paywatch/paywatch/config"
+	"github.com/paywatch/paywatch/payment"
 )
 
 // notifyYAML enables one network with a notify_url.
@@ -39,7 +40,7 @@ func TestNotifyURLByNetwork(t *testing.T) {
 			t.Errorf("%s notify_url %q: %v", ok.network, ok.url, err)
 			continue
 		}
-		if got := c.Networks[ok.network].NotifyURL; got != ok.url {
+		if got := c.Networks[payment.Network(ok.network)].NotifyURL; got != ok.url {
 			t.Errorf("%s notify_url = %q, want %q", ok.network, got, ok.url)
 		}
 	}

@@ -2,7 +2,6 @@ package config
 
 import (
 	"github.com/paywatch/paywatch/payment"
-	"github.com/robfig/cron/v3"
 )
 
 // Finance bounds finance's decisions (issue 22).
@@ -11,6 +10,9 @@ type Finance struct {
 	// rate the rate book does not confirm (an override with a reason).
 	// "0" refuses every override. Default "100.00".
 	MaxOverrideCreditUSD string `yaml:"max_override_credit_usd"`
+
+	// maxOverride is MaxOverrideCreditUSD in cents (MaxOverrideCredit).
+	maxOverride payment.Cents
 }
 
 func defaultFinance() Finance { return Finance{MaxOverrideCreditUSD: "100.00"} }
@@ -40,8 +42,8 @@ func defaultLimits() Limits {
 
 // validateSecurity checks the sections of security.go.
 func (c *Config) validateSecurity() error {
-	if _, err := payment.ParseUSD(c.Finance.MaxOverrideCreditUSD); err != nil {
-		return invalid("finance.max_override_credit_usd", "must be a USD amount like \"100.00\" (\"0\" refuses every override): %v", err)
+	if err := c.Finance.resolve(); err != nil {
+		return err
 	}
 	if c.Limits.CreatesPerMinute < 0 || c.Limits.CreatesPerMinute > 1_000_000 {
 		return invalid("limits.creates_per_minute", "must be between 0 (no limit) and 1000000")
@@ -51,33 +53,6 @@ func (c *Config) validateSecurity() error {
 	}
 	if c.Limits.OpenIntentsPerPayable < 0 || c.Limits.OpenIntentsPerPayable > 1000 {
 		return invalid("limits.open_intents_per_payable", "must be between 0 (no cap) and 1000, got %d", c.Limits.OpenIntentsPerPayable)
-	}
-	return nil
-}
-
-// validateReconcile checks the reconcile section: a schedule robfig/cron
-// parses, counts and a call budget within bounds (zero: the defaults).
-func (c *Config) validateReconcile() error {
-	r := c.Reconcile
-	if r.Schedule != "" {
-		if _, err := cron.ParseStandard(r.Schedule); err != nil {
-			return invalid("reconcile.schedule", "%q is not a cron schedule like \"@hourly\" or \"0 * * * *\": %v", r.Schedule, err)
-		}
-	}
-	if r.Blocks < 0 || r.Blocks > 1_000_000 {
-		return invalid("reconcile.blocks", "must be between 0 (the default, 100) and 1000000, got %d", r.Blocks)
-	}
-	if r.MaxBlocks < 0 || r.MaxBlocks > 1_000_000 {
-		return invalid("reconcile.max_blocks", "must be between 0 (the default, 2000) and 1000000, got %d", r.MaxBlocks)
-	}
-	if r.MaxBlocks > 0 && r.Blocks > r.MaxBlocks {
-		return invalid("reconcile.blocks", "must not exceed reconcile.max_blocks (%d), got %d", r.MaxBlocks, r.Blocks)
-	}
-	if r.SampleAddresses < 0 || r.SampleAddresses > 100_000 {
-		return invalid("reconcile.sample_addresses", "must be between 0 (the default, 50) and 100000, got %d", r.SampleAddresses)
-	}
-	if !(r.RatePerSecond >= 0 && r.RatePerSecond <= 10_000) { // NaN fails too
-		return invalid("reconcile.rate_per_second", "must be between 0 (the default, 10) and 10000 calls a second, got %v", r.RatePerSecond)
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -123,9 +122,9 @@ func New(ctx context.Context, cfg *config.Config, deps Deps) (*Daemon, error) {
 		cfg.Instance = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
 	log := logs.Or(deps.Log)
-	sweeps, err := cron.ParseStandard(cfg.ExpirySweep)
-	if err != nil {
-		return nil, fmt.Errorf("expiry_sweep: %w", err)
+	sweeps := cfg.SweepSchedule()
+	if sweeps == nil {
+		return nil, errors.New("daemon: expiry_sweep is not resolved: the config must come from config.Load, Parse or Validate")
 	}
 	d := &Daemon{sweeps: sweeps, cfg: cfg, log: log, clock: clock.Or(deps.Clock), getenv: deps.Getenv, store: deps.Store, watch: map[payment.Network]*chains.WatchSet{},
 		sources: map[payment.Network]chains.Source{}, modes: map[payment.Network]func() string{}}
@@ -203,7 +202,7 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 	cfg := d.cfg
 	symbols := map[string]bool{}
 	for _, m := range payment.Methods {
-		if mc := cfg.Methods[string(m.Method)]; mc != nil && mc.Enabled {
+		if mc := cfg.Methods[m.Method]; mc != nil && mc.Enabled {
 			symbols[m.Symbol] = true
 		}
 	}
@@ -217,8 +216,7 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 			return err
 		}
 		d.providers = len(providers)
-		dev, _ := new(big.Rat).SetString(cfg.Rates.MaxDeviation)
-		d.book = rates.NewBook(rates.BookConfig{MaxAge: cfg.Rates.MaxAge.Duration, MaxDeviation: dev, MinSources: cfg.Rates.MinSources,
+		d.book = rates.NewBook(rates.BookConfig{MaxAge: cfg.Rates.MaxAge.Duration, MaxDeviation: cfg.Rates.MaxDeviationFraction(), MinSources: cfg.Rates.MinSources,
 			Clock: deps.Clock}, providers, d.symbols, d.log)
 	} else {
 		d.providers = len(cfg.Rates.Sources)
@@ -227,7 +225,7 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 	addrs := map[payment.Network]intents.AddressSource{}
 	sourcesByNet := map[payment.Network]string{}
 	for _, n := range payment.Networks {
-		nc := cfg.Networks[string(n)]
+		nc := cfg.Networks[n]
 		if !nc.Enabled {
 			continue
 		}
@@ -254,7 +252,7 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 		sourcesByNet[n] = fp
 	}
 	for _, n := range payment.Networks {
-		if !cfg.Networks[string(n)].Enabled {
+		if !cfg.Networks[n].Enabled {
 			continue
 		}
 		if src := deps.Sources[n]; src != nil {
@@ -398,7 +396,7 @@ func (d *Daemon) Run(ctx context.Context, ready func(addr string)) error {
 	g.Go(func() error { return d.store.Run(ctx) })
 	g.Go(func() error { return d.svc.Run(ctx) })
 	g.Go(func() error { return d.api.Run(ctx) })
-	g.Go(func() error { return d.book.Run(ctx, d.cfg.Rates.Refresh) })
+	g.Go(func() error { return d.book.RunOn(ctx, d.cfg.Rates.RefreshSchedule()) })
 	g.Go(func() error { return d.finance.RecordQuotes(ctx, d.book.Symbols()) })
 	g.Go(func() error { return d.svc.RunSweeps(ctx, d.sweeps) })
 	g.Go(func() error { return d.reconciler.Run(ctx) })
@@ -428,7 +426,7 @@ func (d *Daemon) Run(ctx context.Context, ready func(addr string)) error {
 
 // leader is network n's scanner leader over src.
 func (d *Daemon) leader(n payment.Network, src chains.Source) *ingest.Leader {
-	nc := d.cfg.Networks[string(n)]
+	nc := d.cfg.Networks[n]
 	return &ingest.Leader{Store: d.store, Sink: d.sink, Source: src, Watch: d.watch[n],
 		Scanner: chains.ScannerConfig{Network: n, Chain: nc.Chain, PollInterval: nc.PollInterval.Duration,
 			Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, StartHeight: (*chains.Height)(nc.StartHeight),

@@ -63,7 +63,7 @@ func newScanMetrics(ctx context.Context, reg *prometheus.Registry, nets *availab
 		derived:  prometheus.NewDesc("paywatch_derivation_next_index", "Next non-hardened derivation index (derived networks); it cannot pass 2147483647.", []string{"network"}, nil),
 	}
 	for _, n := range payment.Networks {
-		if nc := nets.Config.Networks[string(n)]; nc != nil && nc.Enabled {
+		if nc := nets.Config.Networks[n]; nc != nil && nc.Enabled {
 			for _, kind := range []string{"timeout", "network", "invalid_response", "wrong_chain", "deep_reorg", "other"} {
 				m.errors.WithLabelValues(string(n), kind)
 			}
@@ -143,7 +143,7 @@ func (m *scanMetrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(m.lag, prometheus.GaugeValue, float64(n.LagBlocks), n.Network)
 		ch <- prometheus.MustNewConstMetric(m.health, prometheus.GaugeValue, healthy, n.Network)
 		ch <- prometheus.MustNewConstMetric(m.watch, prometheus.GaugeValue, float64(n.AddressesWatched), n.Network)
-		if nc := m.nets.Config.Networks[n.Network]; nc != nil {
+		if nc := m.nets.Config.Networks[payment.Network(n.Network)]; nc != nil {
 			ch <- prometheus.MustNewConstMetric(m.maxLag, prometheus.GaugeValue, float64(nc.MaxLagBlocks), n.Network)
 		}
 		ch <- prometheus.MustNewConstMetric(m.critical, prometheus.GaugeValue, b2f(n.Critical != ""), n.Network)

@@ -19,7 +19,7 @@ func errWellKnownPool(key string) error {
 
 // solanaMainnet reports whether Solana is enabled on mainnet.
 func solanaMainnet(cfg *config.Config) bool {
-	nc := cfg.Networks[string(payment.Solana)]
+	nc := cfg.Networks[payment.Solana]
 	return nc != nil && nc.Enabled && nc.Chain == "mainnet"
 }
 

@@ -10,7 +10,7 @@ import (
 
 // ReconcileConfig is config.Reconcile as the package takes it.
 func ReconcileConfig(rc config.Reconcile) reconcile.Config {
-	return reconcile.Config{Schedule: rc.Schedule, Blocks: rc.Blocks, MaxBlocks: rc.MaxBlocks, Sample: rc.SampleAddresses,
+	return reconcile.Config{Schedule: rc.CronSchedule(), Blocks: rc.Blocks, MaxBlocks: rc.MaxBlocks, Sample: rc.SampleAddresses,
 		RatePerSecond: rc.RatePerSecond}
 }
 

@@ -21,6 +21,7 @@ var wallClock = map[string]string{
 	"api/eventfeed.go":               "the event feed's poll: a backstop to NOTIFY, pacing reads of the database",
 	"checkout/hub.go":                "the live pages' progress ticks: pacing reads for open connections",
 	"checkout/live.go":               "a stream's keep-alives, its longest life and write deadlines: connection I/O",
+	"config/resolve.go":              "checking at load that a schedule fires at all from now",
 	"console/operator.go":            "the lag chart's sampling of network lag",
 	"chains/wsnotify.go":             "websocket pings, read and write deadlines: connection I/O",
 	"chains/bitcoin/mempool_peek.go": "the mempool peek's pacing of node reads",

@@ -10,7 +10,6 @@ import (
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/logs"
-	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/rates"
 	"github.com/paywatch/paywatch/store"
 )
@@ -63,13 +62,8 @@ type Bounds struct {
 // BoundsOf reads the bounds from the config: rates.max_deviation,
 // rates.max_age and finance.max_override_credit_usd.
 func BoundsOf(cfg *config.Config) Bounds {
-	var b Bounds
-	b.MaxDeviation, _ = new(big.Rat).SetString(cfg.Rates.MaxDeviation)
-	b.Window = cfg.Rates.MaxAge.Duration
-	if c, err := payment.ParseUSD(cfg.Finance.MaxOverrideCreditUSD); err == nil {
-		b.MaxOverride = int64(c)
-	}
-	return b
+	return Bounds{MaxDeviation: cfg.Rates.MaxDeviationFraction(), Window: cfg.Rates.MaxAge.Duration,
+		MaxOverride: int64(cfg.Finance.MaxOverrideCredit())}
 }
 
 // Service is finance's desk: the inbox, resolutions, balances, the ledger

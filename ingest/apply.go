@@ -23,7 +23,7 @@ func (s *Sink) requiredFor(network string, asset payment.Asset, a store.Address)
 		return a.IntentConfirmations
 	}
 	if m, ok := payment.MethodFor(payment.Network(network), asset); ok {
-		if mc := s.cfg.Methods[string(m.Method)]; mc != nil && mc.Confirmations != nil {
+		if mc := s.cfg.Methods[m.Method]; mc != nil && mc.Confirmations != nil {
 			return *mc.Confirmations
 		}
 		return m.DefaultConfirmations

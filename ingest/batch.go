@@ -87,7 +87,7 @@ const (
 // max(2000, safety_depth + margin).
 func (s *Sink) keptBlocks(network payment.Network) int64 {
 	keep := int64(minKeptBlocks)
-	if nc := s.cfg.Networks[string(network)]; nc != nil {
+	if nc := s.cfg.Networks[network]; nc != nil {
 		keep = max(keep, nc.SafetyDepth+keptMargin)
 	}
 	return keep

@@ -25,7 +25,8 @@ import (
 
 func keyOf(t *testing.T, e *paywatchtest.Env, v views.Intent) []byte {
 	t.Helper()
-	a, err := addresses.ParseAddress(payment.Network(v.Network), e.Config.Networks[v.Network].Chain, v.Address)
+	n := payment.Network(v.Network)
+	a, err := addresses.ParseAddress(n, e.Config.Networks[n].Chain, v.Address)
 	if err != nil {
 		t.Fatalf("parse %s: %v", v.Address, err)
 	}

@@ -61,7 +61,7 @@ func (s *Service) methodFor(name string) (payment.MethodInfo, error) {
 	if !ok {
 		return info, Fail(UnknownMethod, "unknown method %q: use one of %s", name, methodNames)
 	}
-	if m := s.cfg.Methods[name]; m == nil || !m.Enabled {
+	if m := s.cfg.Methods[info.Method]; m == nil || !m.Enabled {
 		return info, Fail(MethodDisabled, "method %s is disabled on this paywatch", name)
 	}
 	return info, nil

@@ -29,10 +29,10 @@ import (
 // so that a round trip of a few blocks stays within it.
 func smallDepths(c *config.Config) {
 	two := 2
-	for _, m := range []string{"ETH", "USDT-ERC20", "USDC-ERC20", "LTC"} {
+	for _, m := range []payment.Method{payment.ETH, payment.USDTERC20, payment.USDCERC20, payment.LTC} {
 		c.Methods[m].Confirmations = &two
 	}
-	for _, n := range []string{"ethereum", "bitcoin", "litecoin"} {
+	for _, n := range []payment.Network{payment.Ethereum, payment.Bitcoin, payment.Litecoin} {
 		c.Networks[n].SafetyDepth = 6
 	}
 }

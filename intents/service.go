@@ -123,10 +123,8 @@ func New(opt Options) *Service {
 			s.wake[n] = make(chan struct{}, 1)
 		}
 	}
-	for _, a := range opt.Config.TopupAmounts {
-		if c, err := payment.ParseUSD(a); err == nil {
-			s.topup[c] = true
-		}
+	for _, c := range opt.Config.Topups() {
+		s.topup[c] = true
 	}
 	return s
 }
@@ -281,13 +279,13 @@ func (s *Service) intentFor(p store.Payable, info payment.MethodInfo, renewedFro
 	if err != nil {
 		return store.Intent{}, Fail(RateUnavailable, "%v", err)
 	}
-	mc := s.cfg.Methods[string(info.Method)]
+	mc := s.cfg.Methods[info.Method]
 	amount := rates.AmountFor(payment.Cents(p.AmountCents), q.USDPerUnit, info.Decimals, *mc.DisplayDecimals)
-	tol, _ := payment.ParseUnits(mc.UnderpaymentTolerance, info.Decimals)
+	tol := mc.Tolerance()
 	if tol.Cmp(amount) >= 0 {
 		tol = new(big.Int).Sub(amount, big.NewInt(1))
 	}
-	dust, _ := payment.ParseUnits(mc.DustMin, info.Decimals)
+	dust := mc.Dust()
 	if amount.Cmp(dust) < 0 {
 		min := rates.MinimumUSD(dust, q.USDPerUnit, info.Decimals, *mc.DisplayDecimals)
 		return store.Intent{}, Invalid("amount_usd", InvalidAmount, "%s USD is %s %s at %s USD per %s, below the %s dust minimum of %s %s, so it could never be paid: the smallest %s amount is %s USD at this rate",
@@ -537,8 +535,8 @@ func (s *Service) renew(ctx context.Context, id string, idem *Idem) (Result[view
 // (smaller amounts are refused: their crypto amount is below the method's
 // dust minimum) and that dust minimum in base units, for /v1/methods.
 func (s *Service) MinimumUSD(info payment.MethodInfo, q rates.Quote) (payment.Cents, *big.Int) {
-	mc := s.cfg.Methods[string(info.Method)]
-	dust, _ := payment.ParseUnits(mc.DustMin, info.Decimals)
+	mc := s.cfg.Methods[info.Method]
+	dust := mc.Dust()
 	return rates.MinimumUSD(dust, q.USDPerUnit, info.Decimals, *mc.DisplayDecimals), dust
 }
 

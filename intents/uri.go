@@ -17,7 +17,7 @@ func (s *Service) PaymentURI(in store.Intent) string {
 	}
 	amount := payment.TrimUnits(in.Amount, info.Decimals)
 	contract := ""
-	if m := s.cfg.Methods[in.Method]; m != nil {
+	if m := s.cfg.Methods[info.Method]; m != nil {
 		contract = m.Contract
 	}
 	switch info.Method {

@@ -107,10 +107,10 @@ func Only(networks ...payment.Network) Option {
 			keep[n] = true
 		}
 		for _, n := range payment.Networks {
-			e.Config.Networks[string(n)].Enabled = keep[n]
+			e.Config.Networks[n].Enabled = keep[n]
 		}
 		for _, m := range payment.Methods {
-			e.Config.Methods[string(m.Method)].Enabled = keep[m.Network]
+			e.Config.Methods[m.Method].Enabled = keep[m.Network]
 		}
 	}
 }
@@ -137,7 +137,7 @@ func New(t testing.TB, opts ...Option) *Env {
 	// Tests and benchmarks create at will; a test of the limit sets it.
 	cfg.Limits.CreatesPerMinute = 0
 	for _, n := range payment.Networks {
-		nc := cfg.Networks[string(n)]
+		nc := cfg.Networks[n]
 		nc.Enabled = true
 		nc.Chain = "regtest"
 		nc.RPCURL = "http://127.0.0.1:1"
@@ -148,7 +148,7 @@ func New(t testing.TB, opts ...Option) *Env {
 		}
 	}
 	for _, m := range payment.Methods {
-		cfg.Methods[string(m.Method)].Enabled = true
+		cfg.Methods[m.Method].Enabled = true
 	}
 	e := &Env{T: t, Config: cfg, Keys: map[string]string{},
 		Chains: map[payment.Network]*chainstest.Fake{}, Scanners: map[payment.Network]*chains.Scanner{},
@@ -176,7 +176,7 @@ func New(t testing.TB, opts ...Option) *Env {
 	book.Refresh(ctx)
 	e.Store, e.Clock, e.book = st, clock, book
 	for _, n := range payment.Networks {
-		nc := cfg.Networks[string(n)]
+		nc := cfg.Networks[n]
 		if !nc.Enabled || e.sources[n] != nil {
 			continue
 		}
@@ -213,7 +213,7 @@ func New(t testing.TB, opts ...Option) *Env {
 	}
 	e.Keys["all"] = plain
 	for _, n := range payment.Networks {
-		if !cfg.Networks[string(n)].Enabled {
+		if !cfg.Networks[n].Enabled {
 			continue
 		}
 		e.Scanners[n] = e.NewScanner(n, e.source(n))
@@ -246,7 +246,7 @@ func (e *Env) startService() {
 func (e *Env) Sources() map[payment.Network]chains.Source {
 	out := map[payment.Network]chains.Source{}
 	for _, n := range payment.Networks {
-		if e.Config.Networks[string(n)].Enabled {
+		if e.Config.Networks[n].Enabled {
 			out[n] = e.source(n)
 		}
 	}
@@ -278,7 +278,7 @@ func (e *Env) RestartService() {
 // sink (a restarted scanner is just a new one: all state is in the
 // database).
 func (e *Env) NewScanner(n payment.Network, src chains.Source) *chains.Scanner {
-	nc := e.Config.Networks[string(n)]
+	nc := e.Config.Networks[n]
 	return chains.NewScanner(chains.ScannerConfig{Network: n, Chain: nc.Chain, PollInterval: 10 * time.Millisecond,
 		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, StartHeight: (*chains.Height)(nc.StartHeight)}, src, e.Sink.ScannerSinks(),
 		&ingest.Keys{Store: e.Store}, e.Watch[n], nil)
@@ -398,7 +398,7 @@ func (e *Env) Intent(id string) views.Intent {
 func (e *Env) Pay(v views.Intent, asset payment.Asset, amount *big.Int, label string) chains.Transfer {
 	e.T.Helper()
 	n := payment.Network(v.Network)
-	a, err := addresses.ParseAddress(n, e.Config.Networks[v.Network].Chain, v.Address)
+	a, err := addresses.ParseAddress(n, e.Config.Networks[n].Chain, v.Address)
 	if err != nil {
 		e.T.Fatalf("parse %s: %v", v.Address, err)
 	}

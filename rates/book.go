@@ -182,11 +182,23 @@ func (b *Book) Run(ctx context.Context, schedule string) error {
 	if err != nil {
 		return fmt.Errorf("rates: schedule %q: %w", schedule, err)
 	}
+	if err := b.RunOn(ctx, sched); err != nil {
+		return fmt.Errorf("%w (schedule %q)", err, schedule)
+	}
+	return nil
+}
+
+// RunOn is Run on a parsed schedule (config's rates.refresh, parsed at
+// load).
+func (b *Book) RunOn(ctx context.Context, sched cron.Schedule) error {
+	if sched == nil {
+		return errors.New("rates: no refresh schedule")
+	}
 	b.Refresh(ctx)
 	for {
 		next := sched.Next(b.cfg.Clock.Now())
 		if next.IsZero() { // e.g. "0 0 30 2 *": never fires
-			return fmt.Errorf("rates: schedule %q has no next run", schedule)
+			return errors.New("rates: the schedule has no next run")
 		}
 		t := b.cfg.Clock.NewTimer(next.Sub(b.cfg.Clock.Now()))
 		select {

@@ -22,8 +22,9 @@ import (
 
 // Config bounds the reconciler's work and cost.
 type Config struct {
-	// Schedule is a robfig/cron schedule ("@hourly" by default).
-	Schedule string
+	// Schedule is when a run starts (nil: hourly), config's
+	// reconcile.schedule as parsed at load.
+	Schedule cron.Schedule
 	// Blocks is the fewest blocks below the cursor a run checks (default
 	// 100): the recent range is checked again on every run.
 	Blocks int64
@@ -43,9 +44,18 @@ type Config struct {
 	Poll time.Duration
 }
 
+// hourly is the default schedule: at minute 0 of every hour.
+var hourly = func() cron.Schedule {
+	s, err := cron.ParseStandard("@hourly")
+	if err != nil {
+		panic(err)
+	}
+	return s
+}()
+
 func (c Config) withDefaults() Config {
-	if c.Schedule == "" {
-		c.Schedule = "@hourly"
+	if c.Schedule == nil {
+		c.Schedule = hourly
 	}
 	if c.Blocks <= 0 {
 		c.Blocks = 100
@@ -80,9 +90,6 @@ type Reconciler struct {
 // is set from cfg.RatePerSecond.
 func New(st *store.Store, cfg Config, views map[payment.Network]View, log *slog.Logger) (*Reconciler, error) {
 	cfg = cfg.withDefaults()
-	if _, err := cron.ParseStandard(cfg.Schedule); err != nil {
-		return nil, fmt.Errorf("reconcile.schedule %q: %w", cfg.Schedule, err)
-	}
 	log = logs.Or(log)
 	for _, v := range views {
 		switch v := v.(type) {
@@ -127,11 +134,7 @@ type Report struct {
 // Run checks every network on the schedule, and on demand (a request in
 // the store) and re-checks findings whose rescan is done, until ctx ends.
 func (r *Reconciler) Run(ctx context.Context) error {
-	sched, err := cron.ParseStandard(r.cfg.Schedule)
-	if err != nil {
-		return fmt.Errorf("reconcile.schedule %q: %w", r.cfg.Schedule, err)
-	}
-	next := sched.Next(r.now())
+	next := r.cfg.Schedule.Next(r.now())
 	for {
 		wait := r.clock.NewTimer(r.cfg.Poll)
 		select {
@@ -142,7 +145,7 @@ func (r *Reconciler) Run(ctx context.Context) error {
 		}
 		due := !r.now().Before(next)
 		if due {
-			next = sched.Next(r.now())
+			next = r.cfg.Schedule.Next(r.now())
 		}
 		for _, n := range r.Networks() {
 			asked, err := r.store.TakeReconcileRequest(ctx, string(n))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	sol "github.com/gagliardetto/solana-go"
+	"github.com/robfig/cron/v3"
 
 	"github.com/paywatch/paywatch/addresses"
 	"github.com/paywatch/paywatch/chains/bitcoin"
@@ -113,9 +114,9 @@ func tronChain(t *testing.T) (*reconciletest.Chain, *tronfake.Node, *atomic.Int6
 	}
 	e := paywatchtest.New(t, paywatchtest.Only(payment.Tron), paywatchtest.WithSource(payment.Tron, src),
 		paywatchtest.WithConfig(func(c *config.Config) {
-			c.Methods[string(payment.USDTTRC20)].Contract = mainnetUSDT
+			c.Methods[payment.USDTTRC20].Contract = mainnetUSDT
 			start := int64(1) // scan the fake's first blocks too
-			c.Networks[string(payment.Tron)].StartHeight = &start
+			c.Networks[payment.Tron].StartHeight = &start
 		}))
 	c := &reconciletest.Chain{N: payment.Tron, E: e, Method: "TRX", View: &reconcile.BlockView{Source: src, Watched: e.Watch[payment.Tron], CallsPerBlock: 1},
 		Pay: func(t *testing.T, v views.Intent) string {
@@ -420,7 +421,7 @@ func TestReconcilerRunsOnItsClocksSchedule(t *testing.T) {
 	c, _, _ := tronChain(t)
 	ctx := reconciletest.Ctx(t)
 	c.E.Sync(c.N)
-	r, err := reconcile.New(c.E.Store, reconcile.Config{Schedule: "@every 1h", Poll: time.Second, Clock: c.E.Clock, RatePerSecond: -1},
+	r, err := reconcile.New(c.E.Store, reconcile.Config{Schedule: cron.Every(time.Hour), Poll: time.Second, Clock: c.E.Clock, RatePerSecond: -1},
 		map[payment.Network]reconcile.View{c.N: c.View}, nil)
 	if err != nil {
 		t.Fatal(err)

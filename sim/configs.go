@@ -75,7 +75,7 @@ func (hc histConfig) apply(c *config.Config) {
 	c.Deadline = config.Duration{Duration: hc.deadline}
 	c.Limits.OpenIntentsPerPayable = hc.openCap
 	for m, mc := range hc.methods {
-		x := c.Methods[string(m)]
+		x := c.Methods[m]
 		k, lk := mc.confirmations, mc.largeConfirmations
 		x.Confirmations = &k
 		x.LargeAmountUSD, x.LargeConfirmations = mc.largeUSD, nil

@@ -41,7 +41,7 @@ func (r *run) deepest(n payment.Network) int {
 		if m.Network != n {
 			continue
 		}
-		mc := r.w.e.Config.Methods[string(m.Method)]
+		mc := r.w.e.Config.Methods[m.Method]
 		if mc.Confirmations != nil {
 			d = max(d, *mc.Confirmations)
 		}

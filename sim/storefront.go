@@ -157,7 +157,7 @@ func (r *run) addIntent(resp []byte) {
 		return
 	}
 	n := payment.Network(v.Network)
-	ad, err := addresses.ParseAddress(n, r.w.e.Config.Networks[v.Network].Chain, v.Address)
+	ad, err := addresses.ParseAddress(n, r.w.e.Config.Networks[n].Chain, v.Address)
 	if err != nil {
 		r.violate("harness", "parse %s: %v", v.Address, err)
 		return

@@ -165,7 +165,7 @@ type world struct {
 func baseConfig(c *config.Config) histConfig {
 	hc := histConfig{deadline: c.Deadline.Duration, methods: map[payment.Method]methodConfig{}, openCap: c.Limits.OpenIntentsPerPayable}
 	for _, m := range payment.Methods {
-		mc := c.Methods[string(m.Method)]
+		mc := c.Methods[m.Method]
 		hc.methods[m.Method] = methodConfig{confirmations: *mc.Confirmations, tolerance: mc.UnderpaymentTolerance, dust: mc.DustMin}
 	}
 	return hc
@@ -193,7 +193,7 @@ func (w *world) decideAll(ctx context.Context, ids []string) error {
 
 func simConfig(c *config.Config) {
 	for _, n := range payment.Networks {
-		nc := c.Networks[string(n)]
+		nc := c.Networks[n]
 		nc.SafetyDepth = safetyDepth[n]
 		nc.Parallel = parallel
 		// Enough free pre-derived addresses that no history derives more:
@@ -203,7 +203,7 @@ func simConfig(c *config.Config) {
 	}
 	for _, m := range payment.Methods {
 		k := confirmations[m.Method]
-		c.Methods[string(m.Method)].Confirmations = &k
+		c.Methods[m.Method].Confirmations = &k
 	}
 }
 

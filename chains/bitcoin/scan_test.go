@@ -38,7 +38,7 @@ type scan struct {
 func newScan(t *testing.T, n payment.Network, method string, conf int, node payNode, src *bitcoin.Client) *scan {
 	t.Helper()
 	e := paywatchtest.New(t, paywatchtest.Only(n), paywatchtest.WithSource(n, src),
-		paywatchtest.WithConfig(func(c *config.Config) { c.Methods[method].Confirmations = &conf }))
+		paywatchtest.WithConfig(func(c *config.Config) { c.Methods[payment.Method(method)].Confirmations = &conf }))
 	return &scan{t: t, e: e, n: n, method: method, conf: conf, node: node, src: src}
 }
 
@@ -530,7 +530,7 @@ func killedMidCatchUp(s *scan) {
 		s.pay(v.Address, units(s.t, v))
 		s.node.Mine(s.t, 2)
 	}
-	nc := s.e.Config.Networks[string(s.n)]
+	nc := s.e.Config.Networks[s.n]
 	// Enough blocks for at least three catch-up windows, and the kill inside
 	// the second: whether its transaction commits or rolls back, the cursor
 	// ends strictly between the start and the tip.
@@ -718,7 +718,7 @@ func TestScanLitecoin(t *testing.T) {
 func nodeDown(s *scan, down, up func()) {
 	v := s.order("80.00")
 	ctx, cancel := context.WithCancel(context.Background())
-	nc := s.e.Config.Networks[string(s.n)]
+	nc := s.e.Config.Networks[s.n]
 	sc := chains.NewScanner(chains.ScannerConfig{Network: s.n, PollInterval: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
 		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth}, s.src, s.e.Sink.ScannerSinks(), &ingest.Keys{Store: s.e.Store}, s.e.Watch[s.n], nil)
 	done := make(chan error, 1)

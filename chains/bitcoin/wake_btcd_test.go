@@ -24,7 +24,7 @@ func TestBtcdWebsocketWakeFindsPaymentsAcrossLostConnections(t *testing.T) {
 	s := newScan(t, payment.Bitcoin, "BTC", 3, node, src)
 	s.sync()
 
-	nc := s.e.Config.Networks[string(s.n)]
+	nc := s.e.Config.Networks[s.n]
 	w := chainstest.RunWoken(t, chains.ScannerConfig{Network: s.n, Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth},
 		s.src, src, s.e.Sink.ScannerSinks(), &ingest.Keys{Store: s.e.Store}, s.e.Watch[s.n])
 	steps, notes, attempts := w.Steps, w.Notes, w.Attempts

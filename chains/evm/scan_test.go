@@ -110,9 +110,9 @@ func newScan(t *testing.T, n *node, trace string, adjust func(*config.Config)) *
 	key := scanAccountKey(t)
 	e := paywatchtest.New(t, paywatchtest.Only(payment.Ethereum), paywatchtest.WithSource(payment.Ethereum, src),
 		paywatchtest.WithConfig(func(c *config.Config) {
-			c.Methods[string(payment.USDTERC20)].Contract = n.usdt.Hex()
-			c.Methods[string(payment.USDCERC20)].Contract = n.usdc.Hex()
-			nc := c.Networks[string(payment.Ethereum)]
+			c.Methods[payment.USDTERC20].Contract = n.usdt.Hex()
+			c.Methods[payment.USDCERC20].Contract = n.usdc.Hex()
+			nc := c.Networks[payment.Ethereum]
 			nc.AccountKey = key
 			nc.Trace = trace
 			if adjust != nil {
@@ -503,7 +503,7 @@ func TestScanAnvil(t *testing.T) {
 func TestScanAnvilFinalized(t *testing.T) {
 	n := startScanNode(t, "--slots-in-an-epoch", "1")
 	zero := 0
-	s := newScan(t, n, evm.TraceAuto, func(c *config.Config) { c.Methods[string(payment.ETH)].Confirmations = &zero })
+	s := newScan(t, n, evm.TraceAuto, func(c *config.Config) { c.Methods[payment.ETH].Confirmations = &zero })
 	ctx := context.Background()
 	v := s.intent(payment.ETH, "25.00")
 	if v.ConfirmationsRequired != 0 {

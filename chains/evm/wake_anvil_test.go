@@ -25,11 +25,11 @@ func TestAnvilWakeFindsPaymentsAcrossRestart(t *testing.T) {
 	n := startScanNode(t, "--state", state)
 	s := newScan(t, n, "off", func(c *config.Config) {
 		three := 3
-		c.Methods[string(payment.ETH)].Confirmations = &three
+		c.Methods[payment.ETH].Confirmations = &three
 	})
 	s.sync()
 
-	nc := s.Config.Networks[string(payment.Ethereum)]
+	nc := s.Config.Networks[payment.Ethereum]
 	w := chainstest.RunWoken(t, chains.ScannerConfig{Network: payment.Ethereum, Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth},
 		s.src, s.src, s.Sink.ScannerSinks(), &ingest.Keys{Store: s.Store}, s.Watch[payment.Ethereum])
 	steps, notes, attempts := w.Steps, w.Notes, w.Attempts

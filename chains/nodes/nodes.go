@@ -31,7 +31,7 @@ func New(ctx context.Context, cfg *config.Config, n payment.Network, getenv func
 }
 
 func newSourceAny(ctx context.Context, cfg *config.Config, n payment.Network, getenv func(string) string, log *slog.Logger) (chains.Source, func() string, error) {
-	nc := cfg.Networks[string(n)]
+	nc := cfg.Networks[n]
 	switch n {
 	case payment.Bitcoin, payment.Litecoin:
 		c, err := bitcoin.New(bitcoin.Config{Network: n, Chain: nc.Chain, URL: nc.RPCURL, CookieFile: nc.CookieFile,
@@ -42,7 +42,7 @@ func newSourceAny(ctx context.Context, cfg *config.Config, n payment.Network, ge
 		if nc.APIKeyEnv != "" {
 			key = getenv(nc.APIKeyEnv)
 		}
-		c, err := tron.New(tron.Config{URL: nc.RPCURL, APIKey: key, USDTContract: cfg.Methods[string(payment.USDTTRC20)].Contract, Log: log})
+		c, err := tron.New(tron.Config{URL: nc.RPCURL, APIKey: key, USDTContract: cfg.Methods[payment.USDTTRC20].Contract, Log: log})
 		return c, nil, err
 	}
 	return newSourceMore(ctx, cfg, n, log)
@@ -50,12 +50,12 @@ func newSourceAny(ctx context.Context, cfg *config.Config, n payment.Network, ge
 
 // newSourceMore builds the Ethereum and Solana clients.
 func newSourceMore(ctx context.Context, cfg *config.Config, n payment.Network, log *slog.Logger) (chains.Source, func() string, error) {
-	nc := cfg.Networks[string(n)]
+	nc := cfg.Networks[n]
 	switch n {
 	case payment.Ethereum:
 		var tokens []evm.Token
 		for _, m := range []payment.Method{payment.USDTERC20, payment.USDCERC20} {
-			mc := cfg.Methods[string(m)]
+			mc := cfg.Methods[m]
 			if mc.Contract == "" {
 				continue
 			}

@@ -23,7 +23,7 @@ import (
 func TestNotifyWakesOnSlotsAndResubscribes(t *testing.T) {
 	s := newSolScan(t, solana.ModeBlock)
 	s.sync()
-	nc := s.Config.Networks[string(payment.Solana)]
+	nc := s.Config.Networks[payment.Solana]
 	w := chainstest.RunWoken(t, chains.ScannerConfig{Network: payment.Solana, Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth},
 		s.src, s.src, s.Sink.ScannerSinks(), &ingest.Keys{Store: s.Store}, s.Watch[payment.Solana])
 	steps, notes, attempts := w.Steps, w.Notes, w.Attempts

@@ -108,7 +108,7 @@ func newTronScan(t testing.TB, opts ...paywatchtest.Option) *tronScan {
 	all := append([]paywatchtest.Option{
 		paywatchtest.Only(payment.Tron),
 		paywatchtest.WithConfig(func(c *config.Config) {
-			c.Methods[string(payment.USDTTRC20)].Contract = mainnetUSDT
+			c.Methods[payment.USDTTRC20].Contract = mainnetUSDT
 		}),
 		paywatchtest.WithSource(payment.Tron, s.newClient()),
 	}, opts...)

@@ -206,7 +206,7 @@ const sampleTimeout = time.Minute
 // sample takes o.warmup unrecorded and then o.n recorded samples of both
 // figures on network n, one intent per sample.
 func sample(ctx context.Context, c *apiClient, feed *detections, nd node, n payment.Network, o options) ([]result, error) {
-	poll := config.Default().Networks[string(n)].PollInterval.Duration
+	poll := config.Default().Networks[n].PollInterval.Duration
 	det := result{network: n, figure: figDetected, poll: poll}
 	conf := result{network: n, figure: figConfirm, poll: poll}
 	for i := range o.warmup + o.n {

@@ -26,14 +26,14 @@ import (
 // tracing is set (anvil cannot trace blocks whose state it
 // did not keep across a restart).
 func checkSource(ctx context.Context, cfg *config.Config, n payment.Network, log *slog.Logger) (chains.Source, error) {
-	nc := cfg.Networks[string(n)]
+	nc := cfg.Networks[n]
 	switch n {
 	case payment.Bitcoin, payment.Litecoin:
 		return coreBlocks{devnet.CoreRPC{RPCURL: nc.RPCURL}}, nil
 	case payment.Ethereum:
 		return evm.New(ctx, evm.Config{URL: nc.RPCURL, Trace: "off", Log: log})
 	case payment.Tron:
-		return tron.New(tron.Config{URL: nc.RPCURL, USDTContract: cfg.Methods[string(payment.USDTTRC20)].Contract, Log: log})
+		return tron.New(tron.Config{URL: nc.RPCURL, USDTContract: cfg.Methods[payment.USDTTRC20].Contract, Log: log})
 	case payment.Solana:
 		c, err := solana.New(solana.Config{URL: nc.RPCURL, Mode: nc.Mode, Log: log})
 		if err != nil {

@@ -34,7 +34,7 @@ func (s *sandbox) writeConfig(listen string, deadline time.Duration) error {
 	s.state.Listen = listen
 	p := s.state.Ports
 	url := func(name string) string { return fmt.Sprintf("http://127.0.0.1:%d", p[name]) }
-	tronUSDT := config.Default().Methods[string(payment.USDTTRC20)].Contract
+	tronUSDT := config.Default().Methods[payment.USDTTRC20].Contract
 	y := fmt.Sprintf(sandboxConfig, time.Now().UTC().Format(time.RFC3339), listen, s.pg.URL("paywatch"), deadline, "http://"+listen,
 		s.state.USDT, s.state.USDC, tronUSDT,
 		s.btcd.RPCURL, addresses.SandboxKeys[payment.Bitcoin],

@@ -174,7 +174,7 @@ func readSolanaKeypair(path string) (ed25519.PrivateKey, error) {
 func (s *sandbox) fundWallets() error {
 	tw := sandboxTronWallet()
 	s.tron.Fund(tw.addr, sandboxTronFunds)
-	usdt, err := addresses.TronAccount(config.Default().Methods[string(payment.USDTTRC20)].Contract)
+	usdt, err := addresses.TronAccount(config.Default().Methods[payment.USDTTRC20].Contract)
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ func runReconcile(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	nc := cfg.Networks[string(n)]
+	nc := cfg.Networks[n]
 	if nc == nil || !nc.Enabled {
 		return fmt.Errorf("reconcile: networks.%s is not enabled in %s", n, *cfgPath)
 	}

@@ -34,7 +34,7 @@ func TestReconcileLostTransferAnvil(t *testing.T) {
 	}
 	t.Cleanup(src.Close)
 	e := paywatchtest.New(t, paywatchtest.Only(payment.Ethereum), paywatchtest.WithSource(payment.Ethereum, src),
-		paywatchtest.WithConfig(func(c *config.Config) { c.Networks[string(payment.Ethereum)].Trace = evm.TraceOff }))
+		paywatchtest.WithConfig(func(c *config.Config) { c.Networks[payment.Ethereum].Trace = evm.TraceOff }))
 	c := &reconciletest.Chain{N: payment.Ethereum, E: e, Method: "ETH", View: &reconcile.BlockView{Source: src, Watched: e.Watch[payment.Ethereum], CallsPerBlock: 2},
 		Pay: func(t *testing.T, v views.Intent) string {
 			h, err := a.SendETH(reconciletest.Ctx(t), common.HexToAddress(v.Address), paywatchtest.Units(v.AmountBaseUnits))
@@ -68,7 +68,7 @@ func TestReconcileCallsPer1000BlocksAnvil(t *testing.T) {
 	}
 	t.Cleanup(view.Close)
 	e := paywatchtest.New(t, paywatchtest.Only(payment.Ethereum), paywatchtest.WithSource(payment.Ethereum, src),
-		paywatchtest.WithConfig(func(c *config.Config) { c.Networks[string(payment.Ethereum)].Trace = evm.TraceOff }))
+		paywatchtest.WithConfig(func(c *config.Config) { c.Networks[payment.Ethereum].Trace = evm.TraceOff }))
 	e.Sync(payment.Ethereum) // the scanner starts at the tip
 	if err := a.Mine(reconciletest.Ctx(t), 1000); err != nil {
 		t.Fatal(err)

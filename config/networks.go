@@ -1,0 +1,191 @@
+package config
+
+import (
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/paywatch/paywatch/payment"
+)
+
+// Network configures one network.
+type Network struct {
+	// Enabled runs the network's scanner.
+	Enabled bool `yaml:"enabled"`
+	// Chain is mainnet, testnet or regtest (address formats).
+	Chain string `yaml:"chain"`
+	// RPCURL is the node URL, credentials included;
+	// PAYWATCH_<NETWORK>_RPC_URL overrides it.
+	RPCURL string `yaml:"rpc_url"`
+	// NotifyURL is where the node pushes its changes, when that is not
+	// where paywatch looks by default: the Ethereum eth_subscribe websocket
+	// (ws:// or wss://; default the RPC URL with http made ws), the Solana
+	// pubsub websocket (default likewise; a bare agave node serves it on
+	// the RPC port + 1), or a Bitcoin Core / Litecoin Core ZMQ publisher
+	// (tcp://host:port publishing hashblock and hashtx or rawtx; default
+	// none: waitfornewblock and a mempool peek). btcd's websocket is found
+	// on the RPC URL; Tron pushes nothing. PAYWATCH_<NETWORK>_NOTIFY_URL
+	// overrides it.
+	NotifyURL string `yaml:"notify_url"`
+	// CookieFile is the node's RPC cookie file (Bitcoin Core, Litecoin
+	// Core), used when rpc_url carries no user:password.
+	CookieFile string `yaml:"cookie_file"`
+	// APIKeyEnv names the environment variable holding a node API key
+	// (Tron: TRON-PRO-API-KEY).
+	APIKeyEnv string `yaml:"api_key_env"`
+	// AccountKey is the account-level extended public key (xpub, zpub, …)
+	// addresses are derived from. Never a private key.
+	AccountKey string `yaml:"account_key"`
+	// Gap is how many addresses beyond the last handed out are watched.
+	Gap int `yaml:"gap"`
+	// PollInterval between tip checks.
+	PollInterval Duration `yaml:"poll_interval"`
+	// MaxLagBlocks: new intents are refused when the scanner is further
+	// behind the node than this, or the node is unreachable.
+	MaxLagBlocks int64 `yaml:"max_lag_blocks"`
+	// SafetyDepth: a reorg deeper than this is a critical, sticky failure.
+	SafetyDepth int64 `yaml:"safety_depth"`
+	// StartHeight is where a fresh scanner starts; default the node's tip.
+	StartHeight *int64 `yaml:"start_height"`
+	// Parallel blocks fetched at once when catching up.
+	Parallel int `yaml:"parallel"`
+	// Mode selects Solana scanning: block, address or auto.
+	Mode string `yaml:"mode"`
+	// Trace selects Ethereum internal-transfer detection: auto, on, off.
+	Trace string `yaml:"trace"`
+}
+
+func defaultNetwork(n payment.Network) *Network {
+	nw := &Network{Chain: "mainnet", Gap: 20, PollInterval: Duration{5 * time.Second}, Parallel: 4, MaxLagBlocks: 3, SafetyDepth: 100}
+	switch n {
+	case payment.Bitcoin:
+		nw.PollInterval = Duration{10 * time.Second}
+		nw.MaxLagBlocks = 2
+		nw.Parallel = 8 // catch-up is round-trip bound: fetch 8 raw blocks at once
+	case payment.Litecoin:
+		nw.MaxLagBlocks = 4
+		nw.Parallel = 8
+	case payment.Ethereum:
+		nw.PollInterval = Duration{4 * time.Second}
+		nw.MaxLagBlocks = 10
+		nw.SafetyDepth = 64
+		nw.Trace = "auto"
+	case payment.Tron:
+		nw.PollInterval = Duration{3 * time.Second}
+		nw.MaxLagBlocks = 20
+		nw.SafetyDepth = 19
+	case payment.Solana:
+		nw.PollInterval = Duration{2 * time.Second}
+		nw.MaxLagBlocks = 150
+		nw.SafetyDepth = 0
+		nw.Mode = "auto"
+	}
+	return nw
+}
+
+func (c *Config) validateNetwork(name payment.Network) error {
+	n := c.Networks[name]
+	f := "networks." + string(name)
+	switch n.Chain {
+	case "mainnet", "testnet", "regtest":
+	default:
+		return invalid(f+".chain", "must be mainnet, testnet or regtest")
+	}
+	if n.PollInterval.Duration < 10*time.Millisecond {
+		return invalid(f+".poll_interval", "must be at least 10ms")
+	}
+	if n.Gap < 0 || n.Gap > 10000 {
+		return invalid(f+".gap", "must be between 0 and 10000")
+	}
+	if n.Parallel < 1 || n.Parallel > 64 {
+		return invalid(f+".parallel", "must be between 1 and 64")
+	}
+	if n.MaxLagBlocks < 0 || n.SafetyDepth < 0 {
+		return invalid(f+".max_lag_blocks", "must not be negative")
+	}
+	if n.StartHeight != nil && *n.StartHeight < 0 {
+		return invalid(f+".start_height", "must not be negative")
+	}
+	if n.CookieFile != "" && name != payment.Bitcoin && name != payment.Litecoin {
+		return invalid(f+".cookie_file", "only Bitcoin and Litecoin nodes use an RPC cookie")
+	}
+	if !n.Enabled {
+		return nil
+	}
+	if u, err := url.Parse(n.RPCURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return invalid(f+".rpc_url", "must be an http(s) URL of the node (or PAYWATCH_%s_RPC_URL)", strings.ToUpper(string(name)))
+	}
+	if err := validateNotifyURL(name, n.NotifyURL); err != nil {
+		return err
+	}
+	if name == payment.Solana {
+		switch n.Mode {
+		case "block", "address", "auto":
+		default:
+			return invalid(f+".mode", "must be block, address or auto")
+		}
+		if n.AccountKey != "" {
+			return invalid(f+".account_key", "Solana has no public derivation: import a pool with `paywatch pool import`")
+		}
+		return nil
+	}
+	if name == payment.Ethereum {
+		switch n.Trace {
+		case "auto", "on", "off":
+		default:
+			return invalid(f+".trace", "must be auto, on or off")
+		}
+	}
+	if n.AccountKey == "" {
+		return invalid(f+".account_key", "must be the account-level extended public key")
+	}
+	if looksPrivate(n.AccountKey) {
+		return invalid(f+".account_key", "is a PRIVATE extended key; paywatch is watch-only and needs the public key (xpub)")
+	}
+	return nil
+}
+
+// validateNotifyURL checks networks.<name>.notify_url by what the network's
+// node pushes on.
+func validateNotifyURL(name payment.Network, raw string) error {
+	if raw == "" {
+		return nil
+	}
+	f := "networks." + string(name) + ".notify_url"
+	u, err := url.Parse(raw)
+	switch name {
+	case payment.Ethereum, payment.Solana:
+		if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
+			return invalid(f, "must be a ws(s) URL of the node's websocket (or PAYWATCH_%s_NOTIFY_URL)", strings.ToUpper(string(name)))
+		}
+	case payment.Bitcoin, payment.Litecoin:
+		if err != nil || u.Scheme != "tcp" || u.Hostname() == "" || u.Port() == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+			return invalid(f, "must be the node's ZMQ publisher as tcp://host:port (its -zmqpubhashblock and -zmqpubhashtx address)")
+		}
+	default:
+		return invalid(f, "%s nodes push no changes: leave it empty", name)
+	}
+	return nil
+}
+
+// looksPrivate spots private extended keys by their well-known prefixes.
+func looksPrivate(k string) bool {
+	for _, p := range []string{"xprv", "yprv", "zprv", "tprv", "uprv", "vprv", "Ltpv", "Mtpv", "ttpv"} {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// MainnetNetworks returns the enabled networks on chain mainnet, in
+// payment.Networks order: where real money is watched.
+func (c *Config) MainnetNetworks() []payment.Network {
+	var out []payment.Network
+	for _, n := range payment.Networks {
+		if nc := c.Networks[n]; nc != nil && nc.Enabled && nc.Chain == "mainnet" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
