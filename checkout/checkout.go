@@ -87,13 +87,7 @@ func New(opt Options) (*Page, error) {
 	for n, nc := range opt.Config.Networks {
 		p.chains[string(n)] = nc.Chain
 	}
-	for _, s := range c.TrustedProxies {
-		pr, err := config.ParseProxy(s)
-		if err != nil {
-			return nil, fmt.Errorf("checkout.trusted_proxies: %w", err)
-		}
-		p.proxies = append(p.proxies, pr)
-	}
+	p.proxies = c.Proxies()
 	p.hub = NewHub(opt.Feed, opt.Wake, opt.Intents, c.ProgressInterval.Duration, p.log)
 	t, err := template.New("").ParseFS(uiFiles, "ui/*.html")
 	if err != nil {

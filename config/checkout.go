@@ -69,6 +69,8 @@ type Checkout struct {
 	// of this listener: for a request from one of them, the client address is
 	// the last X-Forwarded-For entry that is not a trusted proxy.
 	TrustedProxies []string `yaml:"trusted_proxies"`
+	// proxies are TrustedProxies parsed (Proxies).
+	proxies []netip.Prefix
 }
 
 func (c *Config) validateCheckout() error {
@@ -132,13 +134,23 @@ func (c *Config) validateCheckout() error {
 	if d := k.ProgressInterval.Duration; d < 100*time.Millisecond || d > time.Minute {
 		return invalid("checkout.progress_interval", "must be between 100ms and 1m, got %s", k.ProgressInterval)
 	}
-	for i, p := range k.TrustedProxies {
-		if _, err := ParseProxy(p); err != nil {
-			return invalid(fmt.Sprintf("checkout.trusted_proxies[%d]", i), "%q is not an IP address or CIDR like 10.0.0.0/8", p)
+	return c.Checkout.resolveProxies()
+}
+
+func (k *Checkout) resolveProxies() error {
+	k.proxies = nil
+	for i, s := range k.TrustedProxies {
+		p, err := ParseProxy(s)
+		if err != nil {
+			return invalid(fmt.Sprintf("checkout.trusted_proxies[%d]", i), "%q is not an IP address or CIDR like 10.0.0.0/8", s)
 		}
+		k.proxies = append(k.proxies, p)
 	}
 	return nil
 }
+
+// Proxies returns checkout.trusted_proxies as Validate parsed them.
+func (k *Checkout) Proxies() []netip.Prefix { return append([]netip.Prefix(nil), k.proxies...) }
 
 // ParseProxy parses a checkout.trusted_proxies entry: a CIDR, or one IP
 // address.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"reflect"
@@ -34,6 +35,8 @@ type Config struct {
 	// and X-Forwarded-Proto headers are believed; from any other peer they
 	// are ignored.
 	TrustedProxies []string `yaml:"trusted_proxies"`
+	// proxies are TrustedProxies parsed (Proxies).
+	proxies []netip.Prefix
 	// DatabaseURL is the PostgreSQL URL; PAYWATCH_DATABASE_URL overrides it.
 	DatabaseURL string `yaml:"database_url"`
 	// Instance names this instance in the status endpoint (leader); default
@@ -268,10 +271,8 @@ func (c *Config) Validate() error {
 			return invalid("admin_listen", "must differ from listen")
 		}
 	}
-	for i, p := range c.TrustedProxies {
-		if _, err := parseProxy(p); err != nil {
-			return invalid(fmt.Sprintf("trusted_proxies[%d]", i), "%q is not an IP address or a CIDR like 10.0.0.0/8", p)
-		}
+	if err := c.resolveProxies(); err != nil {
+		return err
 	}
 	if c.DatabaseURL == "" {
 		return invalid("database_url", "must be set (or PAYWATCH_DATABASE_URL)")

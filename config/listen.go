@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
 	"strings"
@@ -20,16 +21,20 @@ func parseProxy(s string) (netip.Prefix, error) {
 	return netip.PrefixFrom(ip, ip.BitLen()), nil
 }
 
-// Proxies returns TrustedProxies parsed (Validate has checked them).
-func (c *Config) Proxies() []netip.Prefix {
-	out := make([]netip.Prefix, 0, len(c.TrustedProxies))
-	for _, s := range c.TrustedProxies {
-		if p, err := parseProxy(s); err == nil {
-			out = append(out, p)
+func (c *Config) resolveProxies() error {
+	c.proxies = nil
+	for i, s := range c.TrustedProxies {
+		p, err := parseProxy(s)
+		if err != nil {
+			return invalid(fmt.Sprintf("trusted_proxies[%d]", i), "%q is not an IP address or a CIDR like 10.0.0.0/8", s)
 		}
+		c.proxies = append(c.proxies, p)
 	}
-	return out
+	return nil
 }
+
+// Proxies returns trusted_proxies as Validate parsed them.
+func (c *Config) Proxies() []netip.Prefix { return append([]netip.Prefix{}, c.proxies...) }
 
 // LoopbackHost reports whether host (a name or an IP, no port) is this
 // machine: localhost or a loopback address.

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
-
-	"github.com/paywatch/paywatch/payment"
 )
 
 // Rates configures the exchange-rate sources.
@@ -28,9 +26,11 @@ type Rates struct {
 	// BaseURLs overrides a provider's API base URL (e.g. a proxy).
 	BaseURLs map[string]string `yaml:"base_urls"`
 
-	// Resolved by Validate (and Default): Refresh and MaxDeviation parsed.
+	// Resolved by Validate (and Default): Refresh, MaxDeviation and Static
+	// parsed.
 	refresh      cron.Schedule
 	maxDeviation *big.Rat
+	static       map[string]*big.Rat
 }
 
 func (c *Config) validateRates() error {
@@ -49,10 +49,8 @@ func (c *Config) validateRates() error {
 			return invalid(fmt.Sprintf("rates.sources[%d]", i), "unknown source %q (coinbase, kraken, binance, coingecko, static)", s)
 		}
 	}
-	for sym, p := range r.Static {
-		if v, err := payment.ParseUnits(p, 18); err != nil || v.Sign() <= 0 {
-			return invalid("rates.static."+sym, "%q is not a positive decimal price", p)
-		}
+	if err := c.Rates.resolveStatic(); err != nil {
+		return err
 	}
 	if r.MaxAge.Duration < time.Second {
 		return invalid("rates.max_age", "must be at least 1s")

@@ -18,6 +18,12 @@ import (
 // resolve parses what Validate resolves, for Default (whose values are
 // known good) and for a config whose sections Validate did not reach.
 func (c *Config) resolve() error {
+	if err := c.resolveProxies(); err != nil {
+		return err
+	}
+	if err := c.Checkout.resolveProxies(); err != nil {
+		return err
+	}
 	if err := c.resolveTopups(); err != nil {
 		return err
 	}
@@ -37,6 +43,9 @@ func (c *Config) resolve() error {
 		return err
 	}
 	if err := c.Rates.resolveRefresh(); err != nil {
+		return err
+	}
+	if err := c.Rates.resolveStatic(); err != nil {
 		return err
 	}
 	if err := c.Reconcile.resolve(); err != nil {
@@ -136,6 +145,28 @@ func (r *Rates) resolveRefresh() error {
 	s, err := parseSchedule("rates.refresh", r.Refresh)
 	r.refresh = s
 	return err
+}
+
+func (r *Rates) resolveStatic() error {
+	r.static = make(map[string]*big.Rat, len(r.Static))
+	for sym, p := range r.Static {
+		v, err := payment.ParseUnits(p, 18)
+		if err != nil || v.Sign() <= 0 {
+			return invalid("rates.static."+sym, "%q is not a positive decimal price", p)
+		}
+		r.static[sym] = new(big.Rat).SetFrac(v, new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil))
+	}
+	return nil
+}
+
+// StaticPrices are rates.static in USD per unit (new values the caller may
+// change).
+func (r *Rates) StaticPrices() map[string]*big.Rat {
+	out := make(map[string]*big.Rat, len(r.static))
+	for sym, p := range r.static {
+		out[sym] = new(big.Rat).Set(p)
+	}
+	return out
 }
 
 // RefreshSchedule is rates.refresh: when the rate book refreshes.

@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"errors"
+	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -104,6 +105,9 @@ func TestLoadResolvesWhatCallersUsedToParse(t *testing.T) {
 		`max_deviation: "0.02"`, `max_deviation: "0.015"`,
 		`max_override_credit_usd: "100.00"`, `max_override_credit_usd: "0.5"`,
 		`topup_amounts: ["100.00", "500.00", "2000.00", "10000.00"]`, `topup_amounts: ["19.99", "5"]`,
+		"\ntrusted_proxies: []", "\ntrusted_proxies: [\"10.1.2.3\", \"192.168.7.9/16\"]",
+		"  trusted_proxies: []", "  trusted_proxies: [\"fd00::1\", \"172.16.0.0/12\"]",
+		"  static: {}", "  static: {BTC: \"97000.12\", USDT: \"0.9998\"}",
 	).Replace(string(raw))
 	path := filepath.Join(t.TempDir(), "paywatch.yaml")
 	if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
@@ -143,5 +147,14 @@ func TestLoadResolvesWhatCallersUsedToParse(t *testing.T) {
 	}
 	if _, on := c.Methods[payment.LTC].LargeAmount(); on {
 		t.Errorf("methods.LTC.large_amount_usd is on")
+	}
+	if got := c.Rates.StaticPrices(); len(got) != 2 || got["BTC"].Cmp(big.NewRat(9700012, 100)) != 0 || got["USDT"].Cmp(big.NewRat(9998, 10000)) != 0 {
+		t.Errorf("rates.static %v", got)
+	}
+	if got := fmt.Sprint(c.Proxies()); got != "[10.1.2.3/32 192.168.0.0/16]" {
+		t.Errorf("trusted_proxies %s", got)
+	}
+	if got := fmt.Sprint(c.Checkout.Proxies()); got != "[fd00::1/128 172.16.0.0/12]" {
+		t.Errorf("checkout.trusted_proxies %s", got)
 	}
 }

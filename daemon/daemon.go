@@ -356,7 +356,7 @@ func rateProviders(rc config.Rates) ([]rates.Provider, error) {
 	var out []rates.Provider
 	for _, name := range rc.Sources {
 		if name == "static" {
-			out = append(out, rates.NewStatic(rc.Static))
+			out = append(out, rates.NewStaticPrices(rc.StaticPrices()))
 			continue
 		}
 		p, err := rates.NewProvider(name, rc.BaseURLs[name], client)

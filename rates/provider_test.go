@@ -352,6 +352,25 @@ func TestStatic(t *testing.T) {
 	}
 }
 
+// NewStaticPrices answers config's resolved prices as NewStatic answers
+// its decimals, and keeps its own copy of them.
+func TestStaticPrices(t *testing.T) {
+	in := map[string]*big.Rat{"BTC": rat("97000.12")}
+	p := NewStaticPrices(in)
+	in["BTC"].SetInt64(1)
+	got, err := p.Price(context.Background(), "BTC")
+	if err != nil || p.Name() != "static" || got.USDPerUnit.Cmp(rat("97000.12")) != 0 {
+		t.Fatalf("BTC = %v, %v; want 97000.12 from static", got.USDPerUnit, err)
+	}
+	got.USDPerUnit.SetInt64(5)
+	if again, _ := p.Price(context.Background(), "BTC"); again.USDPerUnit.Cmp(rat("97000.12")) != 0 {
+		t.Fatalf("table changed through a returned price: %s", again.USDPerUnit.RatString())
+	}
+	if _, err := p.Price(context.Background(), "ETH"); !errors.Is(err, ErrUnsupportedSymbol) {
+		t.Errorf("ETH error %v, want ErrUnsupportedSymbol", err)
+	}
+}
+
 func TestNewProvider(t *testing.T) {
 	for name, base := range map[string]string{"coinbase": CoinbaseURL, "kraken": KrakenURL, "binance": BinanceURL, "coingecko": CoinGeckoURL} {
 		p, err := NewProvider(name, "", nil)

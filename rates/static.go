@@ -33,6 +33,16 @@ func NewStatic(prices map[string]string) Provider {
 	return s
 }
 
+// NewStaticPrices is NewStatic over prices already parsed (config's
+// rates.static, resolved at load).
+func NewStaticPrices(prices map[string]*big.Rat) Provider {
+	s := &static{prices: map[string]*big.Rat{}, bad: map[string]string{}}
+	for sym, r := range prices {
+		s.prices[sym] = new(big.Rat).Set(r)
+	}
+	return s
+}
+
 func (s *static) Name() string { return "static" }
 
 func (s *static) Price(ctx context.Context, symbol string) (Price, error) {
