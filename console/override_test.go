@@ -60,3 +60,35 @@ func TestConsoleCreditAccountOverride(t *testing.T) {
 		t.Fatalf("the transfer does not show the override: %d %s", st, raw)
 	}
 }
+
+// Issue 34 item 4: the console's credit_account with a usd_per_unit for a
+// transfer whose rate is locked (an on-time overpayment's surplus) is
+// refused naming the field, and nothing changes.
+func TestConsoleCreditAccountRefusesARateForALockedTransfer(t *testing.T) {
+	s := newSite(t)
+	btc := payment.Bitcoin
+	v := s.CreateIntent("order", "ORD-CONSOLE-LOCK", "", "100.00", "BTC")
+	amount, _ := new(big.Int).SetString(v.AmountBaseUnits, 10)
+	s.Pay(v, payment.Native, amount.Add(amount, big.NewInt(10_000)), "console-lock")
+	s.Chains[btc].Mine(2)
+	s.Sync(btc)
+	tr := s.byClass(t, "overpaid")
+	c := s.client(t)
+	csrf := c.signIn(t, s.Keys["finance"])
+	credit := url.Values{"csrf": {csrf}, "action": {"credit_account"}, "account": {"cust-lock"}, "usd_per_unit": {"50000"}, "note": {"surplus"}}
+	before := s.Counts()
+	resp, body := c.post(t, "/console/transfers/"+tr.ID+"/resolve", credit)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "usd_per_unit") || !strings.Contains(body, "locked") {
+		t.Fatalf("usd_per_unit on a locked rate: %d, want 400 naming usd_per_unit", resp.StatusCode)
+	}
+	if after := s.Counts(); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Fatalf("a refused credit changed %v -> %v", before, after)
+	}
+	credit.Del("usd_per_unit")
+	if resp, body = c.post(t, "/console/transfers/"+tr.ID+"/resolve", credit); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("credit at the lock: %d %s", resp.StatusCode, body)
+	}
+	if bal := s.Balance("cust-lock"); bal.AvailableUSD != "5.00" {
+		t.Fatalf("balance %+v, want 5.00", bal)
+	}
+}

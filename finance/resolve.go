@@ -29,8 +29,10 @@ type ResolveRequest struct {
 	Account    string `json:"account,omitempty"`
 	RefundTxID string `json:"refund_txid,omitempty"`
 	// USDPerUnit is the rate credit_account uses for a transfer that has no
-	// locked rate of its own (unknown address, wrong asset); without it the
-	// current quote is used.
+	// locked rate of its own (unknown address, wrong asset, or late: a lock
+	// ends at the intent's deadline), bound to the rate book's quote at the
+	// transfer's time; without it that quote is used. Sent for a transfer
+	// whose rate is locked it is refused (invalid_request).
 	USDPerUnit string `json:"usd_per_unit,omitempty"`
 	// Override accepts a USDPerUnit outside the bound of the rate book's
 	// quote at the transfer's time (or with no quote to check it against),
@@ -132,8 +134,10 @@ func orZero(x *big.Int) *big.Int {
 //     is a finance item again); it never fails a scan.
 //   - credit_account credits the USD value of the unresolved part (the
 //     whole transfer, or an overpayment's surplus) to an account: at the locked
-//     rate of the intent it went to when it is in that intent's asset, else
-//     at req.USDPerUnit, else at the current quote. Refused, like
+//     rate of the intent it went to when it is in that intent's asset and
+//     came by its deadline (usd_per_unit is then refused), else at
+//     req.USDPerUnit within the rate bound, else at the rate book's quote
+//     of the transfer's time (creditAccountValue). Refused, like
 //     credit_intent, for a transfer that is orphaned or not confirmed yet.
 //     The credit then follows the transfer on the chain: reversed if it
 //     leaves it, credited again once it is confirmed again (FollowChain).
@@ -399,12 +403,16 @@ type accountValue struct {
 }
 
 // creditAccountValue checks credit_account and returns the USD value, in
-// cents, of the part of the transfer it covers: at the locked rate of the
-// intent the transfer went to when it is in that intent's asset, else at
-// req.USDPerUnit, else at the current quote. A req.USDPerUnit must be
-// within Bounds.MaxDeviation of the rate book's quote at the transfer's
-// time (first seen); outside it, or with no quote of that time, it needs
-// req.Override and credits at most Bounds.MaxOverride.
+// cents, of the part of the transfer it covers. A transfer in the asset of
+// the intent it went to, first seen by that intent's deadline, is worth
+// the intent's locked rate, which nothing replaces: a usd_per_unit sent
+// with it is refused (invalid_request, naming the field). A rate lock ends
+// at the deadline, so a late transfer is valued as one with no locked rate
+// (unknown address, wrong asset): at req.USDPerUnit, which must be within
+// Bounds.MaxDeviation of the rate book's quote at the transfer's time
+// (first seen) or carry req.Override (crediting at most
+// Bounds.MaxOverride), else at that quote of its time itself; with no
+// quote of its time, usd_per_unit is needed.
 func (s *Service) creditAccountValue(ctx context.Context, tx *store.Tx, tr store.Transfer, covers *big.Int, req ResolveRequest, now time.Time) (accountValue, error) {
 	var v accountValue
 	if tr.Status == payment.TransferOrphaned {
@@ -419,7 +427,13 @@ func (s *Service) creditAccountValue(ctx context.Context, tx *store.Tx, tr store
 		if err != nil {
 			return v, err
 		}
-		if in.Asset == tr.Asset {
+		if lockedFor(in, tr) {
+			if req.USDPerUnit != "" {
+				return v, intents.Invalid("usd_per_unit", intents.InvalidRequest,
+					"transfer %s is worth intent %s's locked rate (%s USD per %s, locked until %s, and the transfer came by then); "+
+						"usd_per_unit applies only to a transfer with no locked rate: leave it out",
+					tr.ID, in.ID, in.Rate, tr.Asset, in.ExpiresAt.UTC().Format(time.RFC3339))
+			}
 			v.rate = in.Rate
 		}
 	}
@@ -440,14 +454,16 @@ func (s *Service) creditAccountValue(ctx context.Context, tx *store.Tx, tr store
 			v.override = strings.TrimSpace(req.Override.Reason)
 		}
 	default:
-		if !known || s.quotes == nil {
-			return v, intents.Fail(intents.RateUnavailable, "transfer %s has no locked rate; give usd_per_unit", tr.ID)
-		}
-		q, err := s.quotes.Quote(m.Symbol, now)
+		ref, err := s.referenceRate(ctx, tx, m.Symbol, known, tr.FirstSeenAt, now)
 		if err != nil {
-			return v, intents.Fail(intents.RateUnavailable, "transfer %s has no locked rate and no quote is available (%v); give usd_per_unit", tr.ID, err)
+			return v, err
 		}
-		v.rate = q.Decimal()
+		if ref == "" {
+			return v, intents.Fail(intents.RateUnavailable,
+				"transfer %s has no locked rate and the rate book has no %s quote within %s of its time (first seen %s); give usd_per_unit (and override.reason)",
+				tr.ID, symbolOf(tr), s.bounds.Window, tr.FirstSeenAt.UTC().Format(time.RFC3339))
+		}
+		v.rate = ref
 	}
 	cents := views.USDValue(covers, v.rate, dec)
 	if cents <= 0 {
@@ -461,6 +477,14 @@ func (s *Service) creditAccountValue(ctx context.Context, tx *store.Tx, tr store
 	}
 	v.cents = int64(cents)
 	return v, nil
+}
+
+// lockedFor reports whether the intent's locked rate values the transfer:
+// in the intent's asset, and first seen by its deadline (a rate lock ends
+// at the deadline; first seen exactly at it counts, as the matcher's
+// lateness does).
+func lockedFor(in store.Intent, tr store.Transfer) bool {
+	return in.Asset == tr.Asset && in.Rate != "" && !tr.FirstSeenAt.After(in.ExpiresAt)
 }
 
 // referenceRate is the rate book's quote of symbol at the transfer's time

@@ -4,10 +4,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"slices"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/finance"
+	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
+	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/views"
 )
 
 // debit pays an order from a balance; a.C%3 == 0 sends two debits at once.
@@ -135,6 +142,7 @@ func (r *run) resolve(a Action) {
 	}
 	c := pickFrom[a.A%len(pickFrom)]
 	req := map[string]string{"note": "sim decision"}
+	var model creditModel
 	actions := []string{finance.ActionCreditIntent, finance.ActionCreditAccount, finance.ActionRefunded, finance.ActionIgnore}
 	req["action"] = actions[a.B%4]
 	if prefer == "late" && c.class == "late" && a.B%2 == 0 {
@@ -169,6 +177,13 @@ func (r *run) resolve(a Action) {
 		}
 	case finance.ActionCreditAccount:
 		req["account"] = fmt.Sprintf("acct-%d", a.C%2)
+		if model, err = r.creditModelOf(c.id); err != nil {
+			r.violate("harness", "credit model of %s: %v", c.id, err)
+			return
+		}
+		if rate := sentRate(a, model); rate != "" {
+			req["usd_per_unit"] = rate
+		}
 	case finance.ActionRefunded:
 		req["refund_txid"] = chainstest.TxID(fmt.Sprintf("refund-%d", a.C))
 	}
@@ -186,7 +201,10 @@ func (r *run) resolve(a Action) {
 		return
 	}
 	st, resp := r.mutate("POST", "/v1/transfers/"+c.id+"/resolve", "finance", req)
-	r.logf("resolve %s (%s, %s) %s %s -> %d %s", c.id, c.class, c.status, req["action"], req["intent_id"]+req["account"], st, brief(resp))
+	r.logf("resolve %s (%s, %s) %s %s %s -> %d %s", c.id, c.class, c.status, req["action"], req["intent_id"]+req["account"], req["usd_per_unit"], st, brief(resp))
+	if req["action"] == finance.ActionCreditAccount && req["note"] != "" {
+		r.checkCreditAt(c.id, model, req["usd_per_unit"], open, st, resp)
+	}
 	if st == 200 {
 		if req["action"] != finance.ActionCreditIntent {
 			if r.covered[c.id] == nil {
@@ -200,4 +218,171 @@ func (r *run) resolve(a Action) {
 			r.violate("an account is credited only for confirmed money", "credit_account of transfer %s accepted while it is %s", c.id, status)
 		}
 	}
+}
+
+// moveQuotes records, at the clock's new time, a quote of every symbol of
+// the history's methods that moved from the static rate the intents lock
+// (×0.5, ×0.8, ×1, ×1.25 or ×2), as the daemon's quote recorder would
+// have: the quote of a transfer's time is then not the one its intent
+// locked, and a late transfer's credit_account must take it.
+func (r *run) moveQuotes(a Action) {
+	factors := [][2]int64{{1, 2}, {4, 5}, {1, 1}, {5, 4}, {2, 1}}
+	f := factors[a.B%len(factors)]
+	now := r.w.e.Clock.Now().UTC().Truncate(time.Microsecond)
+	var moved []string
+	for _, m := range payment.Methods {
+		if !slices.Contains(r.h.Nets, m.Network) {
+			continue
+		}
+		base, ok := new(big.Rat).SetString(paywatchtest.Prices[m.Symbol])
+		if !ok {
+			continue
+		}
+		q := new(big.Rat).Mul(base, big.NewRat(f[0], f[1])).FloatString(6)
+		err := r.w.e.Store.RecordQuote(r.ctx, store.RateQuote{Symbol: m.Symbol, At: now, USDPerUnit: q, Sources: []string{"sim"}})
+		if err != nil {
+			r.violate("harness", "record quote %s: %v", m.Symbol, err)
+			return
+		}
+		moved = append(moved, m.Symbol+"="+q)
+	}
+	r.logf("quotes at %s: %s", now.Format("15:04"), strings.Join(moved, " "))
+}
+
+// creditModel is what the simulator expects of a credit_account of a
+// transfer, from the facts: the intent's lock when the transfer is in its
+// asset and was first seen by its deadline, else the quote of the
+// transfer's time (the recorded quote nearest its first sighting within
+// the rate book's max age, or the book's static quote when the decision
+// is that recent; "" when there is none).
+type creditModel struct {
+	locked bool
+	// lockRate is the rate the transfer's intent locked (also when the
+	// transfer came late and the lock no longer holds).
+	lockRate string
+	quote    string
+	decimals int
+}
+
+func (r *run) creditModelOf(id string) (creditModel, error) {
+	var m creditModel
+	var network, asset, inAsset, inRate string
+	var firstSeen time.Time
+	var expires *time.Time
+	err := r.w.e.Store.Pool().QueryRow(r.ctx, `SELECT t.network, t.asset, t.first_seen_at, coalesce(i.asset, ''), coalesce(i.rate::text, ''), i.expires_at
+		FROM transfers t LEFT JOIN intents i ON i.id = t.intent_id WHERE t.id = $1`, id).Scan(&network, &asset, &firstSeen, &inAsset, &inRate, &expires)
+	if err != nil {
+		return m, err
+	}
+	m.decimals = views.Decimals(network, asset)
+	m.lockRate = inRate
+	if expires != nil && inAsset == asset && inRate != "" && !firstSeen.After(*expires) {
+		m.locked = true
+		return m, nil
+	}
+	meth, ok := payment.MethodFor(payment.Network(network), payment.Asset(asset))
+	if !ok {
+		return m, nil
+	}
+	window := finance.BoundsOf(r.w.e.Config).Window
+	rows, err := r.w.e.Store.Pool().Query(r.ctx, `SELECT at, usd_per_unit::text FROM rate_quotes WHERE symbol = $1 ORDER BY at`, meth.Symbol)
+	if err != nil {
+		return m, err
+	}
+	defer rows.Close()
+	best := time.Duration(-1)
+	for rows.Next() {
+		var at time.Time
+		var q string
+		if err := rows.Scan(&at, &q); err != nil {
+			return m, err
+		}
+		// The nearest; of two as near, the earlier (ordered by at).
+		if d := at.Sub(firstSeen).Abs(); d <= window && (best < 0 || d < best) {
+			best, m.quote = d, q
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return m, err
+	}
+	if m.quote == "" && r.w.e.Clock.Now().Sub(firstSeen).Abs() <= window {
+		m.quote = paywatchtest.Prices[meth.Symbol]
+	}
+	return m, nil
+}
+
+// sentRate is the usd_per_unit the history sends with a credit_account
+// (a.D%7 3 to 5), or "": the quote of the transfer's time, 1% off it
+// (within the bound), or the rate the transfer's intent locked (twice the
+// quote of its time when it has none).
+func sentRate(a Action, m creditModel) string {
+	switch a.D % 7 {
+	case 3:
+		return m.quote
+	case 4:
+		if q, ok := new(big.Rat).SetString(m.quote); ok {
+			return q.Mul(q, big.NewRat(101, 100)).FloatString(6)
+		}
+	case 5:
+		if m.lockRate != "" {
+			return m.lockRate
+		}
+		if q, ok := new(big.Rat).SetString(m.quote); ok {
+			return q.Mul(q, big.NewRat(2, 1)).FloatString(6)
+		}
+	}
+	return ""
+}
+
+// checkCreditAt checks a credit_account's answer against the model:
+// sent is the usd_per_unit sent ("" none), open what was unresolved.
+func (r *run) checkCreditAt(id string, m creditModel, sent string, open *big.Int, st int, resp []byte) {
+	if m.locked && sent != "" {
+		if st == 200 {
+			r.violate(Invariants[invCreditAt], "transfer %s's rate is locked at %s but usd_per_unit %s was accepted (it is replaced or used silently)", id, m.lockRate, sent)
+		} else if st == 400 && !strings.Contains(string(resp), "usd_per_unit") {
+			r.violate(Invariants[invCreditAt], "usd_per_unit %s for transfer %s, whose rate is locked: %d %s, want 400 naming usd_per_unit", sent, id, st, brief(resp))
+		}
+		return
+	}
+	if st != 200 {
+		return
+	}
+	var v views.Transfer
+	if err := json.Unmarshal(resp, &v); err != nil || v.Resolution == nil {
+		r.violate("harness", "credit_account answer %s: %v", brief(resp), err)
+		return
+	}
+	want := m.quote
+	switch {
+	case m.locked:
+		want = m.lockRate
+	case sent != "":
+		if m.quote == "" || !within(sent, m.quote, finance.BoundsOf(r.w.e.Config).MaxDeviation) {
+			r.violate(Invariants[invCreditAt], "transfer %s credited at usd_per_unit %s, which the quote of its time (%q) does not confirm, without an override", id, sent, m.quote)
+			return
+		}
+		want = sent
+	case m.quote == "":
+		r.violate(Invariants[invCreditAt], "transfer %s has no locked rate and no quote of its time, but was credited at %s", id, v.Resolution.USDPerUnit)
+		return
+	}
+	got, ok1 := new(big.Rat).SetString(v.Resolution.USDPerUnit)
+	exp, ok2 := new(big.Rat).SetString(want)
+	cents := views.USDValue(open, want, m.decimals)
+	if !ok1 || !ok2 || got.Cmp(exp) != 0 || v.Resolution.AmountUSD != cents.String() {
+		r.violate(Invariants[invCreditAt], "transfer %s (%s base units unresolved) credited %s USD at %s, want %s USD at %s (locked %v, sent %q, quote of its time %q)",
+			id, open, v.Resolution.AmountUSD, v.Resolution.USDPerUnit, cents, want, m.locked, sent, m.quote)
+	}
+}
+
+// within reports whether rate is within dev (a fraction) of ref.
+func within(rate, ref string, dev *big.Rat) bool {
+	x, ok1 := new(big.Rat).SetString(rate)
+	q, ok2 := new(big.Rat).SetString(ref)
+	if !ok1 || !ok2 {
+		return false
+	}
+	d := new(big.Rat).Sub(x, q)
+	return d.Abs(d).Cmp(new(big.Rat).Mul(dev, q)) <= 0
 }

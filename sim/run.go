@@ -294,6 +294,7 @@ func (r *run) exec(a Action) {
 		d := time.Duration(1+a.A%25) * time.Minute
 		r.w.e.Clock.Advance(d)
 		r.logf("clock +%s -> %s", d, r.w.e.Clock.Now().Format("15:04"))
+		r.moveQuotes(a)
 	case Pay:
 		r.pay(n, a)
 	case Evict:

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math/big"
 	"path/filepath"
 	"strings"
@@ -130,5 +131,40 @@ func TestWebhookCommandsRedactURLs(t *testing.T) {
 				t.Errorf("webhooks %s shows %q:\n%s", sub, secret, out)
 			}
 		}
+	}
+}
+
+// Issue 34 item 4: `transfers resolve --action credit_account --rate` of a
+// transfer whose rate is locked (an on-time overpayment's surplus) is
+// refused naming usd_per_unit, and nothing changes; without --rate the
+// surplus is credited at the lock.
+func TestResolveRefusesARateForALockedTransfer(t *testing.T) {
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
+	t.Setenv("PAYWATCH_DATABASE_URL", e.Config.DatabaseURL)
+	t.Setenv("PAYWATCH_CONFIG", filepath.Join(t.TempDir(), "absent.yaml"))
+	v := e.CreateIntent("order", "ORD-CLI-LOCK", "", "100.00", "BTC")
+	e.Pay(v, payment.Native, new(big.Int).Add(paywatchtest.Units(v.AmountBaseUnits), big.NewInt(10_000)), "over")
+	e.Chains[payment.Bitcoin].Mine(2)
+	e.Sync(payment.Bitcoin)
+	got := e.Intent(v.ID)
+	if got.Status != "paid" || len(got.Transfers) != 1 || got.Transfers[0].Classification != "overpaid" {
+		t.Fatalf("intent: %+v", got)
+	}
+	tr := got.Transfers[0]
+	before := e.Counts()
+	for _, args := range [][]string{{"--rate", "50000"}, {"--rate", "20000", "--override", "customer asked"}} {
+		cmd := append([]string{"transfers", "resolve", tr.ID, "--action", "credit_account", "--account", "cust-cli", "--note", "surplus"}, args...)
+		if _, err := cli(t, cmd...); err == nil || !strings.Contains(err.Error(), "usd_per_unit") || !strings.Contains(err.Error(), "locked") {
+			t.Fatalf("%v on a locked rate: %v", args, err)
+		}
+	}
+	if after := e.Counts(); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Fatalf("refusals changed %v -> %v", before, after)
+	}
+	if out, err := cli(t, "transfers", "resolve", tr.ID, "--action", "credit_account", "--account", "cust-cli", "--note", "surplus"); err != nil {
+		t.Fatalf("credit at the lock: %v\n%s", err, out)
+	}
+	if bal := e.Balance("cust-cli"); bal.AvailableUSD != "5.00" {
+		t.Fatalf("balance %+v, want 5.00 (10,000 sat at the lock of 50,000)", bal)
 	}
 }
