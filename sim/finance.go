@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/payment"
@@ -98,8 +99,10 @@ func (r *run) checkDebit(reference string, covered map[string]string, st int) {
 	}
 }
 
+// cand is a transfer a finance decision is made on.
+type cand struct{ id, class, status, intent string }
+
 func (r *run) resolve(a Action) {
-	type cand struct{ id, class, status, intent string }
 	var cs []cand
 	rows, err := r.w.e.Store.Pool().Query(r.ctx, `SELECT id, classification, status, coalesce(intent_id, '') FROM transfers ORDER BY network, txid, idx`)
 	if err != nil {
@@ -193,6 +196,12 @@ func (r *run) resolve(a Action) {
 	case 2:
 		req["action"] = "pay_back"
 	}
+	r.submitResolve(c, req, model)
+}
+
+// submitResolve sends finance's decision req on transfer c and checks the
+// answer (model: what a credit_account must credit).
+func (r *run) submitResolve(c cand, req map[string]string, model creditModel) {
 	before := c.class
 	status := c.status
 	open, err := r.unresolvedNow(c.id)
@@ -218,6 +227,65 @@ func (r *run) resolve(a Action) {
 			r.violate("an account is credited only for confirmed money", "credit_account of transfer %s accepted while it is %s", c.id, status)
 		}
 	}
+}
+
+// lateCredit is finance's credit_account on a late transfer while quotes
+// moved: the clock passes an intent's deadline (the quotes of the new time
+// moved), its amount arrives then, is mined deep enough and scanned, and
+// finance credits it to an account, with or without a usd_per_unit (the
+// quote of its time, within the bound of it, or the expired lock).
+func (r *run) lateCredit(a Action) {
+	in := r.pick(a.A)
+	if in == nil || r.nodes[in.network] == nil {
+		return
+	}
+	n, nd := in.network, r.nodes[in.network]
+	var expires time.Time
+	if err := r.w.e.Store.Pool().QueryRow(r.ctx, `SELECT expires_at FROM intents WHERE id = $1`, in.id).Scan(&expires); err != nil {
+		r.violate("harness", "deadline of %s: %v", in.id, err)
+		return
+	}
+	d := time.Duration(1+a.C%25) * time.Minute
+	if now := r.w.e.Clock.Now(); now.Before(expires) {
+		d += expires.Sub(now)
+	}
+	r.w.e.Clock.Advance(d)
+	r.logf("clock +%s -> %s, past the deadline of %s", d.Round(time.Second), r.w.e.Clock.Now().Format("15:04"), in.id)
+	r.moveQuotes(a)
+	txid := r.newTx(n)
+	idx := chains.NativeIndex
+	switch {
+	case hasMempool(n):
+		idx = 0
+	case n == payment.Solana:
+		idx = 1
+	case in.asset != payment.Native:
+		idx = int64(a.D % 5)
+	}
+	t := chains.Transfer{TxID: txid, Index: idx, Asset: in.asset, Key: in.key, Address: in.address, Amount: new(big.Int).Set(in.amount)}
+	r.txs[txid].transfers = []chains.Transfer{t}
+	nd.f.Send(t.TxID, t.Index, t.Asset, t.Key, t.Address, t.Amount)
+	nd.f.Mine(int(safetyDepth[n]) + 4)
+	r.logf("%s late pay %s (%s) %s %s, tx %s, mined -> tip %d", n, in.id, in.ref, t.Amount, t.Asset, r.txName(txid), nd.f.TipHeight())
+	r.scanNet(n, "late credit")
+	var c cand
+	err := r.w.e.Store.Pool().QueryRow(r.ctx, `SELECT id, classification, status, coalesce(intent_id, '') FROM transfers
+		WHERE network = $1 AND txid = $2`, string(n), txid).Scan(&c.id, &c.class, &c.status, &c.intent)
+	if err != nil {
+		// Not recorded (a fault or an outage stopped the scan): nothing to decide.
+		r.logf("late transfer %s not recorded: %v", r.txName(txid), err)
+		return
+	}
+	model, err := r.creditModelOf(c.id)
+	if err != nil {
+		r.violate("harness", "credit model of %s: %v", c.id, err)
+		return
+	}
+	req := map[string]string{"note": "late, sim decision", "action": finance.ActionCreditAccount, "account": fmt.Sprintf("acct-%d", a.B%2)}
+	if rate := sentRate(Action{D: 3 + a.D%4}, model); rate != "" {
+		req["usd_per_unit"] = rate
+	}
+	r.submitResolve(c, req, model)
 }
 
 // moveQuotes records, at the clock's new time, a quote of every symbol of

@@ -374,6 +374,8 @@ func (r *run) exec(a Action) {
 		r.roundTrip(n, nd, a)
 	case LoseTransfer:
 		r.loseTransfer(n, a)
+	case LateCredit:
+		r.lateCredit(a)
 	}
 }
 
