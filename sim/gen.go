@@ -62,7 +62,7 @@ func ParseKind(s string) (Kind, bool) {
 var weights = [numKinds]int{
 	Create: 14, Replay: 3, Report: 2, Renew: 3, Sweep: 3, Clock: 5, Pay: 16, Evict: 3, ReplaceTx: 2, Mine: 14,
 	Reorg: 5, Lag: 2, Fault: 3, Skip: 1, Debit: 5, Resolve: 7, Rescan: 2, Scan: 16, RestartScanner: 1,
-	RestartService: 1, Kill: 2, RoundTrip: 6, LoseTransfer: 2, LateCredit: 3,
+	RestartService: 1, Kill: 2, RoundTrip: 6, LoseTransfer: 2, LateCredit: 2,
 }
 
 // Action is one step of a history.
