@@ -63,6 +63,10 @@ type Transfer struct {
 	// (Bitcoin, Litecoin): spendable, and so paying, only after
 	// payment.CoinbaseMaturity confirmations.
 	Coinbase bool
+	// PegOut is true for an output of a Litecoin block's HogEx transaction
+	// (an MWEB peg-out): spendable, and so paying, only after
+	// payment.PegoutMaturity confirmations.
+	PegOut bool
 }
 
 // Block is a block reduced to what paywatch needs.

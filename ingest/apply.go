@@ -52,6 +52,11 @@ func (s *Sink) recordTransfer(ctx context.Context, tx *store.Tx, m *moves, netwo
 		// reorg takes away: it pays only once it has matured.
 		required = max(required, payment.CoinbaseMaturity)
 	}
+	if t.PegOut {
+		// A Litecoin MWEB peg-out: unspendable for PegoutMaturity blocks
+		// (issue 32 item 4), as a coinbase output is for its maturity.
+		required = max(required, payment.PegoutMaturity)
+	}
 	class, notified := payment.UnknownAddress, payment.UnknownAddress
 	if a.IntentID != "" {
 		// A placeholder until the matcher classifies it in this transaction.

@@ -123,3 +123,9 @@ func MethodFor(n Network, a Asset) (MethodInfo, bool) {
 // spent (Bitcoin's and Litecoin's COINBASE_MATURITY): a coinbase output paid
 // to one of our addresses pays only then (issue 27).
 const CoinbaseMaturity = 100
+
+// PegoutMaturity is the confirmations after which a Litecoin MWEB peg-out
+// can be spent (Litecoin Core's PEGOUT_MATURITY): a peg-out is an output of
+// its block's HogEx transaction, and one paid to our address pays only then
+// (issue 32 item 4).
+const PegoutMaturity = 6

@@ -62,6 +62,7 @@ type output struct {
 	script    []byte
 	value     int64
 	coinbase  bool // an output of the block's coinbase transaction
+	pegout    bool // an output of the block's HogEx transaction (an MWEB peg-out)
 }
 
 // transfers returns the transfers of a block's outputs to watched scripts,
@@ -88,7 +89,7 @@ func transfers(c codec, w chains.Watched, outs []output, txid func(tx int) strin
 		if err != nil {
 			return nil, err
 		}
-		t.Coinbase = o.coinbase
+		t.Coinbase, t.PegOut = o.coinbase, o.pegout
 		ts = append(ts, t)
 	}
 	return ts, nil

@@ -12,6 +12,8 @@
 //   - Every output of every transaction is matched, the coinbase and the
 //     Litecoin HogEx (MWEB peg-outs) included, on its exact output script
 //     (chains.Watched.Contains); amounts are integer satoshis/litoshis.
+//     An output of the coinbase is marked Coinbase, one of the HogEx (a
+//     peg-out) PegOut: each pays only at its maturity (100 and 6 blocks).
 //   - A Block carries the hash it was asked for (the decoded header is
 //     hashed and compared) and its parent hash, so reorgs are visible.
 //   - A height above the tip is chains.ErrBlockNotFound; a response that does

@@ -37,7 +37,11 @@ func (c ltcCodec) block(raw []byte, w chains.Watched) (decodedBlock, error) {
 	var outs []output
 	for t, tx := range mb.Transactions {
 		for i, out := range tx.TxOut {
-			outs = append(outs, output{tx: t, index: i, script: out.PkScript, value: out.Value, coinbase: t == 0 && len(tx.TxIn) == 1 && isNullOutpoint(tx.TxIn[0].PreviousOutPoint.Index, tx.TxIn[0].PreviousOutPoint.Hash)})
+			// The HogEx (the last transaction of a block with an MWEB
+			// extension block) pays the block's peg-outs after its first
+			// output, which holds the MWEB's coins.
+			outs = append(outs, output{tx: t, index: i, script: out.PkScript, value: out.Value, coinbase: t == 0 && len(tx.TxIn) == 1 && isNullOutpoint(tx.TxIn[0].PreviousOutPoint.Index, tx.TxIn[0].PreviousOutPoint.Hash),
+				pegout: tx.IsHogEx})
 		}
 	}
 	var err error
