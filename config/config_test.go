@@ -136,6 +136,8 @@ func TestInvalidConfigNamesTheField(t *testing.T) {
 		{"per-key cap above the total", valid + "\nevents: {max_waiters: 10, max_waiters_per_key: 11}\n", "events.max_waiters_per_key"},
 		{"busy event poll", valid + "\nevents: {poll_interval: 1ms}\n", "events.poll_interval"},
 		{"unknown events key", valid + "\nevents: {max_waiter: 3}\n", "max_waiter"},
+		{"internal_tx_probe not a txid", strings.Replace(valid, "networks:\n", "networks:\n  tron: {enabled: true, chain: regtest, rpc_url: \"http://127.0.0.1:8090\", account_key: \"xpubX\", internal_tx_probe: nope}\n", 1), "networks.tron.internal_tx_probe"},
+		{"internal_tx_probe off tron", strings.Replace(valid, `account_key: "xpubX"}`, `account_key: "xpubX", internal_tx_probe: "`+strings.Repeat("ab", 32)+`"}`, 1), "networks.bitcoin.internal_tx_probe"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -53,6 +53,11 @@ type Network struct {
 	Mode string `yaml:"mode"`
 	// Trace selects Ethereum internal-transfer detection: auto, on, off.
 	Trace string `yaml:"trace"`
+	// InternalTxProbe (Tron) is a transaction of the chain that has
+	// internal transactions: with the TRX method enabled, a node whose
+	// answer for it has none (java-tron vm.saveInternalTx = false) is
+	// refused. Empty: Nile's known one on Nile, else unchecked (a warning).
+	InternalTxProbe string `yaml:"internal_tx_probe"`
 }
 
 func defaultNetwork(n payment.Network) *Network {
@@ -128,6 +133,9 @@ func (c *Config) validateNetwork(name payment.Network) error {
 			return invalid(f+".account_key", "Solana has no public derivation: import a pool with `paywatch pool import`")
 		}
 		return nil
+	}
+	if n.InternalTxProbe != "" && (name != payment.Tron || len(n.InternalTxProbe) != 64 || strings.Trim(n.InternalTxProbe, "0123456789abcdef") != "") {
+		return invalid(f+".internal_tx_probe", "must be a Tron transaction id (64 lower-case hex digits), and only for tron")
 	}
 	if name == payment.Ethereum {
 		switch n.Trace {

@@ -42,7 +42,10 @@ func newSourceAny(ctx context.Context, cfg *config.Config, n payment.Network, ge
 		if nc.APIKeyEnv != "" {
 			key = getenv(nc.APIKeyEnv)
 		}
-		c, err := tron.New(tron.Config{URL: nc.RPCURL, APIKey: key, USDTContract: cfg.Methods[payment.USDTTRC20].Contract, Log: log})
+		// With the TRX method on, a node that does not write internal
+		// transactions (vm.saveInternalTx = false) is refused (VerifyChain).
+		c, err := tron.New(tron.Config{URL: nc.RPCURL, APIKey: key, USDTContract: cfg.Methods[payment.USDTTRC20].Contract, Log: log,
+			NeedInternalTx: cfg.Methods[payment.TRX].Enabled, InternalTxProbe: nc.InternalTxProbe})
 		return c, nil, err
 	}
 	return newSourceMore(ctx, cfg, n, log)

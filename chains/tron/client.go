@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/paywatch/paywatch/chains"
@@ -61,6 +62,16 @@ type Config struct {
 	HTTPClient *http.Client
 	// Log defaults to discarding.
 	Log *slog.Logger
+	// NeedInternalTx is true when the TRX method is served from this node:
+	// VerifyChain then refuses a node that does not write
+	// internal_transactions (ErrInternalTxNotSaved), since TRX a contract
+	// sends would be missed.
+	NeedInternalTx bool
+	// InternalTxProbe is the id (64 hex digits) of a transaction of the
+	// node's chain that has internal transactions; the node must answer
+	// them for it. Empty: NileInternalTxProbe on Nile, else no check (a
+	// warning).
+	InternalTxProbe string
 }
 
 // Client reads TRX and USDT TRC-20 transfers from a java-tron node over its
@@ -71,6 +82,13 @@ type Client struct {
 	usdt   [20]byte
 	hc     *http.Client
 	log    *slog.Logger
+	// needInternal, probe: Config.NeedInternalTx and InternalTxProbe;
+	// internalOK: the probe succeeded; warnedNoProbe: the warning of no
+	// probe was logged.
+	needInternal  bool
+	probe         string
+	internalOK    atomic.Bool
+	warnedNoProbe atomic.Bool
 }
 
 var _ chains.Source = (*Client)(nil)
@@ -85,11 +103,16 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tron: Config.USDTContract: %w", err)
 	}
+	if cfg.InternalTxProbe != "" && !txIDPattern.MatchString(cfg.InternalTxProbe) {
+		return nil, fmt.Errorf("tron: Config.InternalTxProbe %q: want a transaction id (64 lower-case hex digits)", cfg.InternalTxProbe)
+	}
 	c := &Client{
-		base:   strings.TrimRight(cfg.URL, "/"),
-		apiKey: cfg.APIKey,
-		hc:     cfg.HTTPClient,
-		log:    cfg.Log,
+		base:         strings.TrimRight(cfg.URL, "/"),
+		apiKey:       cfg.APIKey,
+		hc:           cfg.HTTPClient,
+		log:          cfg.Log,
+		needInternal: cfg.NeedInternalTx,
+		probe:        cfg.InternalTxProbe,
 	}
 	copy(c.usdt[:], contract)
 	if c.hc == nil {

@@ -35,7 +35,12 @@ type env struct {
 
 func newEnv(t *testing.T, cfg tron.Config) *env {
 	t.Helper()
-	node := tronfake.New()
+	return newEnvOn(t, tronfake.New(), cfg)
+}
+
+// newEnvOn is newEnv on a given fake node.
+func newEnvOn(t *testing.T, node *tronfake.Node, cfg tron.Config) *env {
+	t.Helper()
 	srv := httptest.NewServer(node)
 	t.Cleanup(srv.Close)
 	cfg.URL = srv.URL

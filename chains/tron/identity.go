@@ -43,13 +43,17 @@ func (c *Client) GenesisBlockID(ctx context.Context) (string, error) {
 }
 
 // VerifyChain checks the node's genesis block id against chain
-// (CheckGenesis).
+// (CheckGenesis) and, when the TRX method needs it, that the node writes
+// internal transactions (checkInternalTx: ErrInternalTxNotSaved).
 func (c *Client) VerifyChain(ctx context.Context, chain string) error {
 	id, err := c.GenesisBlockID(ctx)
 	if err != nil {
 		return err
 	}
-	return CheckGenesis(chain, id)
+	if err := CheckGenesis(chain, id); err != nil {
+		return err
+	}
+	return c.checkInternalTx(ctx, id)
 }
 
 // CheckGenesis decides whether a node whose block 0 has id genesis may serve

@@ -84,7 +84,7 @@ func (n *Node) CallContract(contract, from []byte, success bool, internals ...In
 			"result":             ret,
 		},
 	}
-	if len(its) > 0 {
+	if len(its) > 0 && !n.noInternalTx {
 		p.info["internal_transactions"] = its
 	}
 	if !success {

@@ -66,6 +66,8 @@ type Node struct {
 	forks   int
 	seq     int64
 	keys    map[string]int
+	// noInternalTx: java-tron's vm.saveInternalTx = false (SetSaveInternalTx).
+	noInternalTx bool
 	hooks   map[string][]func() // path -> run once before its next call (OnNext)
 	w       *walletState        // accounts and tokens (wallet.go), nil until used
 }
@@ -95,6 +97,20 @@ func New() *Node {
 	n := &Node{blocks: map[uint64]*block{}, lag: DefaultSolidifiedLag, keys: map[string]int{}}
 	n.put(n.build(0, make([]byte, 32), genesisTime, nil))
 	return n
+}
+
+// SetSaveInternalTx is java-tron's vm.saveInternalTx. The node writes a
+// transaction's internal_transactions into its TransactionInfo only while it
+// is true, when it processes the transaction: java-tron's shipped
+// config.conf has it false, so such a node answers a contract call that sent
+// TRX without them (and keeps answering so for the transactions it processed
+// meanwhile, after the setting changes). The fake starts with it true, so
+// that tests of internal transfers see them; SetSaveInternalTx(false) makes
+// it a node as java-tron ships.
+func (n *Node) SetSaveInternalTx(on bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.noInternalTx = !on
 }
 
 // SetGenesisID gives the node's block 0 the id genesis (64 hex digits), so
@@ -153,6 +169,17 @@ func (n *Node) AddCaptured(blockJSON, txInfoJSON []byte) error {
 		if err := json.Unmarshal(txInfoJSON, &infos); err != nil {
 			return fmt.Errorf("tronfake: captured infos of block %d: %w", blk.number, err)
 		}
+		n.mu.Lock()
+		strip := n.noInternalTx
+		n.mu.Unlock()
+		if strip {
+			// Processed with vm.saveInternalTx = false: no
+			// internal_transactions in what the node keeps.
+			var err error
+			if infos, txInfoJSON, err = withoutInternalTx(infos); err != nil {
+				return fmt.Errorf("tronfake: captured infos of block %d: %w", blk.number, err)
+			}
+		}
 		for _, info := range infos {
 			if err := json.Unmarshal(info, &id); err != nil {
 				return fmt.Errorf("tronfake: captured infos of block %d: %w", blk.number, err)
@@ -165,6 +192,26 @@ func (n *Node) AddCaptured(blockJSON, txInfoJSON []byte) error {
 	defer n.mu.Unlock()
 	n.put(blk)
 	return nil
+}
+
+// withoutInternalTx returns infos without their internal_transactions, and
+// the list as JSON.
+func withoutInternalTx(infos []json.RawMessage) ([]json.RawMessage, []byte, error) {
+	out := make([]json.RawMessage, len(infos))
+	for i, info := range infos {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(info, &m); err != nil {
+			return nil, nil, err
+		}
+		delete(m, "internal_transactions")
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil, nil, err
+		}
+		out[i] = b
+	}
+	all, err := json.Marshal(out)
+	return out, all, err
 }
 
 // Mine appends k blocks; the first carries every pending payment. A block
