@@ -68,8 +68,8 @@ type Node struct {
 	keys    map[string]int
 	// noInternalTx: java-tron's vm.saveInternalTx = false (SetSaveInternalTx).
 	noInternalTx bool
-	hooks   map[string][]func() // path -> run once before its next call (OnNext)
-	w       *walletState        // accounts and tokens (wallet.go), nil until used
+	hooks        map[string][]func() // path -> run once before its next call (OnNext)
+	w            *walletState        // accounts and tokens (wallet.go), nil until used
 }
 
 // block is one block, already rendered as the node prints it.
