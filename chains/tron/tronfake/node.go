@@ -66,10 +66,11 @@ type Node struct {
 	forks   int
 	seq     int64
 	keys    map[string]int
+	hooks   map[string][]func() // path -> run once before its next call (OnNext)
+	w       *walletState        // accounts and tokens (wallet.go), nil until used
+
 	// noInternalTx: java-tron's vm.saveInternalTx = false (SetSaveInternalTx).
 	noInternalTx bool
-	hooks        map[string][]func() // path -> run once before its next call (OnNext)
-	w            *walletState        // accounts and tokens (wallet.go), nil until used
 }
 
 // block is one block, already rendered as the node prints it.
