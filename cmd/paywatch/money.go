@@ -121,7 +121,7 @@ func transfersResolve(ctx context.Context, fs *flag.FlagSet, id string, args []s
 	intent := fs.String("intent", "", "intent to credit (credit_intent)")
 	account := fs.String("account", "", "account to credit (credit_account)")
 	refund := fs.String("refund-txid", "", "refund transaction id (refunded)")
-	rate := fs.String("rate", "", "USD per unit for credit_account when the transfer has no locked rate")
+	rate := fs.String("rate", "", "USD per unit for credit_account when the transfer has no locked rate (late, unknown address, wrong asset; refused when it has one)")
 	override := fs.String("override", "", "reason to credit_account at a --rate the rate book does not confirm (capped by finance.max_override_credit_usd)")
 	if err := fs.Parse(args); err != nil {
 		return err
