@@ -83,7 +83,7 @@ func New(opt Options) (*Page, error) {
 	c := opt.Config.Checkout
 	p := &Page{in: opt.Intents, links: opt.Links, cfg: c, chains: map[string]string{}, now: opt.Clock.Now,
 		log: opt.Log.With("component", "checkout"), limit: newRateLimiter(c.RequestsPerMinute),
-		live: liveCounts{max: c.MaxLive, per: c.MaxLivePerClient, perClient: map[netip.Prefix]int{}}}
+		live: liveCounts{max: c.MaxLive, per: c.MaxLivePerClient, perPage: c.MaxLivePerPage, by: map[liveKey]int{}}}
 	for n, nc := range opt.Config.Networks {
 		p.chains[string(n)] = nc.Chain
 	}

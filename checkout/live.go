@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/paywatch/paywatch/views"
@@ -60,12 +61,12 @@ func (p *Page) stream(w http.ResponseWriter, r *http.Request, token string, clie
 		p.notFound(w, r)
 		return
 	}
-	if !p.live.open(client) {
+	if !p.live.open(client, token) {
 		w.Header().Set("Retry-After", "30")
 		p.message(w, r, http.StatusServiceUnavailable, "limited")
 		return
 	}
-	defer p.live.close(client)
+	defer p.live.close(client, token)
 	ctx := r.Context()
 	sub, err := p.hub.Watch(ctx, id)
 	if err != nil {
@@ -95,12 +96,16 @@ func (p *Page) stream(w http.ResponseWriter, r *http.Request, token string, clie
 	h.Set("X-Accel-Buffering", "no")
 	h.Set("Content-Language", l.Tag)
 	w.WriteHeader(http.StatusOK)
-	s := &liveStream{p: p, l: l, token: token, last: r.Header.Get("Last-Event-ID")}
+	s := &liveStream{p: p, l: l, token: token, last: stateID(r.Header.Get("Last-Event-ID"))}
 	final, err := s.send(rc, w, v, "retry: "+strconv.Itoa(retryMillis)+"\n\n")
 	if err != nil || final {
 		p.streamEnd(r, err)
 		return
 	}
+	// The request stays referenced for the stream's life (up to maxStream)
+	// and its headers are of no more use once the answer's are sent: drop
+	// them, so a stream holds a few hundred bytes whatever a client sent.
+	clear(r.Header)
 	alive := time.NewTicker(keepAlive)
 	defer alive.Stop()
 	end := time.NewTimer(maxStream)
@@ -135,6 +140,15 @@ func (p *Page) stream(w http.ResponseWriter, r *http.Request, token string, clie
 }
 
 var keepAliveLine = []byte(": keep-alive\n\n")
+
+// stateID returns id when it has the shape of a state's id (fingerprint:
+// 16 hex digits), else "": a stream keeps no more of what a client sent.
+func stateID(id string) string {
+	if len(id) != 16 || strings.Trim(id, "0123456789abcdef") != "" {
+		return ""
+	}
+	return id
+}
 
 // liveStream is what one stream remembers between messages.
 type liveStream struct {

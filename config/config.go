@@ -122,7 +122,7 @@ func Default() *Config {
 			RetryFor: Duration{15 * time.Second}},
 		Checkout: Checkout{SecretEnv: "PAYWATCH_CHECKOUT_SECRET", ReturnHosts: []string{}, FrameAncestors: []string{},
 			TrustedProxies: []string{}, LinkLifetime: Duration{30 * 24 * time.Hour}, RequestsPerMinute: 120,
-			MaxLive: 5000, MaxLivePerClient: 20, ProgressInterval: Duration{time.Second}},
+			MaxLive: 5000, MaxLivePerClient: 20, MaxLivePerPage: 10, ProgressInterval: Duration{time.Second}},
 		Rates: Rates{
 			Sources:      []string{"coinbase", "kraken", "coingecko"},
 			Refresh:      "@every 30s",

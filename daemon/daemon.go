@@ -471,10 +471,18 @@ func (d *Daemon) handler() http.Handler {
 	return mux
 }
 
+// MaxHeaderBytes bounds a request's headers on every listener of the
+// daemon (net/http's default is 1 MB): an API key, a session cookie, a
+// Last-Event-ID and a proxy's forwarding headers fit many times over, and
+// a payment page's live stream cannot be made to hold megabytes (issue 34:
+// 100 streams with a 1 MB header grew the daemon by 176 MB). A larger
+// request is answered 431.
+const MaxHeaderBytes = 16 << 10
+
 // serveHTTP serves h on ln until ctx ends, then drains for a bounded time.
 func serveHTTP(ctx context.Context, g *errgroup.Group, ln net.Listener, h http.Handler) {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: 90 * time.Second, IdleTimeout: 120 * time.Second}
+		WriteTimeout: 90 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: MaxHeaderBytes}
 	g.Go(func() error {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			return err
