@@ -325,7 +325,7 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 		return err
 	}
 	var apiMetrics http.Handler // on the admin listener instead, when there is one
-	if cfg.AdminListen == "" {
+	if cfg.AdminAddr() == "" {
 		apiMetrics = d.metricsHandler()
 	}
 	d.api = api.New(api.Options{Service: d.svc, Reader: d.store, Finance: d.finance, Reports: d.reports, Config: cfg, Status: d.nets, Clock: deps.Clock,
@@ -380,10 +380,10 @@ func (d *Daemon) Run(ctx context.Context, ready func(addr string)) error {
 		return fmt.Errorf("listen %s: %w", d.cfg.Listen, err)
 	}
 	var adminLn net.Listener
-	if d.cfg.AdminListen != "" {
-		if adminLn, err = net.Listen("tcp", d.cfg.AdminListen); err != nil {
+	if a := d.cfg.AdminAddr(); a != "" {
+		if adminLn, err = net.Listen("tcp", a); err != nil {
 			ln.Close()
-			return fmt.Errorf("admin_listen %s: %w", d.cfg.AdminListen, err)
+			return fmt.Errorf("admin_listen %s: %w", a, err)
 		}
 		d.adminAddr = adminLn.Addr().String()
 	}
@@ -455,7 +455,7 @@ func (d *Daemon) adminHandler() http.Handler {
 // there is no admin listener, and the payment pages under /pay/ when
 // enabled (always here: customers reach them where they reach the API).
 func (d *Daemon) handler() http.Handler {
-	console := d.console != nil && d.cfg.AdminListen == ""
+	console := d.console != nil && d.cfg.AdminAddr() == ""
 	if !console && d.pages == nil {
 		return d.api
 	}
