@@ -164,3 +164,7 @@ func (l *Links) allowedHost(host, name string) bool {
 	}
 	return false
 }
+
+// CheckLocale returns why a storefront's locale is not a language of the
+// page (CheckLocale), or nil.
+func (l *Links) CheckLocale(tag string) error { return CheckLocale(tag) }

@@ -1,6 +1,7 @@
 package checkout
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -15,6 +16,24 @@ import (
 var catalogue = map[string]map[string]string{
 	"en": {
 		"lang.name":                 "English",
+		"lang.switch":               "Language",
+		"pay.hints":                 "Before you send",
+		"hint.trx_energy":           "Keep some TRX in the wallet you send from: a USDT transfer on Tron burns TRX for energy, and without it the transfer fails.",
+		"hint.eth_gas":              "Keep some ETH in the wallet you send from: a {symbol} transfer on Ethereum pays its gas in ETH.",
+		"hint.exchange":             "Paying from an exchange? Choose {method} as the withdrawal network, and add the withdrawal fee on top: the amount shown must arrive here.",
+		"receipt.heading":           "Receipt",
+		"receipt.keep":              "Keep this receipt for your records.",
+		"receipt.shop":              "Paid to",
+		"receipt.for":               "For",
+		"receipt.usd":               "Amount",
+		"receipt.method":            "Paid with",
+		"receipt.received":          "Received",
+		"receipt.rate":              "Rate",
+		"receipt.paid_at":           "Paid on",
+		"receipt.tx":                "Transaction",
+		"receipt.confirmations":     "{n} confirmations",
+		"receipt.print":             "Print or save as PDF",
+		"months":                    "January February March April May June July August September October November December",
 		"page.title":                "Payment",
 		"page.title.shop":           "Payment to {shop}",
 		"page.order":                "Order {reference}",
@@ -33,7 +52,7 @@ var catalogue = map[string]map[string]string{
 		"pay.qr":                    "QR code with the address and the amount, for your wallet app",
 		"pay.wallet":                "Open in a wallet app",
 		"pay.rate":                  "Rate: 1 {symbol} = {rate} USD, locked until the deadline.",
-		"pay.deadline":              "Pay by {time}.",
+		"pay.deadline":              "Pay by",
 		"pay.left":                  "{left} left",
 		"pay.passed":                "The deadline has passed.",
 		"pay.exact":                 "Send the exact amount in one payment if you can. Network fees are on top: the amount above must arrive.",
@@ -104,12 +123,30 @@ var catalogue = map[string]map[string]string{
 		"shop.default":              "the shop",
 		"footer":                    "Payment page of {shop}.",
 		"status.label":              "Payment status",
-		"time.format":               "15:04 MST, 2 January 2006",
+		"time.format":               "{day} {month} {year}, {hh}:{mm} {zone}",
 		"duration.hm":               "{h} h {m} min",
 		"duration.m":                "{m} min",
 	},
 	"de": {
 		"lang.name":                 "Deutsch",
+		"lang.switch":               "Sprache",
+		"pay.hints":                 "Vor dem Senden",
+		"hint.trx_energy":           "Lassen Sie etwas TRX in der Wallet, von der Sie senden: Eine USDT-Überweisung auf Tron verbraucht TRX für Energie, ohne TRX schlägt sie fehl.",
+		"hint.eth_gas":              "Lassen Sie etwas ETH in der Wallet, von der Sie senden: Eine {symbol}-Überweisung auf Ethereum bezahlt ihr Gas in ETH.",
+		"hint.exchange":             "Zahlen Sie von einer Börse aus? Wählen Sie {method} als Auszahlungsnetzwerk und rechnen Sie die Auszahlungsgebühr dazu: Der angezeigte Betrag muss hier ankommen.",
+		"receipt.heading":           "Beleg",
+		"receipt.keep":              "Bewahren Sie diesen Beleg für Ihre Unterlagen auf.",
+		"receipt.shop":              "Bezahlt an",
+		"receipt.for":               "Für",
+		"receipt.usd":               "Betrag",
+		"receipt.method":            "Bezahlt mit",
+		"receipt.received":          "Erhalten",
+		"receipt.rate":              "Kurs",
+		"receipt.paid_at":           "Bezahlt am",
+		"receipt.tx":                "Transaktion",
+		"receipt.confirmations":     "{n} Bestätigungen",
+		"receipt.print":             "Drucken oder als PDF speichern",
+		"months":                    "Januar Februar März April Mai Juni Juli August September Oktober November Dezember",
 		"page.title":                "Zahlung",
 		"page.title.shop":           "Zahlung an {shop}",
 		"page.order":                "Bestellung {reference}",
@@ -128,7 +165,7 @@ var catalogue = map[string]map[string]string{
 		"pay.qr":                    "QR-Code mit Adresse und Betrag für Ihre Wallet-App",
 		"pay.wallet":                "In einer Wallet-App öffnen",
 		"pay.rate":                  "Kurs: 1 {symbol} = {rate} USD, fest bis zur Frist.",
-		"pay.deadline":              "Zahlen Sie bis {time}.",
+		"pay.deadline":              "Zahlen Sie bis",
 		"pay.left":                  "noch {left}",
 		"pay.passed":                "Die Frist ist abgelaufen.",
 		"pay.exact":                 "Senden Sie den genauen Betrag möglichst in einer Zahlung. Netzwerkgebühren kommen hinzu: Der Betrag oben muss ankommen.",
@@ -199,10 +236,12 @@ var catalogue = map[string]map[string]string{
 		"shop.default":              "der Shop",
 		"footer":                    "Zahlungsseite von {shop}.",
 		"status.label":              "Zahlungsstatus",
-		"time.format":               "2.1.2006, 15:04 MST",
+		"time.format":               "{day}. {month} {year}, {hh}:{mm} {zone}",
 		"duration.hm":               "{h} Std. {m} Min.",
 		"duration.m":                "{m} Min.",
 	},
+	"fr": french,
+	"id": indonesian,
 }
 
 // Lang is one language of the catalogue.
@@ -213,7 +252,7 @@ type Lang struct {
 }
 
 // languages are the catalogue's languages, the first the default.
-var languages = []language.Tag{language.English, language.German}
+var languages = []language.Tag{language.English, language.German, language.French, language.Indonesian}
 
 var langMatcher = language.NewMatcher(languages)
 
@@ -272,15 +311,78 @@ func (l *Lang) T(key string, args ...any) string {
 	return strings.NewReplacer(pairs...).Replace(msg)
 }
 
-// Time formats a time in UTC in the language's way.
-func (l *Lang) Time(t time.Time) string { return t.UTC().Format(l.T("time.format")) }
-
-// USD formats a USD decimal ("25.00") in the language's way.
-func (l *Lang) USD(s string) string {
-	if l.Tag == "de" {
-		return strings.Replace(s, ".", ",", 1)
+// Time formats a time in UTC in the language's way (the page's script
+// shows it again in the customer's own time zone).
+func (l *Lang) Time(t time.Time) string {
+	t = t.UTC()
+	months := strings.Fields(l.T("months"))
+	month := t.Month().String()
+	if len(months) == 12 {
+		month = months[t.Month()-1]
 	}
-	return s
+	return l.T("time.format", "day", t.Day(), "month", month, "year", t.Year(),
+		"hh", fmt.Sprintf("%02d", t.Hour()), "mm", fmt.Sprintf("%02d", t.Minute()), "zone", "UTC")
+}
+
+// separators are each language's decimal mark and thousands separator.
+var separators = map[string][2]string{
+	"en": {".", ","},
+	"de": {",", "."},
+	"fr": {",", "\u202f"}, // a narrow no-break space
+	"id": {",", "."},
+}
+
+// Decimal writes a decimal string ("0.0125", "1234.5") with the
+// language's decimal mark, every digit kept: an amount in a coin is shown
+// exactly as it must be sent, only the mark changes.
+func (l *Lang) Decimal(s string) string {
+	return strings.Replace(s, ".", separators[l.Tag][0], 1)
+}
+
+// USD formats a USD decimal ("1234.00") in the language's way, with
+// thousands grouped ("1,234.00", "1.234,00", "1 234,00").
+func (l *Lang) USD(s string) string {
+	sep := separators[l.Tag]
+	whole, frac, hasFrac := strings.Cut(s, ".")
+	neg := strings.HasPrefix(whole, "-")
+	whole = strings.TrimPrefix(whole, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteString("-")
+	}
+	for i, r := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteString(sep[1])
+		}
+		b.WriteRune(r)
+	}
+	if hasFrac {
+		b.WriteString(sep[0] + frac)
+	}
+	return b.String()
+}
+
+// Languages returns the catalogue's languages, for the language switch:
+// the default first.
+func Languages() []*Lang {
+	out := make([]*Lang, len(languages))
+	for i, t := range languages {
+		out[i] = langs[t.String()]
+	}
+	return out
+}
+
+// ErrUnknownLocale is CheckLocale's error for a language the page does
+// not speak.
+var ErrUnknownLocale = errors.New("must be one of the payment page's languages: en, de, fr, id")
+
+// CheckLocale returns nil when tag is a catalogue language (exactly its
+// tag: "fr", not "fr-FR" nor "FR"), else ErrUnknownLocale.
+func CheckLocale(tag string) error {
+	if _, ok := langs[tag]; !ok {
+		return ErrUnknownLocale
+	}
+	return nil
 }
 
 // Duration formats a remaining time in whole minutes.
