@@ -51,6 +51,8 @@ type Options struct {
 	// Config is the daemon's config: checkout, and each network's chain
 	// (a test network is said so on the page).
 	Config *config.Config
+	// Payables serves payables' pages (/pay/p/{token}); nil: none.
+	Payables Payables
 	// Clock is the page's clock; nil is the wall clock.
 	Clock clock.Clock
 	Log   *slog.Logger
@@ -74,6 +76,9 @@ type Page struct {
 	limit   *rateLimiter
 	live    liveCounts
 	version string // of the static files, for their URLs
+	// payables and enabled: payables' pages and the methods they offer.
+	payables Payables
+	enabled  map[string]bool
 }
 
 // New returns the page handler; Run runs its live hub.
@@ -84,6 +89,12 @@ func New(opt Options) (*Page, error) {
 	p := &Page{in: opt.Intents, links: opt.Links, cfg: c, chains: map[string]string{}, now: opt.Clock.Now,
 		log: opt.Log.With("component", "checkout"), limit: newRateLimiter(c.RequestsPerMinute),
 		live: liveCounts{max: c.MaxLive, per: c.MaxLivePerClient, perClient: map[netip.Prefix]int{}}}
+	p.payables, p.enabled = opt.Payables, map[string]bool{}
+	for m, mc := range opt.Config.Methods {
+		if mc != nil && mc.Enabled {
+			p.enabled[string(m)] = true
+		}
+	}
 	for n, nc := range opt.Config.Networks {
 		p.chains[string(n)] = nc.Chain
 	}
@@ -149,6 +160,19 @@ func (p *Page) route(w http.ResponseWriter, r *http.Request) {
 		p.message(w, r, http.StatusTooManyRequests, "limited")
 		return
 	}
+	if first == "p" {
+		// A payable's page: /pay/p/{token}, POST /pay/p/{token}/choose.
+		tok, act, hasAct := strings.Cut(action, "/")
+		switch {
+		case sub && !hasAct && get:
+			p.payable(w, r, tok)
+		case hasAct && act == "choose" && r.Method == http.MethodPost:
+			p.choose(w, r, tok)
+		default:
+			p.notFound(w, r)
+		}
+		return
+	}
 	switch {
 	case !sub && get:
 		p.page(w, r, first)
@@ -212,6 +236,9 @@ func (p *Page) page(w http.ResponseWriter, r *http.Request, token string) {
 	if err != nil {
 		p.internal(w, r, err)
 		return
+	}
+	if d.Parts.Open {
+		d.Change = p.changeLink(r.Context(), v, l)
 	}
 	w.Header().Set("Content-Language", l.Tag)
 	w.Header().Set("Vary", "Accept-Language")
@@ -320,6 +347,9 @@ type pageData struct {
 	Parts    parts
 	// Langs is the language switch: each language's link.
 	Langs []langLink
+	// Change links the payable's page to pay with another method ("" for
+	// none).
+	Change string
 }
 
 // langLink is one language of the switch.

@@ -47,7 +47,7 @@ func TestLangOf(t *testing.T) {
 		{"", "fr-FR", "fr"},
 		{"", "fr-CA", "fr"},
 		{"", "id-ID,id;q=0.9,en;q=0.8", "id"},
-		{"", "in", "id"}, // the old code of Indonesian
+		{"", "in", "id"},    // the old code of Indonesian
 		{"", "ms-MY", "id"}, // Malay readers read Indonesian (CLDR's match)
 		{"", "ja-JP", "en"},
 		{"", "it-IT,fr;q=0.5", "fr"},

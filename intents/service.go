@@ -61,6 +61,8 @@ type Pages interface {
 	// CheckLocale returns why a storefront's locale is not a language of
 	// the page, or nil.
 	CheckLocale(tag string) error
+	// PayablePageURL returns the page URL of a payable made for the page.
+	PayablePageURL(payableID int64) string
 }
 
 // Options wires a Service.

@@ -100,6 +100,8 @@
     p.hidden = true;
     p.innerHTML = '';
     body.dataset.state = t.dataset.state || 'expired';
+    var change = document.getElementById('change');
+    if (change) { change.hidden = true; }
     if (t.dataset.title) { document.title = t.dataset.title; }
     showCopy();
   }
@@ -119,6 +121,8 @@
     }
     body.dataset.state = m.state;
     document.title = m.title;
+    var change = document.getElementById('change');
+    if (change) { change.hidden = !(m.open && m.state === 'waiting'); }
     var t = document.getElementById('at-deadline');
     if (t) {
       t.innerHTML = m.at_deadline || '';
