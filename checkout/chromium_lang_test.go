@@ -12,6 +12,7 @@ import (
 	"github.com/paywatch/paywatch/checkout"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/paywatchtest"
+	"github.com/paywatch/paywatch/views"
 )
 
 // firstScreen checks that the amount, the address and their copy buttons
@@ -225,4 +226,74 @@ func TestChromiumDeadlineInOneStep(t *testing.T) {
 	}
 	checkA11y(t, ctx, "at the deadline")
 	shoot(t, ctx, dir, "deadline-phone-fr")
+}
+
+// The method chosen on the page, in a real browser at a phone's size and
+// with the keyboard (issue 35 items 3 and 7): the payable's page lists
+// the enabled methods with their networks in words, USDT on Ethereum and
+// USDT on Tron apart; Enter on one makes its intent and shows its page,
+// with the hint of its network (TRX for energy on Tron, ETH for gas on
+// Ethereum); the change link leads back to the choice, and another pick
+// replaces the open intent.
+func TestChromiumChooseMethod(t *testing.T) {
+	s := newSite(t, siteOptions{env: []paywatchtest.Option{paywatchtest.Only(payment.Bitcoin, payment.Ethereum, payment.Tron)}})
+	dir := shotDir(t)
+	status, pp, raw := s.createPayable(t, map[string]string{"kind": "order", "reference": "ORD-PICK-7", "amount_usd": "500.00", "locale": "id"})
+	if status != 201 {
+		t.Fatalf("payable: %d %s", status, raw)
+	}
+	l := checkout.LangOf("id", "")
+	ctx := browser(t, phone)
+	open(t, ctx, pp.PaymentPageURL)
+	if got := text(t, ctx, "#choose-heading"); got != l.T("choose.title") {
+		t.Fatalf("choice heading %q", got)
+	}
+	for _, c := range []struct{ method, network string }{{"USDT-ERC20", "ethereum.token"}, {"USDT-TRC20", "tron.token"}, {"BTC", "bitcoin"},
+		{"TRX", "tron"}, {"ETH", "ethereum"}} {
+		got := text(t, ctx, "#method-"+c.method)
+		if !strings.Contains(got, l.T("method."+c.method)) || !strings.Contains(got, l.T("choose.network."+c.network)) {
+			t.Errorf("%s: %q", c.method, got)
+		}
+	}
+	checkA11y(t, ctx, "choice")
+	shoot(t, ctx, dir, "choose-phone-id")
+	run(t, ctx, chromedp.EmulateViewport(desktop, height))
+	shoot(t, ctx, dir, "choose-desktop-id")
+	run(t, ctx, chromedp.EmulateViewport(phone, height))
+
+	// With the keyboard: focus USDT on Tron, Enter.
+	run(t, ctx, chromedp.Focus(chromedp.ID("method-USDT-TRC20")), chromedp.KeyEvent("\r"), chromedp.WaitVisible(chromedp.ID("amount")))
+	if got := text(t, ctx, "#method"); got != l.T("method.USDT-TRC20") {
+		t.Fatalf("picked %q", got)
+	}
+	if got := text(t, ctx, "#hints"); !strings.Contains(got, l.T("hint.trx_energy")) || strings.Contains(got, "ETH") {
+		t.Errorf("USDT on Tron hints %q", got)
+	}
+	firstScreen(t, ctx, "USDT on Tron")
+	checkA11y(t, ctx, "USDT on Tron")
+	shoot(t, ctx, dir, "waiting-phone-id-usdt-trc20")
+	if n := s.Counts()["intents"]; n != 1 {
+		t.Fatalf("%d intents after one pick", n)
+	}
+
+	// Change to USDT on Ethereum.
+	run(t, ctx, chromedp.Click(chromedp.CSS("#change a")), chromedp.WaitVisible(chromedp.ID("method-USDT-ERC20")))
+	if cur := eval[string](t, ctx, `document.querySelector('button[aria-current]').value`); cur != "USDT-TRC20" {
+		t.Fatalf("current %q", cur)
+	}
+	run(t, ctx, chromedp.Click(chromedp.ID("method-USDT-ERC20")), chromedp.WaitVisible(chromedp.ID("amount")))
+	if got := text(t, ctx, "#method"); got != l.T("method.USDT-ERC20") {
+		t.Fatalf("picked %q", got)
+	}
+	if got := text(t, ctx, "#hints"); !strings.Contains(got, l.T("hint.eth_gas", "symbol", "USDT")) || strings.Contains(got, "TRX") {
+		t.Errorf("USDT on Ethereum hints %q", got)
+	}
+	firstScreen(t, ctx, "USDT on Ethereum")
+	shoot(t, ctx, dir, "waiting-phone-id-usdt-erc20")
+	var p struct{ Intents []views.Intent }
+	_, body := s.Do("GET", "/v1/payables/order/ORD-PICK-7", "storefront", nil)
+	mustJSON(t, body, &p)
+	if len(p.Intents) != 2 || p.Intents[0].Status != payment.IntentSuperseded || p.Intents[1].Method != "USDT-ERC20" || p.Intents[1].Status != payment.IntentAwaiting {
+		t.Fatalf("after the change: %s", body)
+	}
 }

@@ -129,8 +129,12 @@ func (p *Page) renderChoice(w http.ResponseWriter, r *http.Request, status int, 
 		if !p.enabled[string(m.Method)] {
 			continue
 		}
+		network := "choose.network." + string(m.Network)
+		if m.Asset != payment.Native {
+			network += ".token" // ERC-20, TRC-20
+		}
 		d.Methods = append(d.Methods, methodChoice{Method: string(m.Method), Name: l.T("method." + string(m.Method)),
-			Warning: l.T("choose.network." + string(m.Network)), Current: string(m.Method) == d.Current})
+			Warning: l.T(network), Current: string(m.Method) == d.Current})
 	}
 	for _, o := range Languages() {
 		href := payablePrefix + token + "?lang=" + o.Tag

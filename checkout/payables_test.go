@@ -79,7 +79,8 @@ func TestPayablePageChooseAndChange(t *testing.T) {
 		t.Fatalf("payable page: %d %q", resp.StatusCode, resp.Header.Get("Content-Language"))
 	}
 	for _, want := range []string{"Choisissez votre moyen de paiement", "1\u202f250,00 USD", `value="BTC"`, `value="ETH"`,
-		"USDT sur Ethereum (ERC-20)", "Réseau Ethereum (ERC-20)", "Réseau Bitcoin", `action="` + path + `/choose?lang=fr"`} {
+		"USDT sur Ethereum (ERC-20)", "Réseau Ethereum (ERC-20)", "Réseau Bitcoin",
+		"Ether (ETH) sur Ethereum</span> <span class=\"network\">Réseau Ethereum</span>", `action="` + path + `/choose?lang=fr"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the choice lacks %q", want)
 		}
