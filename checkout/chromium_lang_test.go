@@ -78,7 +78,7 @@ func TestChromiumEveryLanguage(t *testing.T) {
 	}{
 		{"en", "1,250.00 USD", "Waiting for your payment", "Paid. Thank you!", "Receipt", "confirmations"},
 		{"de", "1.250,00 USD", "Wir warten auf Ihre Zahlung", "Bezahlt. Vielen Dank!", "Beleg", "Bestätigungen"},
-		{"fr", "1\u202f250,00 USD", "En attente de votre paiement", "Payée. Merci !", "Reçu", "confirmations"},
+		{"fr", "1\u202f250,00 USD", "En attente de votre paiement", "Payée. Merci\u202f!", "Reçu", "confirmations"},
 		{"id", "1.250,00 USD", "Menunggu pembayaran Anda", "Lunas. Terima kasih!", "Bukti pembayaran", "konfirmasi"},
 	} {
 		l := checkout.LangOf(c.lang, "")
