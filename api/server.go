@@ -186,6 +186,7 @@ func (s *Server) routes() {
 	s.Handle("GET /v1/intents/{id}/qr.png", ScopeRead, s.intentQR)
 	s.Handle("POST /v1/intents/{id}/report", ScopeIntents, s.reportIntent)
 	s.Handle("POST /v1/intents/{id}/renew", ScopeIntents, s.renewIntent)
+	s.Handle("POST /v1/payables", ScopeIntents, s.createPayable)
 	s.Handle("GET /v1/payables/{kind}/{reference}", ScopeRead, s.getPayable)
 	s.Handle("GET /v1/status", ScopeOperator, s.getStatus)
 	s.Handle("POST /v1/networks/{network}/rescan", ScopeOperator, s.rescan)

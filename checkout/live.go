@@ -43,6 +43,11 @@ type liveMessage struct {
 	Final bool `json:"final"`
 	// Now is the server's time, for the countdown.
 	Now string `json:"now"`
+	// AtDeadline and AtDeadlineTitle are the status the page swaps in at
+	// the deadline while open (parts.AtDeadline).
+	AtDeadline      string `json:"at_deadline,omitempty"`
+	AtDeadlineTitle string `json:"at_deadline_title,omitempty"`
+	AtDeadlineState Phase  `json:"at_deadline_state,omitempty"`
 }
 
 // stream serves GET /pay/{token}/live: server-sent events of the page's
@@ -85,7 +90,7 @@ func (p *Page) stream(w http.ResponseWriter, r *http.Request, token string, clie
 		return
 	}
 	sub.Seen(v)
-	l := LangOf(r.URL.Query().Get("lang"), r.Header.Get("Accept-Language"))
+	l := pageLang(r, v.Locale)
 
 	rc := http.NewResponseController(w)
 	// The server's read and write timeouts are for requests, not streams:
@@ -233,5 +238,6 @@ func (p *Page) liveMessage(v views.Intent, l *Lang, token string) (liveMessage, 
 		return liveMessage{}, "", err
 	}
 	return liveMessage{State: pt.State, Title: pt.Title, HTML: string(pt.Status), Pay: string(pt.Pay), Open: pt.Open,
-		Final: pt.State == Paid, Now: now.UTC().Format(time.RFC3339Nano)}, pt.ID, nil
+		Final: pt.State == Paid, Now: now.UTC().Format(time.RFC3339Nano),
+		AtDeadline: string(pt.AtDeadline), AtDeadlineTitle: pt.AtDeadlineTitle, AtDeadlineState: pt.AtDeadlineState}, pt.ID, nil
 }

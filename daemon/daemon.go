@@ -332,7 +332,7 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 		Log: d.log, Metrics: apiMetrics})
 	if cfg.Checkout.Enabled {
 		var err error
-		if d.pages, err = checkout.New(checkout.Options{Intents: d.svc, Feed: d.store, Wake: checkout.NotifierWaker{N: d.store.Notifier()},
+		if d.pages, err = checkout.New(checkout.Options{Intents: d.svc, Payables: d.svc, Feed: d.store, Wake: checkout.NotifierWaker{N: d.store.Notifier()},
 			Links: links, Config: cfg, Clock: deps.Clock, Log: d.log}); err != nil {
 			return err
 		}
