@@ -64,10 +64,19 @@ func (t *Tx) SetTips(ctx context.Context, network string, node, final int64, now
 
 // SetHealth records the scanner's health. A non-empty critical message is
 // sticky: only an operator's rescan clears it.
-func (s *Store) SetHealth(ctx context.Context, network string, healthy bool, lastError, critical, leader string, now time.Time) error {
+//
+// With a fence (a leader's), the update is made only while the fence's
+// lease is held; otherwise it fails with ErrFenced and changes nothing.
+func (s *Store) SetHealth(ctx context.Context, network string, healthy bool, lastError, critical, leader string, now time.Time, fence *Fence) error {
+	var name *string
+	var token, idle int64
+	if fence != nil {
+		name, token, idle = &fence.Name, fence.Token, fence.Idle.Milliseconds()
+	}
 	_, err := s.pool.Exec(ctx, `UPDATE cursors SET healthy = $2, last_error = $3,
-		critical = CASE WHEN $4 = '' THEN critical ELSE $4 END, leader = $5, updated_at = $6 WHERE network = $1`,
-		network, healthy, lastError, critical, leader, now)
+		critical = CASE WHEN $4 = '' THEN critical ELSE $4 END, leader = $5, updated_at = $6
+		WHERE network = $1 AND ($7::text IS NULL OR paywatch_fence($7, $8, $9))`,
+		network, healthy, lastError, critical, leader, now, name, token, idle)
 	return translate(err)
 }
 
