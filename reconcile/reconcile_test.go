@@ -15,12 +15,12 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/paywatch/paywatch/addresses"
+	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/bitcoin"
 	"github.com/paywatch/paywatch/chains/solana"
 	"github.com/paywatch/paywatch/chains/solana/solanafake"
 	"github.com/paywatch/paywatch/chains/tron"
 	"github.com/paywatch/paywatch/chains/tron/tronfake"
-	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/devnet"
 	"github.com/paywatch/paywatch/devnet/devnettest"
