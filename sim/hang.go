@@ -21,9 +21,12 @@ import (
 // what it read before, and checks that it changed nothing.
 
 // leaseClock never moves: the simulator's instances renew nothing on their
-// own. A hang stands for the TTL passing without a renewal by expiring the
-// lease in the database.
+// own, and their leases (leaseTTL) do not expire while a history runs,
+// however slow the machine. A hang stands for the TTL passing without a
+// renewal by expiring the lease in the database.
 var leaseClock = clock.NewFake(Start)
+
+const leaseTTL = 24 * time.Hour
 
 // fenceWrites is whether the scanners' writes carry their lease's fence;
 // off (-no-fence) only to see what the simulator finds without it.
@@ -145,7 +148,7 @@ func gated(s chains.Sinks, g *gate) chains.Sinks {
 func (r *run) lead(n payment.Network) bool {
 	r.instances++
 	name := fmt.Sprintf("sim-%d", r.instances)
-	l, ok, err := r.w.e.Store.TryLease(r.ctx, ingest.LeaseName(n), store.LeaseConfig{Holder: name, Clock: leaseClock})
+	l, ok, err := r.w.e.Store.TryLease(r.ctx, ingest.LeaseName(n), store.LeaseConfig{Holder: name, TTL: leaseTTL, Clock: leaseClock})
 	if err != nil {
 		r.violate("harness", "%s lease of %s: %v", name, n, err)
 		return false
