@@ -65,7 +65,11 @@ func (t *Tx) SetTips(ctx context.Context, network string, node, final int64, now
 // SetHealth records the scanner's health. A non-empty critical message is
 // sticky: only an operator's rescan clears it.
 //
-// With a fence (a leader's), the update is made only while the fence's
+// A network without a cursor yet (its node refused or failing before the
+// first block was placed) has its health kept in scanner_health instead
+// (PreCursorHealth), in the same statement.
+//
+// With a fence (a leader's), the record is made only while the fence's
 // lease is held; otherwise it fails with ErrFenced and changes nothing.
 func (s *Store) SetHealth(ctx context.Context, network string, healthy bool, lastError, critical, leader string, now time.Time, fence *Fence) error {
 	var name *string
@@ -73,11 +77,27 @@ func (s *Store) SetHealth(ctx context.Context, network string, healthy bool, las
 	if fence != nil {
 		name, token, idle = &fence.Name, fence.Token, fence.Idle.Milliseconds()
 	}
-	_, err := s.pool.Exec(ctx, `UPDATE cursors SET healthy = $2, last_error = $3,
-		critical = CASE WHEN $4 = '' THEN critical ELSE $4 END, leader = $5, updated_at = $6
-		WHERE network = $1 AND ($7::text IS NULL OR paywatch_fence($7, $8, $9))`,
+	_, err := s.pool.Exec(ctx, `WITH f AS (SELECT paywatch_fence($7, $8, $9) AS ok),
+		u AS (UPDATE cursors SET healthy = $2, last_error = $3,
+			critical = CASE WHEN $4 = '' THEN critical ELSE $4 END, leader = $5, updated_at = $6
+			FROM f WHERE network = $1 AND f.ok RETURNING 1)
+		INSERT INTO scanner_health (network, healthy, last_error, critical, leader, updated_at)
+		SELECT $1, $2, $3, $4, $5, $6 FROM f WHERE f.ok AND NOT EXISTS (SELECT 1 FROM u)
+		ON CONFLICT (network) DO UPDATE SET healthy = EXCLUDED.healthy, last_error = EXCLUDED.last_error,
+			critical = EXCLUDED.critical, leader = EXCLUDED.leader, updated_at = EXCLUDED.updated_at`,
 		network, healthy, lastError, critical, leader, now, name, token, idle)
 	return translate(err)
+}
+
+// PreCursorHealth returns the health a scanner reported while network had
+// no cursor (SetHealth), ErrNotFound when it reported none. Only Healthy,
+// LastError, Critical, Leader and UpdatedAt are set. A critical state here
+// is not sticky: the scanner checks its node again on every step.
+func (s *Store) PreCursorHealth(ctx context.Context, network string) (Cursor, error) {
+	c := Cursor{Network: network}
+	err := s.pool.QueryRow(ctx, `SELECT healthy, last_error, critical, leader, updated_at FROM scanner_health WHERE network = $1`,
+		network).Scan(&c.Healthy, &c.LastError, &c.Critical, &c.Leader, &c.UpdatedAt)
+	return c, translate(err)
 }
 
 // RescanRangeError refuses a rescan start outside 0 … Max: Max is the

@@ -339,6 +339,13 @@ func TestAnExLeadersWriteWithAStaleTokenFailsAndChangesNothing(t *testing.T) {
 	if err := s.SetHealth(ctx, "bitcoin", false, "ex-leader", "", "a", now, a.Fence()); !errors.Is(err, store.ErrFenced) {
 		t.Fatalf("the ex-leader's health record: %v, want ErrFenced", err)
 	}
+	// A network without a cursor keeps its health elsewhere: not written either.
+	if err := s.SetHealth(ctx, "litecoin", false, "ex-leader", "", "a", now, a.Fence()); !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("the ex-leader's health record before a cursor: %v, want ErrFenced", err)
+	}
+	if h, err := s.PreCursorHealth(ctx, "litecoin"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the ex-leader's health record before a cursor was written: %+v %v", h, err)
+	}
 	c, err := s.GetCursor(ctx, "bitcoin")
 	if err != nil || c.Height != 5 || c.Leader != "" || c.LastError != "" {
 		t.Fatalf("after the ex-leader's writes: %+v %v (want height 5, nothing else)", c, err)
