@@ -559,10 +559,12 @@ func TestChromiumScopesCSRFAndOperatorScreens(t *testing.T) {
 		t.Fatalf("negative rescan: %q, API %q", msg, apiErr.Error.Message)
 	}
 
-	// Webhooks: an endpoint, its cursor and backlog, redeliver.
+	// Webhooks: an endpoint, its cursor and backlog, redeliver; another
+	// endpoint's real deliveries, named by event type.
 	if err := s.Store.EnsureWebhookEndpoint(context.Background(), "shop", "https://shop.example/hook", false, s.Clock.Now()); err != nil {
 		t.Fatal(err)
 	}
+	deliverEvents(t, s, "receiver")
 	open(t, ctx, s.URL+"/console/webhooks")
 	last, err := s.Store.LastEventSeq(context.Background())
 	if err != nil {
@@ -574,7 +576,7 @@ func TestChromiumScopesCSRFAndOperatorScreens(t *testing.T) {
 	}
 	run(t, ctx, chromedp.SendKeys(chromedp.CSS(`#endpoints tr[data-endpoint="shop"] input[name=from_seq]`), "1"),
 		chromedp.Click(chromedp.CSS(`#endpoints tr[data-endpoint="shop"] button`)), chromedp.WaitVisible(chromedp.ID("done-message")))
-	if log := text(t, ctx, "#deliveries"); !strings.Contains(log, "redeliver") {
+	if log := text(t, ctx, "#deliveries"); !strings.Contains(log, "redeliver") || !strings.Contains(log, "intent.created") {
 		t.Fatalf("delivery log: %q", log)
 	}
 	shoot(t, ctx, dir, "webhooks")

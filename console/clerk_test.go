@@ -123,6 +123,27 @@ func TestChromiumClerkOverpaymentBalancesAndPhoneInbox(t *testing.T) {
 func TestWebhookLogShowsEventTypesAndNetworksSayNoFinality(t *testing.T) {
 	s := newSite(t)
 	in := s.CreateIntent("order", "ORD-HOOK", "", "10.00", "BTC")
+	delivered := deliverEvents(t, s, "shop")
+	c := s.client(t)
+	c.signIn(t, s.Keys["operator"])
+	_, page := c.get(t, "/console/webhooks")
+	cell := regexp.MustCompile(`<td class="event" title="` + regexp.QuoteMeta(delivered[len(delivered)-1]) + `">([^<]*)</td>`).FindStringSubmatch(page)
+	if cell == nil || cell[1] != "intent.created" {
+		t.Fatalf("the delivery of the intent's creation (%s) shows %q in the log, want intent.created:\n%s", in.ID, cell, page)
+	}
+
+	_, page = c.get(t, "/console/networks")
+	row := regexp.MustCompile(`(?s)<tr data-network="bitcoin">.*?<td class="num final">(.*?)</td>`).FindStringSubmatch(page)
+	if row == nil || strings.Contains(row[1], ">0<") || !strings.Contains(row[1], "by conf.") {
+		t.Fatalf("bitcoin's final height cell %q, want it to say confirmations decide", row)
+	}
+}
+
+// deliverEvents runs a real webhook sender for an endpoint name to a local
+// receiver until it has delivered at least one event, and returns the ids
+// of the events delivered.
+func deliverEvents(t *testing.T, s *site, name string) []string {
+	t.Helper()
 	var got atomic.Int64
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got.Add(1)
@@ -131,14 +152,14 @@ func TestWebhookLogShowsEventTypesAndNetworksSayNoFinality(t *testing.T) {
 	t.Cleanup(recv.Close)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	sender := webhooks.New(webhooks.Endpoint{Name: "shop", URL: recv.URL, Secret: []byte(strings.Repeat("k", 32))},
-		webhooks.Options{Store: s.Store, Poll: 100 * time.Millisecond})
+	sender := webhooks.New(webhooks.Endpoint{Name: name, URL: recv.URL, Secret: []byte(strings.Repeat("k", 32))},
+		webhooks.Options{Store: s.Store, Clock: s.Clock, Poll: 100 * time.Millisecond})
 	go func() { done <- sender.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	var delivered []string
 	deadline := time.Now().Add(3 * time.Minute) // a safety net on a loaded machine
 	for len(delivered) == 0 {
-		as, err := s.Store.WebhookAttempts(context.Background(), "shop", 0, 10)
+		as, err := s.Store.WebhookAttempts(context.Background(), name, 0, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,17 +175,5 @@ func TestWebhookLogShowsEventTypesAndNetworksSayNoFinality(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	c := s.client(t)
-	c.signIn(t, s.Keys["operator"])
-	_, page := c.get(t, "/console/webhooks")
-	cell := regexp.MustCompile(`<td class="event" title="` + regexp.QuoteMeta(delivered[len(delivered)-1]) + `">([^<]*)</td>`).FindStringSubmatch(page)
-	if cell == nil || cell[1] != "intent.created" {
-		t.Fatalf("the delivery of the intent's creation (%s) shows %q in the log, want intent.created:\n%s", in.ID, cell, page)
-	}
-
-	_, page = c.get(t, "/console/networks")
-	row := regexp.MustCompile(`(?s)<tr data-network="bitcoin">.*?<td class="num final">(.*?)</td>`).FindStringSubmatch(page)
-	if row == nil || strings.Contains(row[1], ">0<") || !strings.Contains(row[1], "by conf.") {
-		t.Fatalf("bitcoin's final height cell %q, want it to say confirmations decide", row)
-	}
+	return delivered
 }
