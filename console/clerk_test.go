@@ -75,6 +75,10 @@ func TestChromiumClerkOverpaymentBalancesAndPhoneInbox(t *testing.T) {
 	if got := s.transfer(t, tr.ID); got.Resolution == nil || got.Resolution.Action != finance.ActionCreditAccount || got.Resolution.AmountUSD != wantUSD {
 		t.Fatalf("API shows %+v, want credit_account of %s USD", got.Resolution, wantUSD)
 	}
+	// Decided: the surplus is still shown, with nothing left to decide.
+	if got := text(t, ctx, "#surplus"); !strings.Contains(got, wantAmount) || strings.Contains(got, "decide") {
+		t.Fatalf("surplus after the decision %q, want %s and nothing to decide", got, wantAmount)
+	}
 
 	// Balances: every account is listed before anything is typed, and the
 	// search narrows the list.

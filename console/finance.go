@@ -187,20 +187,34 @@ func paysIntent(t views.Transfer) bool {
 	return t.IntentID != nil && t.Settled != "" && t.Settled != "0"
 }
 
-// surplus is what of a transfer is left to decide, in the asset's units
-// and, at the intent's locked rate, in USD.
-type surplus struct {
+// amount is a part of a transfer in the asset's units and, at the intent's
+// locked rate, in USD ("" without one).
+type amount struct {
 	Amount, USD string
 }
 
-func surplusOf(row inboxRow) surplus {
+// partOf renders units (base units of the transfer's asset, a decimal
+// string) as an amount; ok is false for a malformed value.
+func partOf(row inboxRow, units string) (amount, bool) {
 	t := row.T
-	n, ok := new(big.Int).SetString(t.Unresolved, 10)
+	n, ok := new(big.Int).SetString(units, 10)
 	if !ok {
-		return surplus{}
+		return amount{}, false
 	}
-	return surplus{Amount: payment.FormatUnits(n, views.Decimals(t.Network, t.Asset)) + " " + symbol(t.Network, t.Asset),
-		USD: usdOfUnits(t, row.Intent, t.Unresolved)}
+	return amount{Amount: payment.FormatUnits(n, views.Decimals(t.Network, t.Asset)) + " " + symbol(t.Network, t.Asset),
+		USD: usdOfUnits(t, row.Intent, n.String())}, true
+}
+
+// surplusOf is an overpayment's surplus: what of the transfer is more than
+// the part that pays its intent.
+func surplusOf(row inboxRow) amount {
+	total, ok1 := new(big.Int).SetString(row.T.AmountBaseUnits, 10)
+	settled, ok2 := new(big.Int).SetString(row.T.Settled, 10)
+	if !ok1 || !ok2 {
+		return amount{}
+	}
+	a, _ := partOf(row, new(big.Int).Sub(total, settled).String())
+	return a
 }
 
 func (c *Console) explorer(network, txid string) string {
@@ -222,7 +236,7 @@ type transferData struct {
 	// PaysIntent marks an overpayment: part of it pays its intent, and
 	// Surplus is the rest, what the clerk decides on.
 	PaysIntent bool
-	Surplus    surplus
+	Surplus    amount
 }
 
 type resolveForm struct {
@@ -240,13 +254,13 @@ type actionInfo struct {
 
 func (c *Console) actions(row inboxRow) []actionInfo {
 	t := row.T
-	// What is decided is what is left: the whole transfer, or an
-	// overpayment's surplus (the rest already pays its intent).
-	left := surplusOf(row)
-	amount, value := left.Amount, left.Amount
-	if amount == "" {
-		amount, value = t.Amount+" "+symbol(t.Network, t.Asset), t.Amount+" "+symbol(t.Network, t.Asset)
+	// What is decided is what is left to decide: the whole transfer, or
+	// an overpayment's surplus (the rest already pays its intent).
+	left, ok := partOf(row, t.Unresolved)
+	if !ok {
+		left = amount{Amount: t.Amount + " " + symbol(t.Network, t.Asset), USD: row.USD}
 	}
+	what, value := left.Amount, left.Amount
 	if left.USD != "" {
 		value = left.USD + " USD"
 	}
@@ -260,14 +274,14 @@ func (c *Console) actions(row inboxRow) []actionInfo {
 		if t.IntentID != nil {
 			intent = *t.IntentID
 		}
-		out = append(out, actionInfo{finance.ActionCreditIntent, "Credit an intent", "Counts " + amount + " toward " + intent +
+		out = append(out, actionInfo{finance.ActionCreditIntent, "Credit an intent", "Counts " + what + " toward " + intent +
 			": it may become paid, and a top-up is then credited to its account."})
 	}
 	return append(out,
 		actionInfo{finance.ActionCreditAccount, "Credit an account", "Credits " + value + " to the account you name" +
 			" (the reviewed part at the intent's locked rate, or the rate you give)."},
-		actionInfo{finance.ActionRefunded, "Refunded", "Records that " + amount + " was sent back in the refund transaction you give; nothing is credited."},
-		actionInfo{finance.ActionIgnore, "Ignore", "Records that " + amount + " is ignored (dust, spam); nothing is credited."},
+		actionInfo{finance.ActionRefunded, "Refunded", "Records that " + what + " was sent back in the refund transaction you give; nothing is credited."},
+		actionInfo{finance.ActionIgnore, "Ignore", "Records that " + what + " is ignored (dust, spam); nothing is credited."},
 	)
 }
 
