@@ -44,6 +44,8 @@ var Invariants = []string{
 	"deciding every payable again changes nothing: the books are up to date with the facts",
 	"a transfer lost behind paywatch's back is found by the reconciler's next run",
 	"a creation answers the payable's open intent of its method (200), creates (201) only when none is open, and is refused (409) only at the cap of open intents",
+	"a hung leader is replaced: a standby takes its lease once it expires, and detection goes on",
+	"a woken ex-leader writes nothing",
 	"a credit_account credits the unresolved amount at the locked rate of the intent it came to by the deadline, else at the rate finance sent within the bound of the quote of the transfer's time, else at that quote; a rate finance sent is never replaced",
 }
 
@@ -57,7 +59,7 @@ const (
 	invUpToDate  = 21
 	invLost      = 22
 	invOpen      = 23
-	invCreditAt  = 24
+	invCreditAt  = 26
 )
 
 // edges are the lifecycle's direct transitions (DESIGN.md), as events must
