@@ -44,6 +44,7 @@ BenchmarkLatency/litecoin/detected 30 2515.4 p50-ms 4902.1 p95-ms 4990.0 max-ms 
 		"| watched-set batch lookup (64), half hits (10M keys) ": "| 5181784/s ",
 		"| GET /v1/status median (200k addresses) ":              "| 1.75 ms ",
 		"| GET /v1/status median (2M addresses) ":                "| 3.25 ms ",
+		"| broadcast → detected p95, litecoin (litecoind) ":      "| <= 250 ms ",
 	} {
 		found := false
 		for _, line := range strings.Split(out.String(), "\n") {
