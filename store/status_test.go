@@ -52,7 +52,7 @@ func TestStatusFiguresAreTheSingleReads(t *testing.T) {
 	if err := st.InitCursor(ctx, "litecoin", 7, "h7", now); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.SetHealth(ctx, "litecoin", false, "node down", "", "i1", now); err != nil {
+	if err := st.SetHealth(ctx, "litecoin", false, "node down", "", "i1", now, nil); err != nil {
 		t.Fatal(err)
 	}
 	fig, err := st.StatusFigures(ctx, []string{"solana"})
