@@ -47,7 +47,11 @@ func (r *run) remine(n payment.Network, nd *node, a Action) {
 	}
 	// Within the safety depth and above the final height: a routine reorg,
 	// which must never stop a scanner.
-	if final, err := nd.f.FinalizedHeight(r.ctx); err == nil && depth > int(nd.f.TipHeight()-final) {
+	final, err := nd.f.FinalizedHeight(r.ctx)
+	if err != nil {
+		return // the node is down: its final height is not known
+	}
+	if depth > int(nd.f.TipHeight()-final) {
 		depth = int(nd.f.TipHeight() - final)
 	}
 	if depth < 1 {
