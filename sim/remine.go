@@ -54,6 +54,16 @@ func (r *run) remine(n payment.Network, nd *node, a Action) {
 	if depth > int(nd.f.TipHeight()-final) {
 		depth = int(nd.f.TipHeight() - final)
 	}
+	// Mostly down to the newest block that holds transfers, when the
+	// bounds allow: a re-mine of empty blocks shows nothing.
+	if a.A%4 != 0 {
+		for d := 1; d <= min(len(chain)-2, max(1, int(safetyDepth[n])), int(nd.f.TipHeight()-final)); d++ {
+			if len(chain[len(chain)-d].Transfers) > 0 {
+				depth = d
+				break
+			}
+		}
+	}
 	if depth < 1 {
 		return
 	}
@@ -106,6 +116,10 @@ func (r *run) remine(n payment.Network, nd *node, a Action) {
 	names := []string{"the same", "another amount", "paying nothing"}
 	r.logf("%s remine depth %d -> %d new blocks: %d transactions at other positions, executed again: %s (%d transfers changed); tip %d",
 		n, depth, length, len(order), names[mode], changed, nd.f.TipHeight())
+	if a.D%2 == 0 {
+		r.scanNet(n, "after remine")
+		r.logf("%s scan -> %s", n, r.cursorString(n))
+	}
 }
 
 // local returns t with its key back at its position inside its
