@@ -1,7 +1,9 @@
 package store_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"math/big"
 	"testing"
 
@@ -74,5 +76,66 @@ func TestReexecutedTransferTakesTheNewContent(t *testing.T) {
 	was, err := tx.ReplacedContent(ctx, got.ID)
 	if err != nil || was.Amount.Int64() != 40 || was.Address != "0xA" {
 		t.Fatalf("replaced content %+v (%v), want 40 to 0xA", was, err)
+	}
+}
+
+// Migration 0025 moves the Ethereum token transfers stored under their
+// block log index out of the way (idx + LegacyIndexBase) and leaves every
+// other transfer's key as it was.
+func TestTransferIdentityMigrationMovesBlockLogKeys(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	var sql string
+	ms, err := store.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.Version == 25 {
+			sql = m.SQL
+		}
+	}
+	if sql == "" {
+		t.Fatal("no migration 25")
+	}
+	tx, err := s.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	// The schema as it was before 0025.
+	if _, err := tx.Exec(ctx, `DROP TRIGGER transfers_contents ON transfers; DROP FUNCTION paywatch_transfer_contents();
+		DROP TABLE transfer_contents; DROP INDEX transfers_legacy_key; ALTER TABLE transfers DROP COLUMN reexecuted_at`); err != nil {
+		t.Fatal(err)
+	}
+	rows := []struct {
+		network, txid, asset string
+		idx, want            int64
+	}{
+		{"ethereum", "0xm1", "USDT", 583, store.LegacyIndexBase + 583},
+		{"ethereum", "0xm2", "USDC", 0, store.LegacyIndexBase},
+		{"ethereum", "0xm3", "native", -1, -1},
+		{"ethereum", "0xm4", "native", -3, -3},
+		{"tron", "m5", "USDT", 2, 2},
+		{"bitcoin", "m6", "native", 1, 1},
+	}
+	for i, r := range rows {
+		if _, err := tx.Exec(ctx, `INSERT INTO transfers (id, network, txid, idx, asset, address, address_key, amount, first_seen_at, status,
+			confirmations_required, classification, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, 'a', 'a', 1, $6, 'pending', 1, 'unknown_address', $6, $6)`,
+			fmt.Sprintf("tr_m%d", i), r.network, r.txid, r.idx, r.asset, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := tx.Exec(ctx, sql); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rows {
+		var got int64
+		if err := tx.QueryRow(ctx, `SELECT idx FROM transfers WHERE id = $1`, fmt.Sprintf("tr_m%d", i)).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != r.want {
+			t.Errorf("%s %s %s idx %d: %d after 0025, want %d", r.network, r.txid, r.asset, r.idx, got, r.want)
+		}
 	}
 }
