@@ -77,6 +77,12 @@ func TestReexecutedTransferTakesTheNewContent(t *testing.T) {
 	if err != nil || was.Amount.Int64() != 40 || was.Address != "0xA" {
 		t.Fatalf("replaced content %+v (%v), want 40 to 0xA", was, err)
 	}
+	// The same content again at the same time (a rescan before the clock
+	// moved): not a re-execution.
+	again, _, err := tx.UpsertTransfer(ctx, tr)
+	if err != nil || again.Reexecuted || again.Amount.Int64() != 24 {
+		t.Fatalf("the new content again: re-executed %v amount %s (%v)", again.Reexecuted, again.Amount, err)
+	}
 }
 
 // Migration 0025 moves the Ethereum token transfers stored under their

@@ -237,7 +237,10 @@ func (t *Tx) UpsertTransfer(ctx context.Context, tr Transfer) (Transfer, bool, e
 	}
 	var id string
 	var inserted, reexecuted bool
-	err := t.tx.QueryRow(ctx, `INSERT INTO transfers (id, network, txid, idx, asset, address, address_key, amount,
+	// old is the stored row as the statement starts: whether its content
+	// changed is told by comparing it with what the upsert left.
+	err := t.tx.QueryRow(ctx, `WITH old AS (SELECT amount, asset, address_key FROM transfers WHERE network = $2 AND txid = $3 AND idx = $4),
+		up AS (INSERT INTO transfers (id, network, txid, idx, asset, address, address_key, amount,
 		intent_id, block_height, block_hash, first_seen_at, status, confirmations_required, classification, notified_class, created_at, updated_at, coinbase)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8::numeric, NULLIF($9, ''), $10, NULLIF($11, ''), $12, $13, $14, $15, NULLIF($17, ''), $16, $16, $18)
 		ON CONFLICT (network, txid, idx) DO UPDATE SET
@@ -253,7 +256,10 @@ func (t *Tx) UpsertTransfer(ctx context.Context, tr Transfer) (Transfer, bool, e
 			settled = CASE WHEN `+movedAway+` THEN 0 ELSE LEAST(transfers.settled, EXCLUDED.amount) END,
 			resolved = LEAST(transfers.resolved, EXCLUDED.amount - CASE WHEN `+movedAway+` THEN 0 ELSE LEAST(transfers.settled, EXCLUDED.amount) END),
 			reexecuted_at = CASE WHEN `+otherContent+` THEN EXCLUDED.updated_at ELSE transfers.reexecuted_at END
-		RETURNING id, (xmax = 0), (xmax <> 0 AND reexecuted_at IS NOT DISTINCT FROM $16)`,
+		RETURNING id, (xmax = 0) AS inserted, amount, asset, address_key)
+		SELECT up.id, up.inserted,
+			coalesce(old.amount IS NOT NULL AND (old.amount, old.asset, old.address_key) IS DISTINCT FROM (up.amount, up.asset, up.address_key), FALSE)
+		FROM up LEFT JOIN old ON TRUE`,
 		tr.ID, tr.Network, tr.TxID, tr.Index, tr.Asset, tr.Address, tr.AddressKey, num(tr.Amount),
 		tr.IntentID, tr.BlockHeight, tr.BlockHash, tr.FirstSeenAt, tr.Status, tr.ConfirmationsRequired,
 		tr.Classification, tr.CreatedAt, tr.NotifiedClass, tr.Coinbase).Scan(&id, &inserted, &reexecuted)
