@@ -12,7 +12,8 @@
 // backoff); wrong chain (the chain identity check, per endpoint). A head
 // that goes backwards is ignored. A request goes to the usable endpoint of
 // the lowest priority, then the fewest recent failures, then the lowest
-// latency; a failed or throttled one is retried on the next.
+// latency (one behind the best head by more than the bound goes last even
+// within its grace time); a failed or throttled one is retried on the next.
 //
 // A token bucket per endpoint paces requests (max_requests_per_second,
 // burst) and a daily budget is counted; a request waits on the pool's

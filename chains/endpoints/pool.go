@@ -68,6 +68,10 @@ type Options struct {
 	// MaxWait is how long a request waits for a token or a backed-off
 	// endpoint before it fails with ErrNoEndpoint (default 15s).
 	MaxWait time.Duration
+	// MaxBackoff caps the wait before an unreachable endpoint, or a
+	// throttled one that gave no Retry-After, is tried again (default
+	// 30s): how soon a recovered endpoint is seen.
+	MaxBackoff time.Duration
 	// Base sends the requests (nil: http.DefaultTransport).
 	Base http.RoundTripper
 	// Clock paces and times the pool (nil: the wall clock).
@@ -128,6 +132,9 @@ func New(specs []Spec, opt Options) (*Pool, error) {
 	}
 	if opt.MaxWait <= 0 {
 		opt.MaxWait = 15 * time.Second
+	}
+	if opt.MaxBackoff <= 0 {
+		opt.MaxBackoff = 30 * time.Second
 	}
 	if opt.Base == nil {
 		opt.Base = http.DefaultTransport
@@ -319,7 +326,10 @@ func (p *Pool) pick(pinned string, minHead int64, scan, probe bool, exclude map[
 		case exclude[e.spec.Name]:
 			why = append(why, e.spec.Name+" failed")
 			continue
-		case minHead > 0 && e.head < minHead:
+		case minHead > 0 && minHead <= p.best && e.head < minHead:
+			// Some endpoint showed the height and this one has not: its
+			// "not found" would not mean the block is not there. (Above
+			// the best head, "not found" is the truth the caller expects.)
 			why = append(why, fmt.Sprintf("%s has not shown height %d", e.spec.Name, minHead))
 			continue
 		}
@@ -327,6 +337,13 @@ func (p *Pool) pick(pinned string, minHead int64, scan, probe bool, exclude map[
 	}
 	sort.SliceStable(cands, func(i, j int) bool {
 		a, b := cands[i], cands[j]
+		// An endpoint behind the best head by more than the bound is
+		// asked last even before its grace time is up (when it is
+		// lagging, not at all): a tip read goes to an endpoint at the
+		// best head.
+		if ba, bb := p.best-a.head > p.opt.MaxLagBlocks, p.best-b.head > p.opt.MaxLagBlocks; ba != bb {
+			return bb
+		}
 		if a.spec.Priority != b.spec.Priority {
 			return a.spec.Priority < b.spec.Priority
 		}
@@ -400,7 +417,7 @@ func (p *Pool) succeeded(e *endpoint, took time.Duration) {
 }
 
 // failed records a connection error or gateway failure of e: it is
-// retried after a backoff that doubles up to 30s.
+// retried after a backoff that doubles up to Options.MaxBackoff.
 func (p *Pool) failed(e *endpoint, why string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -408,7 +425,7 @@ func (p *Pool) failed(e *endpoint, why string) {
 	e.failures++
 	e.errorsTotal++
 	e.failRate = e.failRate*0.8 + 0.2
-	backoff := min(30*time.Second, 500*time.Millisecond<<min(e.failures-1, 10))
+	backoff := min(p.opt.MaxBackoff, 500*time.Millisecond<<min(e.failures-1, 10))
 	e.unreachableUntil = p.clk.Now().Add(backoff)
 	if e.failures == 1 {
 		p.log.Warn("endpoint unreachable", "network", p.opt.Network, "endpoint", e.spec.Name, "err", why)
@@ -417,7 +434,7 @@ func (p *Pool) failed(e *endpoint, why string) {
 
 // throttled records a rate-limit answer of e: it is not used until
 // retryAfter has passed (when the answer said), else for a backoff that
-// doubles from 1s up to 60s. Throttled is not down.
+// doubles from 1s up to Options.MaxBackoff. Throttled is not down.
 func (p *Pool) throttled(e *endpoint, retryAfter time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -426,7 +443,7 @@ func (p *Pool) throttled(e *endpoint, retryAfter time.Duration) {
 	e.throttleRun++
 	d := retryAfter
 	if d <= 0 {
-		d = min(60*time.Second, time.Second<<min(e.throttleRun-1, 10))
+		d = min(p.opt.MaxBackoff, time.Second<<min(e.throttleRun-1, 10))
 	}
 	d = min(d, 10*time.Minute)
 	e.throttledUntil = p.clk.Now().Add(d)

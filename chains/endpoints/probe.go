@@ -25,39 +25,54 @@ func (p *Pool) Probe(ctx context.Context, pr Probes, chain bool, timeout time.Du
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pctx, cancel := context.WithTimeout(on(ctx, name), timeout)
-			defer cancel()
-			if chain && pr.Chain != nil {
-				what, err := pr.Chain(pctx)
-				if err != nil {
-					return
-				}
-				p.setWrongChain(name, what)
-			}
-			if pr.Head == nil {
-				return
-			}
-			if h, err := pr.Head(pctx); err == nil {
-				p.observeHead(name, h)
-			}
+			p.probe(ctx, name, pr, chain, timeout)
 		}()
 	}
 	wg.Wait()
 }
 
+// probe asks endpoint name for its head (and chain).
+func (p *Pool) probe(ctx context.Context, name string, pr Probes, chain bool, timeout time.Duration) {
+	pctx, cancel := context.WithTimeout(on(ctx, name), timeout)
+	defer cancel()
+	if chain && pr.Chain != nil {
+		what, err := pr.Chain(pctx)
+		if err != nil {
+			return
+		}
+		p.setWrongChain(name, what)
+	}
+	if pr.Head == nil {
+		return
+	}
+	if h, err := pr.Head(pctx); err == nil {
+		p.observeHead(name, h)
+	}
+}
+
 // Run probes every endpoint now and then every interval on the pool's
-// clock (the chain each tenth time) until ctx ends. It returns nil when
-// ctx ends.
+// clock (the chain each tenth time), each endpoint on its own so a slow or
+// backed-off one delays no other, until ctx ends. It returns nil when ctx
+// ends.
 func (p *Pool) Run(ctx context.Context, pr Probes, every time.Duration) error {
 	timeout := max(every, 5*time.Second)
-	for i := 0; ; i++ {
-		p.Probe(ctx, pr, i%10 == 0, timeout)
-		t := p.clk.NewTimer(every)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		case <-t.C:
-		}
+	var wg sync.WaitGroup
+	for _, name := range p.Names() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				p.probe(ctx, name, pr, i%10 == 0, timeout)
+				t := p.clk.NewTimer(every)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return
+				case <-t.C:
+				}
+			}
+		}()
 	}
+	wg.Wait()
+	return nil
 }

@@ -38,7 +38,13 @@ type pinKey struct{}
 // block. A chain client pins the reads of one block (its hash, header,
 // transactions, logs or receipts) and of one tip. Without a pool's
 // transport a pin does nothing.
+//
+// A context pinned already keeps its pin (a read inside a read, a probe of
+// one endpoint).
 func Pin(ctx context.Context, height int64) context.Context {
+	if pinOf(ctx) != nil {
+		return ctx
+	}
 	return context.WithValue(ctx, pinKey{}, &pin{minHead: height})
 }
 
@@ -198,6 +204,9 @@ func (t *transport) send(req *http.Request, e *endpoint, body []byte) (*http.Res
 		out.ContentLength = int64(len(body))
 		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	}
+	// The client's own credentials were for the placeholder: each
+	// endpoint sends its own.
+	out.Header.Del("Authorization")
 	if e.user != "" {
 		out.SetBasicAuth(e.user, e.pass)
 	}
