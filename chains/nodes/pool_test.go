@@ -30,7 +30,7 @@ type everything struct{}
 func (everything) Contains([]byte) bool { return true }
 
 // poolConfig is network n with the given endpoints YAML (or rpc_url).
-func poolConfig(t *testing.T, n payment.Network, chain, endpointsYAML string) *config.Config {
+func poolConfig(t testing.TB, n payment.Network, chain, endpointsYAML string) *config.Config {
 	t.Helper()
 	y := fmt.Sprintf(`
 database_url: postgres://u@127.0.0.1/pw
