@@ -22,7 +22,7 @@ var layers = map[string]int{
 	"addresses": 1, "matcher": 1, "rates": 1, "chains": 1, "chains/endpoints": 1,
 	"devnet/devnettest": 1, "devnet/ethdev": 1, "devnet/walletjs": 1,
 	// Config, the node clients, the scripted chain.
-	"config": 2, "chains/bitcoin": 2, "chains/evm": 2, "chains/solana": 2, "chains/tron": 2, "chains/chainstest": 2,
+	"config": 2, "chains/endpoints/endpointstest": 2, "chains/bitcoin": 2, "chains/evm": 2, "chains/solana": 2, "chains/tron": 2, "chains/chainstest": 2,
 	// The database.
 	"store": 3, "chains/nodes": 3, "chains/solana/solanafake": 3, "chains/tron/tronfake": 3,
 	"views": 4,

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/chains/endpoints/endpointstest"
 	"github.com/paywatch/paywatch/chains/nodes"
 	"github.com/paywatch/paywatch/chains/solana/solanafake"
 	"github.com/paywatch/paywatch/chains/tron/tronfake"
@@ -39,7 +39,7 @@ func BenchmarkCallsPerBlock(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := src.Block(ctx, tip, everything{}); err != nil {
+			if _, err := src.Block(ctx, tip, endpointstest.Everything{}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -98,5 +98,3 @@ func BenchmarkCallsPerBlock(b *testing.B) {
 		})
 	})
 }
-
-var _ chains.Watched = everything{}

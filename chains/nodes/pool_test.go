@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptest"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/paywatch/paywatch/addresses"
-	"github.com/paywatch/paywatch/chains"
-	"github.com/paywatch/paywatch/chains/endpoints"
+	"github.com/paywatch/paywatch/chains/endpoints/endpointstest"
 	"github.com/paywatch/paywatch/chains/nodes"
 	"github.com/paywatch/paywatch/chains/solana/solanafake"
 	"github.com/paywatch/paywatch/chains/tron/tronfake"
@@ -22,12 +20,6 @@ import (
 	"github.com/paywatch/paywatch/devnet/faultyproxy"
 	"github.com/paywatch/paywatch/payment"
 )
-
-// everything watches every key, so a block read through the pool and one
-// read directly compare in full.
-type everything struct{}
-
-func (everything) Contains([]byte) bool { return true }
 
 // poolConfig is network n with the given endpoints YAML (or rpc_url).
 func poolConfig(t testing.TB, n payment.Network, chain, endpointsYAML string) *config.Config {
@@ -48,100 +40,6 @@ networks:
 		t.Fatal(err)
 	}
 	return c
-}
-
-// faultMixes are the faults the faulty endpoint shows in turn.
-// state is what the pool must come to see of the faulty endpoint ("": not
-// checked).
-var faultMixes = []struct {
-	name  string
-	fault faultyproxy.Fault
-	state endpoints.State
-}{
-	{"honest", faultyproxy.Fault{}, endpoints.Healthy},
-	{"503", faultyproxy.Fault{Unavailable: true}, endpoints.Unreachable},
-	{"429 with Retry-After", faultyproxy.Fault{Throttle: true, RetryAfter: 1}, endpoints.Throttled},
-	{"drops connections", faultyproxy.Fault{Drop: true}, endpoints.Unreachable},
-	{"lags 3 blocks", faultyproxy.Fault{Lag: 3}, ""},
-	{"head backwards", faultyproxy.Fault{Backwards: 1}, ""},
-	{"lags 3 blocks again", faultyproxy.Fault{Lag: 3}, ""},
-	{"honest again", faultyproxy.Fault{}, endpoints.Healthy},
-}
-
-// waitState waits until the pool sees endpoint name in state want, and
-// has asked it again (detection goes on).
-func waitState(ctx context.Context, t *testing.T, src chains.Source, name string, want endpoints.State, asked func() int) {
-	t.Helper()
-	pool := nodes.Pool(src)
-	if pool == nil {
-		t.Fatal("no pool behind the source")
-	}
-	before := asked()
-	for {
-		var got endpoints.State
-		for _, s := range pool.Status() {
-			if s.Name == name {
-				got = s.State
-			}
-		}
-		if (want == "" || got == want) && asked() > before {
-			return
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("endpoint %s: state %s, want %s; asked %d times, %d before", name, got, want, asked(), before)
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-// readAll reads blocks from..to through src as the scanner does (a failed
-// read is retried, "not found" waited out) and checks each against the
-// honest node's block: nothing missed, doubled or different.
-func readAll(ctx context.Context, t *testing.T, src, honest chains.Source, from, to chains.Height) {
-	t.Helper()
-	for h := from; h <= to; h++ {
-		want, err := honest.Block(ctx, h, everything{})
-		if err != nil {
-			t.Fatalf("honest block %d: %v", h, err)
-		}
-		for {
-			got, err := src.Block(ctx, h, everything{})
-			if err == nil {
-				if !reflect.DeepEqual(got, want) {
-					t.Fatalf("block %d through the pool differs from the honest node's:\n got %+v\nwant %+v", h, got, want)
-				}
-				break
-			}
-			if ctx.Err() != nil {
-				t.Fatalf("block %d never read through the pool: %v", h, err)
-			}
-			select { // a failed read is retried, as the scanner's next step does
-			case <-ctx.Done():
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	}
-}
-
-// waitTip waits until the pool's tip reaches at least h.
-func waitTip(ctx context.Context, t *testing.T, src chains.Source, h chains.Height) {
-	t.Helper()
-	for {
-		tip, err := src.Tip(ctx)
-		if err == nil && tip >= h {
-			return
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("the pool's tip never reached %d: %d %v", h, tip, err)
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }
 
 // faultMixTest runs the fault mixes on network n: a pool of a faulty
@@ -169,38 +67,7 @@ func faultMixTest(t *testing.T, n payment.Network, chain string, kind faultyprox
 	if err != nil {
 		t.Fatal(err)
 	}
-	next, err := honest.Tip(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, mix := range faultMixes {
-		faulty.Set(mix.fault)
-		waitState(ctx, t, src, "faulty", mix.state, faulty.Calls)
-		for k := 0; k < 4; k++ {
-			step(i, k)
-		}
-		tip, err := honest.Tip(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		waitTip(ctx, t, src, tip)
-		readAll(ctx, t, src, honest, next, tip)
-		// The faulty endpoint alone: whatever it answers, a block read is
-		// the honest one or an error, never a different (empty) block.
-		for h := next; h <= tip; h++ {
-			got, err := alone.Block(ctx, h, everything{})
-			if err != nil {
-				continue
-			}
-			want, _ := honest.Block(ctx, h, everything{})
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("%s: block %d from the faulty endpoint alone differs from the honest chain", mix.name, h)
-			}
-		}
-		st := nodes.Pool(src).Status()[0]
-		t.Logf("%s: blocks %d..%d read; faulty endpoint asked %d times so far, state %s, errors %d, throttles %d", mix.name, next, tip, faulty.Calls(), st.State, st.Errors, st.Throttles)
-		next = tip + 1
-	}
+	endpointstest.Run(ctx, t, endpointstest.Setup{Faulty: faulty, Src: src, Alone: alone, Honest: honest, Pool: nodes.Pool(src), Step: step})
 }
 
 // Issue 33 items 2, 3 and 7: a Tron network with a faulty preferred

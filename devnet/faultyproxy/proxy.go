@@ -162,6 +162,9 @@ func (p *Proxy) roundTrip(r *http.Request, path string, body []byte) (int, http.
 		return 0, nil, nil, err
 	}
 	req.Header = r.Header.Clone()
+	// The proxy reads the answers it rewrites: let the transport ask for
+	// gzip and undo it.
+	req.Header.Del("Accept-Encoding")
 	if u, pw, ok := backendAuth(p.backend); ok {
 		req.SetBasicAuth(u, pw)
 	}
@@ -193,6 +196,9 @@ func backendAuth(raw string) (string, string, bool) {
 
 // call sends one JSON-RPC call to the backend.
 func (p *Proxy) call(r *http.Request, method string, params ...any) (json.RawMessage, error) {
+	if params == nil {
+		params = []any{} // anvil refuses null params
+	}
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 	_, _, out, err := p.roundTrip(r, r.URL.Path, b)
 	if err != nil {
@@ -300,7 +306,7 @@ func (p *Proxy) lagOne(r *http.Request, body []byte, head int64) (json.RawMessag
 		return nil, 0, err
 	}
 	answer := func(result any) (json.RawMessage, int, error) {
-		b, _ := json.Marshal(map[string]any{"jsonrpc": req.JSONRPC, "id": req.ID, "result": result, "error": nil})
+		b, _ := json.Marshal(map[string]any{"jsonrpc": req.JSONRPC, "id": req.ID, "result": result})
 		return b, http.StatusOK, nil
 	}
 	notFound := func(code int, msg string, status int) (json.RawMessage, int, error) {
