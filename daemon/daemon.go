@@ -416,6 +416,9 @@ func (d *Daemon) Run(ctx context.Context, ready func(addr string)) error {
 	g.Go(func() error { return d.finance.RecordQuotes(ctx, d.book.Symbols()) })
 	g.Go(func() error { return d.svc.RunSweeps(ctx, d.sweeps) })
 	g.Go(func() error { return d.reconciler.Run(ctx) })
+	if len(d.pools) > 0 {
+		g.Go(func() error { return d.recordEndpoints(ctx) })
+	}
 	for n, src := range d.sources {
 		l := d.leader(n, src)
 		g.Go(func() error { return l.Run(ctx) })

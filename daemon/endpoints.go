@@ -1,11 +1,45 @@
 package daemon
 
 import (
+	"context"
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/paywatch/paywatch/chains/endpoints"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/store"
 )
+
+// endpointsRecordEvery is how often an instance records its endpoints for
+// `paywatch status`.
+const endpointsRecordEvery = 5 * time.Second
+
+// recordEndpoints records this instance's view of every pool's endpoints
+// in the database every endpointsRecordEvery (on the daemon's clock), for
+// `paywatch status`, until ctx ends. A failed write is logged: the next
+// one replaces it.
+func (d *Daemon) recordEndpoints(ctx context.Context) error {
+	for {
+		now := d.clock.Now()
+		for n, p := range d.pools {
+			var rows []store.EndpointRow
+			for _, s := range p.Status() {
+				rows = append(rows, store.EndpointRow{Name: s.Name, State: string(s.State), Head: s.Head, Lag: s.Lag,
+					LatencyMillis: s.LatencyMillis, Throttles: s.Throttles, Errors: s.Errors, CallsPerMinute: s.CallsPerMinute,
+					BudgetUsed: s.BudgetUsed, DailyBudget: s.DailyBudget})
+			}
+			if err := d.store.RecordEndpoints(ctx, string(n), d.cfg.Instance, rows, now); err != nil && ctx.Err() == nil {
+				d.log.Warn("recording node endpoints failed", "network", n, "err", err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-d.clock.After(endpointsRecordEvery):
+		}
+	}
+}
 
 // endpointStatus is network n's endpoints as this instance's pool sees
 // them (nil for a network of one rpc_url).

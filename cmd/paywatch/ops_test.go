@@ -283,6 +283,15 @@ webhooks:
 	if st != 200 || !strings.Contains(string(raw), `"name":"own"`) || !strings.Contains(string(raw), `"name":"rented"`) || strings.Contains(string(raw), strings.TrimPrefix(tronSrv.URL, "http://")) {
 		t.Fatalf("/v1/status: %d %s", st, raw)
 	}
+	// `paywatch status` lists them too, from the database.
+	var out bytes.Buffer
+	if err := runStatus(ctx, []string{"--config", cfgPath}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^tron +own +healthy `).MatchString(out.String()) || !strings.Contains(out.String(), "rented") ||
+		strings.Contains(out.String(), strings.TrimPrefix(tronSrv.URL, "http://")) {
+		t.Fatalf("paywatch status:\n%s", out.String())
+	}
 	cancel()
 	<-done
 }
