@@ -97,6 +97,7 @@ type endpoint struct {
 	user, pass string
 
 	head        int64
+	headAt      time.Time // when a head was last observed
 	behindSince time.Time // zero: within the lag bound
 	backwards   int64     // heads that went backwards, ignored
 
@@ -193,6 +194,7 @@ func (p *Pool) observeHead(name string, h int64) {
 	if e == nil {
 		return
 	}
+	e.headAt = p.clk.Now()
 	if h < e.head {
 		e.backwards++
 		return
@@ -202,6 +204,15 @@ func (p *Pool) observeHead(name string, h int64) {
 		p.best = h
 	}
 	p.updateLagLocked(p.clk.Now())
+}
+
+// headSeenWithin reports whether endpoint name answered a head within d:
+// its probe may skip asking again (the scanner's tip reads count).
+func (p *Pool) headSeenWithin(name string, d time.Duration) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e := p.find(name)
+	return e != nil && !e.headAt.IsZero() && p.clk.Now().Sub(e.headAt) < d
 }
 
 // updateLagLocked starts or clears each endpoint's time behind the best

@@ -428,3 +428,60 @@ func TestWrongChainEndpointIsNotUsed(t *testing.T) {
 		}
 	}
 }
+
+// Issue 33 item 4: the probe skips an endpoint whose head the scanner's
+// tip reads showed within the interval: only the others are asked.
+func TestProbeSkipsAnEndpointServingTips(t *testing.T) {
+	clk := clock.NewFake(t0)
+	a, b := newNode(t, "a"), newNode(t, "b")
+	p := newPool(t, clk, spec(a, 0), spec(b, 1))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	probed := map[string]int{}
+	done := make(chan error, 1)
+	go func() {
+		done <- p.Run(ctx, endpoints.Probes{Head: func(ctx context.Context) (int64, error) {
+			who, err := get(ctx, t, p, "")
+			mu.Lock()
+			probed[who]++
+			mu.Unlock()
+			return 10, err
+		}}, time.Second)
+	}()
+	if err := clk.BlockUntil(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(500 * time.Millisecond)
+	tip := endpoints.Pin(ctx, 0)
+	if who, err := get(tip, t, p, ""); err != nil || who != "a" {
+		t.Fatalf("tip read: %q %v", who, err)
+	}
+	endpoints.ObserveHead(tip, 11)
+	clk.Advance(500 * time.Millisecond)
+	if err := clk.BlockUntil(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	// b's second probe may still be running when both timers are set:
+	// wait for it by its count.
+	for {
+		mu.Lock()
+		pa, pb := probed["a"], probed["b"]
+		mu.Unlock()
+		if pb == 2 {
+			if pa != 1 {
+				t.Fatalf("a probed %d times though it served a tip within the interval", pa)
+			}
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		case <-time.After(time.Millisecond):
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

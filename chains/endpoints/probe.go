@@ -62,7 +62,11 @@ func (p *Pool) Run(ctx context.Context, pr Probes, every time.Duration) error {
 		go func() {
 			defer wg.Done()
 			for i := 0; ; i++ {
-				p.probe(ctx, name, pr, i%10 == 0, timeout)
+				if i%10 == 0 || !p.headSeenWithin(name, every) {
+					// An endpoint serving the scanner's tip reads is
+					// not asked again.
+					p.probe(ctx, name, pr, i%10 == 0, timeout)
+				}
 				t := p.clk.NewTimer(every)
 				select {
 				case <-ctx.Done():
