@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/endpoints/endpointstest"
 	"github.com/paywatch/paywatch/chains/nodes"
 	"github.com/paywatch/paywatch/chains/solana/solanafake"
@@ -97,4 +98,64 @@ func BenchmarkCallsPerBlock(b *testing.B) {
 			}
 		})
 	})
+}
+
+// BenchmarkTronCatchUpWithinBudget reads b.N simulated Tron blocks (one
+// TRX payment each) through a pool of one endpoint paced at 15 requests a
+// second (TronGrid's free tier), four at a time as the scanner's
+// parallel fetch does, and reports blocks per second and their ratio to
+// the budget's 15 requests per second (issue 33, measured).
+//
+//	go test -run '^$' -bench TronCatchUp -benchtime 300x ./chains/nodes
+func BenchmarkTronCatchUpWithinBudget(b *testing.B) {
+	ctx := context.Background()
+	node := tronfake.New()
+	srv := httptest.NewServer(node)
+	defer srv.Close()
+	counter := faultyproxy.New(faultyproxy.Tron, srv.URL)
+	defer counter.Close()
+	payer := make([]byte, 20)
+	for i := 0; i < b.N; i++ {
+		to := make([]byte, 20)
+		to[0], to[1] = byte(i>>8), byte(i)
+		node.PayTRX(payer, to, 1000, true)
+		node.Mine(1)
+	}
+	src, _, err := nodes.New(ctx, poolConfig(b, payment.Tron, "regtest", fmt.Sprintf(`    endpoints:
+      - {name: trongrid, url: %q, max_requests_per_second: 15, burst: 15}`, counter.URL())), payment.Tron, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := src.Tip(ctx); err != nil {
+		b.Fatal(err)
+	}
+	before := counter.Calls()
+	b.ResetTimer()
+	start := time.Now()
+	next := make(chan int)
+	errs := make(chan error, 4)
+	for w := 0; w < 4; w++ {
+		go func() {
+			for h := range next {
+				if _, err := src.Block(ctx, chains.Height(h), endpointstest.Everything{}); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for h := 1; h <= b.N; h++ {
+		next <- h
+	}
+	close(next)
+	for w := 0; w < 4; w++ {
+		if err := <-errs; err != nil {
+			b.Fatal(err)
+		}
+	}
+	secs := time.Since(start).Seconds()
+	b.ReportMetric(float64(b.N)/secs, "blocks/s")
+	b.ReportMetric(float64(counter.Calls()-before)/secs/15, "budget_used")
+	b.ReportMetric(float64(counter.Calls()-before)/float64(b.N), "calls/block")
 }
