@@ -26,8 +26,8 @@ var wallClock = map[string]string{
 	"chains/wsnotify.go":                         "websocket pings, read and write deadlines: connection I/O",
 	"chains/bitcoin/mempool_peek.go":             "the mempool peek's pacing of node reads",
 	"chains/tron/client.go":                      "a node call's duration, for its log line",
-	"chains/endpoints/endpointstest/faultmix.go": "a test helper's pause between polls of real nodes' answers",
 	"daemon/httpmetrics.go":                      "request latency metrics",
+	"docs/webhooks/receiver.go":                  "an example receiver (not built into paywatch) checking a signature's timestamp against its own clock",
 	"daemon/metrics.go":                          "scan latency metrics",
 	"daemon/opsmetrics.go":                       "delivery latency metrics",
 	"daemon/poolmetrics.go":                      "the address pool metrics' read timeout",
@@ -42,6 +42,7 @@ var wallClock = map[string]string{
 	"store/failover.go":                          "the failover probe and its retries: database I/O",
 	"store/notify.go":                            "LISTEN reconnection backoff: database I/O",
 	"store/store.go":                             "retries of a lost connection: database I/O",
+	"chains/endpoints/endpointstest/faultmix.go": "a test helper's pause between polls of real nodes' answers",
 }
 
 // Only the listed code reads the wall clock: a time.Now, time.After or

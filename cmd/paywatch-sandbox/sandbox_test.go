@@ -131,8 +131,17 @@ type runningDev struct {
 // intents.
 func startDev(t *testing.T, ctx context.Context, dir, listen string) *runningDev {
 	t.Helper()
+	return startDevWith(t, ctx, devOptions{Dir: dir, Listen: listen})
+}
+
+// startDevWith is startDev with more options (o.Out and o.Daemon are set
+// here).
+func startDevWith(t *testing.T, ctx context.Context, o devOptions) *runningDev {
+	t.Helper()
 	start := time.Now()
-	sb, err := startSandbox(ctx, devOptions{Dir: dir, Listen: listen, Out: logWriter{t}, Daemon: paywatchBinary(t)})
+	o.Out, o.Daemon = logWriter{t}, paywatchBinary(t)
+	dir := o.Dir
+	sb, err := startSandbox(ctx, o)
 	if err != nil {
 		t.Fatalf("start the sandbox: %v", err)
 	}
