@@ -147,14 +147,22 @@ func (s *Service) Choose(ctx context.Context, payableID int64, method string) (v
 		return views.Intent{}, Fail(AlreadyPaid, "%s %s is already paid", pp.Payable.Kind, pp.Payable.Reference)
 	}
 	// A double click, or a reload of the choice: the open intent answers,
-	// without a transaction (the locked one answers the same way).
+	// without a transaction (the locked one answers the same way). The
+	// intents were read one by one, so one that another choice superseded
+	// meanwhile is left to the locked decision.
+	var open []views.Intent
 	for _, v := range pp.Open {
+		if v.SupersededBy == nil && (v.Status == payment.IntentAwaiting || v.Status == payment.IntentDetected) {
+			open = append(open, v)
+		}
+	}
+	for _, v := range open {
 		if v.Method == method {
 			return v, nil
 		}
 	}
-	if n := len(pp.Open); n > 0 && seen(pp.Open[n-1]) {
-		old := pp.Open[n-1]
+	if n := len(open); n > 0 && seen(open[n-1]) {
+		old := open[n-1]
 		return views.Intent{}, Fail(Conflict, "a payment was already seen on intent %s (%s): it is paid there, not replaced", old.ID, old.Method)
 	}
 	// Create's checks, on the payable's own fields and the method.
