@@ -370,6 +370,8 @@ func (r *run) exec(a Action) {
 		}
 	case Reorg:
 		r.reorg(n, nd, a)
+	case Remine:
+		r.remine(n, nd, a)
 	case Lag:
 		nd.lag, nd.race = a.A%4, a.B%2 == 0
 		r.logf("%s node lag %d (mempool read ahead of the tip: %v)", n, nd.lag, nd.race)
