@@ -131,8 +131,15 @@ type runningDev struct {
 // intents.
 func startDev(t *testing.T, ctx context.Context, dir, listen string) *runningDev {
 	t.Helper()
+	return startDevWith(t, ctx, devOptions{Dir: dir, Listen: listen})
+}
+
+// startDevWith is startDev with options (Out and Daemon are the test's).
+func startDevWith(t *testing.T, ctx context.Context, o devOptions) *runningDev {
+	t.Helper()
 	start := time.Now()
-	sb, err := startSandbox(ctx, devOptions{Dir: dir, Listen: listen, Out: logWriter{t}, Daemon: paywatchBinary(t)})
+	o.Out, o.Daemon = logWriter{t}, paywatchBinary(t)
+	sb, err := startSandbox(ctx, o)
 	if err != nil {
 		t.Fatalf("start the sandbox: %v", err)
 	}
@@ -154,7 +161,7 @@ func startDev(t *testing.T, ctx context.Context, dir, listen string) *runningDev
 		t.Fatalf("the sandbox did not become ready: %v", ctx.Err())
 	}
 	rd.took = time.Since(start)
-	env, err := readSandboxEnv(filepath.Join(dir, "sandbox.env"))
+	env, err := readSandboxEnv(filepath.Join(o.Dir, "sandbox.env"))
 	if err != nil {
 		t.Fatal(err)
 	}
