@@ -160,15 +160,16 @@ func (c *Console) inboxRows(r *http.Request, ts []views.Transfer) ([]inboxRow, e
 // usdOf values a transfer at its intent's locked rate, when it is in that
 // intent's asset.
 func usdOf(t views.Transfer, in *store.Intent) string {
-	if in == nil || in.Asset != t.Asset || in.Network != t.Network || in.Rate == "" {
+	if in == nil || in.Network != t.Network || in.Rate == "" {
 		return ""
 	}
 	units, ok := new(big.Int).SetString(t.AmountBaseUnits, 10)
 	if !ok {
 		return ""
 	}
+	// t names its asset as the API does (BTC), in as stored (native).
 	m, ok := payment.MethodFor(payment.Network(t.Network), payment.Asset(t.Asset))
-	if !ok {
+	if !ok || string(m.Method) != in.Method {
 		return ""
 	}
 	return views.USDValue(units, in.Rate, m.Decimals).String()
