@@ -425,6 +425,9 @@ func (c *Config) Validate() error {
 	if err := c.validateProduction(); err != nil {
 		return err
 	}
+	if err := c.validateKeyVersions(); err != nil {
+		return err
+	}
 	if err := c.validateEvents(); err != nil {
 		return err
 	}
