@@ -9,12 +9,14 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/paywatch/paywatch/availability"
+	"github.com/paywatch/paywatch/clientaddr"
 	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/finance"
@@ -56,6 +58,7 @@ type Server struct {
 	mux     *http.ServeMux
 	metrics http.Handler
 	keys    keyCache
+	proxies []netip.Prefix // trusted_proxies: who may say who the client is
 	feed    *eventFeed
 	creates *keyBuckets // limits of POST /v1/intents and renew per key
 	table   []Route     // every mounted route (openapi.go)
@@ -108,7 +111,8 @@ func New(opt Options) *Server {
 		panic("api: Options.Reader is required")
 	}
 	s := &Server{svc: opt.Service, finance: opt.Finance, reports: opt.Reports, store: opt.Reader, cfg: opt.Config, status: opt.Status,
-		log: opt.Log.With("component", "api"), mux: http.NewServeMux(), metrics: opt.Metrics, now: opt.Clock.Now}
+		log: opt.Log.With("component", "api"), mux: http.NewServeMux(), metrics: opt.Metrics, now: opt.Clock.Now,
+		proxies: opt.Config.Proxies()}
 	if opt.Events == nil {
 		opt.Events = s.store
 	}
@@ -182,6 +186,7 @@ func (s *Server) routes() {
 	s.Handle("GET /v1/intents/{id}/qr.png", ScopeRead, s.intentQR)
 	s.Handle("POST /v1/intents/{id}/report", ScopeIntents, s.reportIntent)
 	s.Handle("POST /v1/intents/{id}/renew", ScopeIntents, s.renewIntent)
+	s.Handle("POST /v1/payables", ScopeIntents, s.createPayable)
 	s.Handle("GET /v1/payables/{kind}/{reference}", ScopeRead, s.getPayable)
 	s.Handle("GET /v1/status", ScopeOperator, s.getStatus)
 	s.Handle("POST /v1/networks/{network}/rescan", ScopeOperator, s.rescan)
@@ -238,7 +243,15 @@ func (s *Server) auth(scope string, h func(http.ResponseWriter, *http.Request, s
 			writeError(w, http.StatusUnauthorized, "unauthorized", "missing API key: send Authorization: Bearer <key>")
 			return
 		}
-		key, err := s.keys.lookup(r.Context(), s.store, strings.TrimSpace(plain), s.now())
+		client := clientaddr.Bucket(clientaddr.Of(r, s.proxies))
+		key, wait, err := s.keys.lookup(r.Context(), s.store, strings.TrimSpace(plain), s.now(), client)
+		if errors.Is(err, errKeyThrottled) {
+			secs := max(1, int((wait+time.Second-1)/time.Second))
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			writeError(w, http.StatusTooManyRequests, "rate_limited", fmt.Sprintf(
+				"too many unknown API keys from this client (more than %d a minute); retry after %d s", unknownKeysPerWindow, secs))
+			return
+		}
 		if errors.Is(err, store.ErrNotFound) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="paywatch"`)
 			writeError(w, http.StatusUnauthorized, "unauthorized", "unknown or revoked API key")

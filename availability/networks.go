@@ -105,13 +105,34 @@ func (n *Networks) available(ctx context.Context, network payment.Network) error
 	}
 	c, err := n.Store.GetCursor(ctx, string(network))
 	if errors.Is(err, store.ErrNotFound) {
-		return errors.New("its scanner has not started yet")
+		h, err := n.Store.PreCursorHealth(ctx, string(network))
+		return judgePreCursor(h, err)
 	}
 	if err != nil {
 		return err
 	}
 	return n.judge(c, nc)
 }
+
+// judgePreCursor judges a network whose scanner has placed no cursor by
+// what it reported before (store.PreCursorHealth: a node on another chain,
+// a node failing from the start), else as not started.
+func judgePreCursor(h store.Cursor, err error) error {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return errNotStarted
+	case err != nil:
+		return err
+	case h.Critical != "":
+		return fmt.Errorf("critical: %s", chains.RedactText(h.Critical))
+	case !h.Healthy:
+		return fmt.Errorf("its node is failing: %s", chains.RedactText(h.LastError))
+	}
+	return errNotStarted
+}
+
+// errNotStarted is a network whose scanner has reported nothing yet.
+var errNotStarted = errors.New("its scanner has not started yet")
 
 func (n *Networks) now() time.Time {
 	return clock.Or(n.Clock).Now()
@@ -140,11 +161,20 @@ func (n *Networks) Networks(ctx context.Context) ([]NetworkStatus, error) {
 		c, err := n.Store.GetCursor(ctx, string(net))
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			if st.Enabled {
-				st.Available = "its scanner has not started yet"
-			} else {
-				st.Available = "the network is not enabled"
+			st.Available = "the network is not enabled"
+			if !st.Enabled {
+				break
 			}
+			h, herr := n.Store.PreCursorHealth(ctx, string(net))
+			if herr != nil && !errors.Is(herr, store.ErrNotFound) {
+				return nil, herr
+			}
+			if herr == nil {
+				st.LastError, st.Critical, st.Leader = chains.RedactText(h.LastError), chains.RedactText(h.Critical), h.Leader
+				u := h.UpdatedAt
+				st.UpdatedAt = &u
+			}
+			st.Available = judgePreCursor(h, herr).Error()
 		case err != nil:
 			return nil, err
 		default:

@@ -124,6 +124,9 @@ func (s *Scanner) Wake() {
 // Run scans until ctx ends; cancellation is a clean exit (nil).
 func (s *Scanner) Run(ctx context.Context) error {
 	failures := 0
+	// logged is the critical failure last logged at Error: a refusal that
+	// repeats every step is logged once per change, not every second.
+	logged := ""
 	for {
 		caughtUp, err := s.watchedStep(ctx)
 		if ctx.Err() != nil {
@@ -141,13 +144,23 @@ func (s *Scanner) Run(ctx context.Context) error {
 			switch {
 			case errors.Is(err, ErrWrongChain):
 				h.Critical = err.Error()
-				s.log.Error("the node is on another chain than configured: scanner stopped at its cursor", "chain", s.cfg.Chain, "err", err)
+				if h.Critical != logged {
+					s.log.Error("the node is on another chain than configured: scanner stopped at its cursor", "chain", s.cfg.Chain, "err", err)
+				}
 			case errors.Is(err, ErrDeepReorg):
 				h.Critical = err.Error()
-				s.log.Error("deep reorg: scanner stopped at its cursor until an operator rescans", "err", err)
+				if h.Critical != logged {
+					s.log.Error("deep reorg: scanner stopped at its cursor until an operator rescans", "err", err)
+				}
 			default:
 				s.log.Warn("scan step failed", "err", err)
 			}
+		}
+		if h.Critical != logged {
+			if logged != "" && h.Critical == "" {
+				s.log.Info("the critical state ended", "was", logged)
+			}
+			logged = h.Critical
 		}
 		if herr := s.sinks.Health.SetHealth(ctx, s.cfg.Network, h); herr != nil && ctx.Err() == nil {
 			s.log.Warn("recording health failed", "err", herr)

@@ -51,6 +51,8 @@ type Options struct {
 	// Config is the daemon's config: checkout, and each network's chain
 	// (a test network is said so on the page).
 	Config *config.Config
+	// Payables serves payables' pages (/pay/p/{token}); nil: none.
+	Payables Payables
 	// Clock is the page's clock; nil is the wall clock.
 	Clock clock.Clock
 	Log   *slog.Logger
@@ -74,6 +76,9 @@ type Page struct {
 	limit   *rateLimiter
 	live    liveCounts
 	version string // of the static files, for their URLs
+	// payables and enabled: payables' pages and the methods they offer.
+	payables Payables
+	enabled  map[string]bool
 }
 
 // New returns the page handler; Run runs its live hub.
@@ -83,7 +88,13 @@ func New(opt Options) (*Page, error) {
 	c := opt.Config.Checkout
 	p := &Page{in: opt.Intents, links: opt.Links, cfg: c, chains: map[string]string{}, now: opt.Clock.Now,
 		log: opt.Log.With("component", "checkout"), limit: newRateLimiter(c.RequestsPerMinute),
-		live: liveCounts{max: c.MaxLive, per: c.MaxLivePerClient, perClient: map[netip.Prefix]int{}}}
+		live: liveCounts{max: c.MaxLive, per: c.MaxLivePerClient, perPage: c.MaxLivePerPage, by: map[liveKey]int{}}}
+	p.payables, p.enabled = opt.Payables, map[string]bool{}
+	for m, mc := range opt.Config.Methods {
+		if mc != nil && mc.Enabled {
+			p.enabled[string(m)] = true
+		}
+	}
 	for n, nc := range opt.Config.Networks {
 		p.chains[string(n)] = nc.Chain
 	}
@@ -149,6 +160,19 @@ func (p *Page) route(w http.ResponseWriter, r *http.Request) {
 		p.message(w, r, http.StatusTooManyRequests, "limited")
 		return
 	}
+	if first == "p" {
+		// A payable's page: /pay/p/{token}, POST /pay/p/{token}/choose.
+		tok, act, hasAct := strings.Cut(action, "/")
+		switch {
+		case sub && !hasAct && get:
+			p.payable(w, r, tok)
+		case hasAct && act == "choose" && r.Method == http.MethodPost:
+			p.choose(w, r, tok)
+		default:
+			p.notFound(w, r)
+		}
+		return
+	}
 	switch {
 	case !sub && get:
 		p.page(w, r, first)
@@ -207,11 +231,14 @@ func (p *Page) page(w http.ResponseWriter, r *http.Request, token string) {
 	if !ok {
 		return
 	}
-	l := LangOf("", r.Header.Get("Accept-Language"))
+	l := pageLang(r, v.Locale)
 	d, err := p.pageData(v, l, token)
 	if err != nil {
 		p.internal(w, r, err)
 		return
+	}
+	if d.Parts.Open {
+		d.Change = p.changeLink(r.Context(), v, l)
 	}
 	w.Header().Set("Content-Language", l.Tag)
 	w.Header().Set("Vary", "Accept-Language")
@@ -231,7 +258,21 @@ func (p *Page) report(w http.ResponseWriter, r *http.Request, token string) {
 		p.internal(w, r, err)
 		return
 	}
-	http.Redirect(w, r, "/pay/"+token+"#status", http.StatusSeeOther)
+	back := "/pay/" + token
+	if q := r.URL.Query().Get("lang"); CheckLocale(q) == nil {
+		back += "?lang=" + q
+	}
+	http.Redirect(w, r, back+"#status", http.StatusSeeOther)
+}
+
+// pageLang is the language a page speaks: the customer's choice on the
+// page (?lang=, the language switch), else the storefront's (the intent's
+// locale), else the browser's (Accept-Language), else English.
+func pageLang(r *http.Request, locale string) *Lang {
+	if q := r.URL.Query().Get("lang"); CheckLocale(q) == nil {
+		return langs[q]
+	}
+	return LangOf(locale, r.Header.Get("Accept-Language"))
 }
 
 func (p *Page) notFound(w http.ResponseWriter, r *http.Request) {
@@ -272,7 +313,7 @@ type messageData struct {
 // message writes a plain page of one title and text: the same page for
 // every unknown, forged or expired token.
 func (p *Page) message(w http.ResponseWriter, r *http.Request, status int, key string) {
-	l := LangOf("", r.Header.Get("Accept-Language"))
+	l := pageLang(r, "")
 	p.render(w, r, status, "message", messageData{L: l, Title: l.T(key + ".title"), Body: l.T(key + ".body"), Version: p.version})
 }
 
@@ -304,6 +345,17 @@ type pageData struct {
 	Now      string
 	LivePath string
 	Parts    parts
+	// Langs is the language switch: each language's link.
+	Langs []langLink
+	// Change links the payable's page to pay with another method ("" for
+	// none).
+	Change string
+}
+
+// langLink is one language of the switch.
+type langLink struct {
+	Tag, Name, Href string
+	Current         bool
 }
 
 // parts is what changes with the intent's state, rendered: the status and
@@ -315,6 +367,13 @@ type parts struct {
 	Title  string
 	Status template.HTML
 	Pay    template.HTML
+	// AtDeadline is the status the page shows once the deadline passes
+	// while it is open, if nothing arrives meanwhile, and its title: the
+	// page's script swaps it in at the deadline, in one step with hiding
+	// the instructions ("" when not open).
+	AtDeadline      template.HTML
+	AtDeadlineTitle string
+	AtDeadlineState Phase
 	// ID identifies what they show (a stream does not send it again).
 	ID string
 }
@@ -326,14 +385,20 @@ type payData struct {
 	Warning     string
 	Symbol      string
 	AmountLabel string // message key
-	Amount      string
-	Address     string
-	URI         template.URL // the wallet link and the QR code's text; "" for none
-	QR          qrSVG
-	Rate        string
-	Deadline    string // RFC 3339, for the countdown
-	DeadlineAt  string // in words
-	Left        string
+	Amount      string // as it must be sent (what the copy button copies)
+	AmountShown string // in the language's way
+	// AddressGroups is the address in groups of four characters, so that
+	// it wraps between groups, never hiding one.
+	AddressGroups []string
+	Address       string
+	URI           template.URL // the wallet link and the QR code's text; "" for none
+	QR            qrSVG
+	Rate          string
+	Deadline      string // RFC 3339, for the countdown
+	DeadlineAt    string // in words
+	Left          string
+	// Hints are what keeps a payment from being lost, where they apply.
+	Hints []string
 	// Report is the "I have paid" form's action, when offered.
 	Report string
 }
@@ -361,6 +426,9 @@ func (p *Page) pageData(v views.Intent, l *Lang, token string) (pageData, error)
 	d := pageData{L: l, Title: p.title(l), Shop: p.shop(l), What: l.T("page."+string(v.Kind), "reference", v.Reference),
 		USD: l.USD(v.AmountUSD), Version: p.version, Now: now.UTC().Format(time.RFC3339Nano),
 		LivePath: "/pay/" + token + "/live?lang=" + l.Tag, Parts: pt}
+	for _, o := range Languages() {
+		d.Langs = append(d.Langs, langLink{Tag: o.Tag, Name: o.T("lang.name"), Href: "/pay/" + token + "?lang=" + o.Tag, Current: o == l})
+	}
 	if chain := p.chains[v.Network]; chain != "" && chain != "mainnet" {
 		d.Testnet = l.T("page.testnet", "chain", chain)
 	}
@@ -377,13 +445,16 @@ func (p *Page) parts(v views.Intent, l *Lang, token string, now time.Time) (part
 	pd := payData{L: l, MethodName: l.T("method." + v.Method), Warning: l.T("warn." + v.Method), Symbol: m.Symbol,
 		AmountLabel: "pay.send", Amount: payment.TrimUnits(units(v.AmountBaseUnits), m.Decimals), Address: v.Address,
 		URI: walletURI(v.PaymentURI), Rate: v.Rate.USDPerUnit, Deadline: v.ExpiresAt.UTC().Format(time.RFC3339),
-		DeadlineAt: l.Time(v.ExpiresAt), Left: l.Duration(v.ExpiresAt.Sub(now))}
+		DeadlineAt: l.Time(v.ExpiresAt), Left: l.Duration(v.ExpiresAt.Sub(now)), Hints: hints(l, m),
+		AddressGroups: groups(v.Address, 4)}
+	pd.Rate = l.Decimal(pd.Rate)
 	if st.Phase == Underpaid {
 		// Ask for the rest, not the whole amount again.
 		rest := new(big.Int).Sub(units(v.AmountBaseUnits), units(v.ReceivedBaseUnits))
 		pd.AmountLabel, pd.Amount = "pay.send.rest", payment.TrimUnits(rest, m.Decimals)
 		pd.URI = walletURI(restURI(v.PaymentURI, units(v.AmountBaseUnits), rest, m.Decimals))
 	}
+	pd.AmountShown = l.Decimal(pd.Amount)
 	if !st.Open {
 		pd.URI = "" // the instructions are hidden: no QR code to draw
 	}
@@ -395,7 +466,7 @@ func (p *Page) parts(v views.Intent, l *Lang, token string, now time.Time) (part
 		pd.QR = qr
 	}
 	if st.CanReport && !st.Reported {
-		pd.Report = "/pay/" + token + "/report"
+		pd.Report = "/pay/" + token + "/report?lang=" + l.Tag
 	}
 	sd := p.statusOf(v, st, l, token)
 	var sb, pb bytes.Buffer
@@ -405,9 +476,49 @@ func (p *Page) parts(v views.Intent, l *Lang, token string, now time.Time) (part
 	if err := p.tmpl.ExecuteTemplate(&pb, "pay", pd); err != nil {
 		return parts{}, err
 	}
-	return parts{State: st.Phase, Open: st.Open, Title: sd.Title + " · " + p.title(l),
+	pt := parts{State: st.Phase, Open: st.Open, Title: sd.Title + " · " + p.title(l),
 		Status: template.HTML(sb.String()), Pay: template.HTML(pb.String()), // rendered by html/template
-		ID: fingerprint(st.Phase, st.Open, sb.String(), pd.Amount, string(pd.URI), pd.Report)}, nil
+		ID: fingerprint(st.Phase, st.Open, sb.String(), pd.Amount, string(pd.URI), pd.Report)}
+	if st.Open {
+		// What the page will say just after the deadline if nothing more
+		// arrives: the same rule (StateOf) a moment later.
+		after := v.ExpiresAt.Add(time.Second)
+		if now.After(after) {
+			after = now
+		}
+		ast := StateOf(v, after)
+		ad := p.statusOf(v, ast, l, token)
+		var ab bytes.Buffer
+		if err := p.tmpl.ExecuteTemplate(&ab, "status", ad); err != nil {
+			return parts{}, err
+		}
+		pt.AtDeadline, pt.AtDeadlineTitle, pt.AtDeadlineState = template.HTML(ab.String()), ad.Title+" · "+p.title(l), ast.Phase
+	}
+	return pt, nil
+}
+
+// hints are the advice that keeps a payment of method m from being lost,
+// where it applies: the fee currency a token transfer burns, and what an
+// exchange withdrawal does to the amount.
+func hints(l *Lang, m payment.MethodInfo) []string {
+	var out []string
+	switch {
+	case m.Network == payment.Tron && m.Asset != payment.Native:
+		out = append(out, l.T("hint.trx_energy"))
+	case m.Network == payment.Ethereum && m.Asset != payment.Native:
+		out = append(out, l.T("hint.eth_gas", "symbol", m.Symbol))
+	}
+	return append(out, l.T("hint.exchange", "method", l.T("method."+string(m.Method))))
+}
+
+// groups cuts s into groups of n characters (the last may be shorter).
+func groups(s string, n int) []string {
+	var out []string
+	for len(s) > n {
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	return append(out, s)
 }
 
 // restURI is a payment URI for rest instead of full: the URI's amount
@@ -463,6 +574,21 @@ type statusData struct {
 	ContactText string
 	Reported    string
 	Shop        string
+	// Receipt is the summary of a paid intent, to keep.
+	Receipt *receiptData
+}
+
+// receiptData is what a customer keeps once paid: nothing private (no
+// account, no internal id), only what the page showed and the chain holds.
+type receiptData struct {
+	Shop, What, USD, Method, Received, Rate string
+	PaidAt                                  string // in words, UTC
+	PaidAtISO                               string // RFC 3339, for the customer's clock
+	Txs                                     []receiptTx
+}
+
+type receiptTx struct {
+	TxID, Confirmations string
 }
 
 type confirmData struct {
@@ -500,11 +626,12 @@ func (p *Page) statusOf(v views.Intent, st State, l *Lang, token string) statusD
 		}
 	case Underpaid:
 		s.Title = l.T("state.underpaid.title")
-		s.Lines = []string{l.T("state.underpaid.body", "received", st.Received, "missing", st.Missing, "symbol", sym),
-			l.T("state.underpaid.next", "missing", st.Missing, "symbol", sym, "time", deadline)}
+		s.Lines = []string{l.T("state.underpaid.body", "received", l.Decimal(st.Received), "missing", l.Decimal(st.Missing), "symbol", sym),
+			l.T("state.underpaid.next", "missing", l.Decimal(st.Missing), "symbol", sym, "time", deadline)}
 	case Paid:
 		s.Title = l.T("state.paid.title")
-		s.Lines = []string{l.T("state.paid.body", "shop", shop, "amount", st.Received, "symbol", sym, "what", what)}
+		s.Lines = []string{l.T("state.paid.body", "shop", shop, "amount", l.Decimal(st.Received), "symbol", sym, "what", what)}
+		s.Receipt = p.receiptOf(v, st, l, shop, what)
 		if v.ReturnURL != "" && p.links.CheckReturnURL(v.ReturnURL) == nil {
 			s.Return = v.ReturnURL
 		}
@@ -519,11 +646,11 @@ func (p *Page) statusOf(v views.Intent, st State, l *Lang, token string) statusD
 	case Review:
 		s.Title = l.T("state.review.title")
 		key := "state.review." + string(st.Reason)
-		s.Lines = []string{l.T(key, "received", st.Received, "asset", st.Asset, "missing", st.Missing, "symbol", sym,
+		s.Lines = []string{l.T(key, "received", l.Decimal(st.Received), "asset", st.Asset, "missing", l.Decimal(st.Missing), "symbol", sym,
 			"method", l.T("method."+v.Method), "what", what), l.T("state.review.held", "shop", shop)}
 		if st.Open {
 			s.Lines = append(s.Lines, l.T("state.review.still", "method", l.T("method."+v.Method),
-				"amount", payment.TrimUnits(units(v.AmountBaseUnits), m.Decimals), "symbol", sym))
+				"amount", l.Decimal(payment.TrimUnits(units(v.AmountBaseUnits), m.Decimals)), "symbol", sym))
 		}
 		s.Contact = true
 	case Renewed:
@@ -538,7 +665,7 @@ func (p *Page) statusOf(v views.Intent, st State, l *Lang, token string) statusD
 		s.Contact = true
 	}
 	for _, n := range st.Notes {
-		s.Notes = append(s.Notes, l.T("note."+string(n.Reason), "amount", n.Amount, "asset", n.Asset, "shop", shop))
+		s.Notes = append(s.Notes, l.T("note."+string(n.Reason), "amount", l.Decimal(n.Amount), "asset", n.Asset, "shop", shop))
 	}
 	if st.Reported && v.ReportedAt != nil && st.Phase != Paid {
 		s.Reported = l.T("report.done", "time", l.Time(*v.ReportedAt))
@@ -549,4 +676,25 @@ func (p *Page) statusOf(v views.Intent, st State, l *Lang, token string) statusD
 // renewURL fills the configured renewal link's {kind} and {reference}.
 func renewURL(tmpl string, v views.Intent) string {
 	return strings.NewReplacer("{kind}", url.QueryEscape(string(v.Kind)), "{reference}", url.QueryEscape(v.Reference)).Replace(tmpl)
+}
+
+// receiptOf is the receipt of paid intent v: the transfers that pay it
+// with their confirmations, the time paid and the locked rate.
+func (p *Page) receiptOf(v views.Intent, st State, l *Lang, shop, what string) *receiptData {
+	m, _ := payment.LookupMethod(payment.Method(v.Method))
+	rc := &receiptData{Shop: shop, What: what, USD: l.USD(v.AmountUSD) + " USD", Method: l.T("method." + v.Method),
+		Received: l.Decimal(st.Received) + " " + m.Symbol, Rate: "1 " + m.Symbol + " = " + l.Decimal(v.Rate.USDPerUnit) + " USD"}
+	if v.PaidAt != nil {
+		rc.PaidAt, rc.PaidAtISO = l.Time(*v.PaidAt), v.PaidAt.UTC().Format(time.RFC3339)
+	}
+	for _, t := range v.Transfers {
+		if t.Status == payment.TransferOrphaned {
+			continue
+		}
+		switch t.Classification {
+		case payment.Settles, payment.Overpaid, payment.Partial:
+			rc.Txs = append(rc.Txs, receiptTx{TxID: t.TxID, Confirmations: l.T("receipt.confirmations", "n", t.Confirmations)})
+		}
+	}
+	return rc
 }

@@ -31,10 +31,12 @@ import (
 // committed ones.
 var screenshots = flag.String("screenshots", "", "directory for payment page screenshots (default: a temp dir)")
 
-// phone and desktop are the widths the page is tested at.
+// phone and desktop are the widths the page is tested at, and height
+// the window's height (a phone's first screen: 390 × 844).
 const (
-	phone   = 360
+	phone   = 390
 	desktop = 1280
+	height  = 844
 )
 
 func findChromium() (string, error) {
@@ -53,13 +55,13 @@ func findChromium() (string, error) {
 }
 
 // browser starts a headless Chromium (a missing one fails under CI) with a
-// window width×900 and the given extra flags, and returns a tab.
+// window width×height and the given extra flags, and returns a tab.
 func browser(t *testing.T, width int, flags ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	path, err := findChromium()
 	devnettest.Need(t, "Chromium", err)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
-		chromedp.WindowSize(width, 900), chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.WindowSize(width, height), chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.UserDataDir(t.TempDir()))
 	opts = append(opts, flags...)
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -68,7 +70,7 @@ func browser(t *testing.T, width int, flags ...chromedp.ExecAllocatorOption) con
 	t.Cleanup(cancelTab)
 	ctx, cancelTime := context.WithTimeout(ctx, 8*time.Minute) // a safety net on a loaded machine, not a wait
 	t.Cleanup(cancelTime)
-	devnettest.Need(t, "Chromium", chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), 900)))
+	devnettest.Need(t, "Chromium", chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), height)))
 	return ctx
 }
 
@@ -253,9 +255,9 @@ func TestChromiumPhonePayHalfThenRest(t *testing.T) {
 		t.Errorf("countdown %q", c)
 	}
 	shoot(t, ctx, dir, "waiting-phone")
-	run(t, ctx, chromedp.EmulateViewport(desktop, 900))
+	run(t, ctx, chromedp.EmulateViewport(desktop, height))
 	shoot(t, ctx, dir, "waiting-desktop")
-	run(t, ctx, chromedp.EmulateViewport(phone, 900))
+	run(t, ctx, chromedp.EmulateViewport(phone, height))
 	checkA11y(t, ctx, "waiting")
 	// Copy: the button copies exactly the amount.
 	if _, err := chromedp.CallBrowser(ctx, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{
@@ -349,7 +351,7 @@ func TestChromiumPhonePayHalfThenRest(t *testing.T) {
 	}
 	checkA11y(t, ctx, "paid")
 	shoot(t, ctx, dir, "paid-phone")
-	run(t, ctx, chromedp.EmulateViewport(desktop, 900))
+	run(t, ctx, chromedp.EmulateViewport(desktop, height))
 	shoot(t, ctx, dir, "paid-desktop")
 }
 
@@ -518,6 +520,10 @@ func TestChromiumGermanNotFoundAndNoScript(t *testing.T) {
 	open(t, ctx, s.URL+s.pageOf(t, other))
 	if vis, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#amount"))); err != nil || vis == "" {
 		t.Fatalf("amount without JavaScript: %q %v", vis, err)
+	}
+	// Without JavaScript the deadline is in UTC, said so.
+	if got := text(t, ctx, "#deadline-at"); !strings.HasSuffix(got, " UTC") || !strings.HasPrefix(got, "30. November 2026") {
+		t.Fatalf("deadline without JavaScript %q", got)
 	}
 	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('button.copy:not([hidden])').length`)); err == nil && n != 0 {
 		t.Fatalf("%d copy buttons shown without JavaScript", n)

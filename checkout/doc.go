@@ -19,8 +19,12 @@
 //     state. Never the account, an API key, an internal id, a node or an
 //     error's text (a failure is a generic page; the log has the cause,
 //     with the token cut short).
-//   - Words: every word comes from one catalogue (messages.go) in English
-//     and German, chosen by Accept-Language; templates hold markup only.
+//   - Words: every word comes from one catalogue (messages.go) in English,
+//     German, French and Indonesian, chosen by the page's switch (?lang=),
+//     else the storefront's locale, else Accept-Language; templates hold
+//     markup only. Numbers are written the language's way, a coin amount
+//     with every digit (only its decimal mark changes); times are in UTC
+//     and the script shows them in the browser's time zone.
 //     Each state (StateOf, a pure function of the intent's view and the
 //     time) has its own words and next step; money that arrived but does
 //     not pay is "with the shop for review", never "lost".
@@ -41,4 +45,9 @@
 //   - "I have paid" goes through intents.Service.Report, the rule of POST
 //     /v1/intents/{id}/report: a report, not a confirmation; the first
 //     time is kept.
+//
+// A payable's page (/pay/p/{token}, a token of keys of its own) lists the
+// enabled methods for a payable made with POST /v1/payables; the intent
+// is made when the customer picks one (Payables.Choose), and a later pick
+// replaces the open intent unless a payment was seen on it.
 package checkout

@@ -29,8 +29,9 @@ func TestLivePageFollowsPayments(t *testing.T) {
 	in := s.create(t, "ORD-LIVE-1", "100.00", nil)
 	path := s.pageOf(t, in)
 	resp, body := s.get(t, path)
-	if resp.StatusCode != 200 || !strings.Contains(body, `<code id="amount" aria-describedby="amount-label">`+payment.TrimUnits(paywatchtest.Units(in.AmountBaseUnits), 8)+`</code>`) ||
-		!strings.Contains(body, in.Address) {
+	amount := payment.TrimUnits(paywatchtest.Units(in.AmountBaseUnits), 8)
+	if resp.StatusCode != 200 || !strings.Contains(body, `<code id="amount" data-value="`+amount+`" aria-describedby="amount-label">`+amount+`</code>`) ||
+		!strings.Contains(body, `data-value="`+in.Address+`"`) {
 		t.Fatalf("page: %d\n%s", resp.StatusCode, body)
 	}
 	st := s.openStream(t, path+"/live?lang=en")

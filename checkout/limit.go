@@ -1,12 +1,12 @@
 package checkout
 
 import (
-	"net"
 	"net/http"
 	"net/netip"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/paywatch/paywatch/clientaddr"
 )
 
 // rateLimiter is a token bucket per client: rate tokens a second up to
@@ -66,78 +66,83 @@ func (l *rateLimiter) prune(now time.Time) {
 	}
 }
 
-// clientOf returns the client a request counts against: its address, or
-// for a request from a trusted proxy the last X-Forwarded-For entry that is
-// not one; an IPv6 client is its /64 (one subscriber's network).
+// clientOf returns the client a request counts against (clientaddr.Of,
+// through the trusted proxies): an IPv4 address, or an IPv6 /64.
 func clientOf(r *http.Request, proxies []netip.Prefix) netip.Prefix {
-	addr := peerAddr(r.RemoteAddr)
-	if trusted(addr, proxies) {
-		hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
-		for i := len(hops) - 1; i >= 0; i-- {
-			a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
-			if err != nil {
-				break
-			}
-			addr = a.Unmap()
-			if !trusted(addr, proxies) {
-				break
-			}
-		}
-	}
-	if addr.Is6() {
-		p, _ := addr.Prefix(64)
-		return p
-	}
-	return netip.PrefixFrom(addr, addr.BitLen())
+	return clientaddr.Bucket(clientaddr.Of(r, proxies))
 }
 
-func peerAddr(remote string) netip.Addr {
-	host, _, err := net.SplitHostPort(remote)
-	if err != nil {
-		host = remote
-	}
-	a, err := netip.ParseAddr(host)
-	if err != nil {
-		return netip.IPv4Unspecified()
-	}
-	return a.Unmap()
-}
-
-func trusted(a netip.Addr, proxies []netip.Prefix) bool {
-	for _, p := range proxies {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
-
-// liveCounts bounds the open live connections, in all and per client.
+// liveCounts bounds the open live connections: in all, per client (an
+// IPv4 address or an IPv6 /64), per wider IPv6 prefix (a /56 at most
+// wideFactor56 clients' worth, a /48 wideFactor48: one subscriber's or one
+// site's network, which holds 256 or 65,536 /64s), and per page (one
+// token), so neither a few hundred addresses nor one IPv6 allocation nor
+// one link can hold the instance's connections.
 type liveCounts struct {
-	mu        sync.Mutex
-	max, per  int
-	total     int
-	perClient map[netip.Prefix]int
+	mu                sync.Mutex
+	max, per, perPage int
+	total             int
+	by                map[liveKey]int
 }
 
-// open counts one more connection of client; false beyond a bound.
-func (c *liveCounts) open(client netip.Prefix) bool {
+// Wider IPv6 prefixes hold at most this many clients' connections.
+const (
+	wideFactor56 = 4
+	wideFactor48 = 16
+)
+
+// liveKey is one thing connections are counted by: a client prefix, a
+// wider prefix, or a page's token.
+type liveKey struct {
+	prefix netip.Prefix
+	token  string
+}
+
+// bounds lists what a connection of client to token counts against, with
+// each one's limit.
+func (c *liveCounts) bounds(client netip.Prefix, token string) []liveBound {
+	b := []liveBound{{liveKey{prefix: client}, c.per}, {liveKey{token: token}, c.perPage}}
+	if a := client.Addr(); a.Is6() {
+		b = append(b, liveBound{liveKey{prefix: clientaddr.Within(a, 56)}, wideFactor56 * c.per},
+			liveBound{liveKey{prefix: clientaddr.Within(a, 48)}, wideFactor48 * c.per})
+	}
+	return b
+}
+
+type liveBound struct {
+	key   liveKey
+	limit int
+}
+
+// open counts one more connection of client to token; false beyond a bound.
+func (c *liveCounts) open(client netip.Prefix, token string) bool {
+	b := c.bounds(client, token)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.total >= c.max || c.perClient[client] >= c.per {
+	if c.total >= c.max {
 		return false
 	}
+	for _, x := range b {
+		if c.by[x.key] >= x.limit {
+			return false
+		}
+	}
 	c.total++
-	c.perClient[client]++
+	for _, x := range b {
+		c.by[x.key]++
+	}
 	return true
 }
 
-func (c *liveCounts) close(client netip.Prefix) {
+func (c *liveCounts) close(client netip.Prefix, token string) {
+	b := c.bounds(client, token)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.total--
-	if c.perClient[client]--; c.perClient[client] <= 0 {
-		delete(c.perClient, client)
+	for _, x := range b {
+		if c.by[x.key]--; c.by[x.key] <= 0 {
+			delete(c.by, x.key)
+		}
 	}
 }
 

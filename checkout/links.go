@@ -6,8 +6,10 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"strings"
 
@@ -37,6 +39,11 @@ type Links struct {
 	block cipher.Block
 	mac   []byte
 	hosts []string // allowed return hosts
+	// payBlock and payMAC key the tokens of payables' pages: keys of
+	// their own (another purpose in the derivation), so an intent's token
+	// never names a payable nor the other way round.
+	payBlock cipher.Block
+	payMAC   []byte
 }
 
 // NewLinks returns the links of the configured page, keyed from secret.
@@ -48,8 +55,13 @@ func NewLinks(secret []byte, c config.Checkout) (*Links, error) {
 	if err != nil {
 		return nil, err
 	}
+	payBlock, err := aes.NewCipher(derive(secret, "paywatch checkout payable page token: encryption"))
+	if err != nil {
+		return nil, err
+	}
 	return &Links{base: strings.TrimRight(c.PublicBaseURL, "/"), block: block,
-		mac: derive(secret, "paywatch checkout page token: authentication"), hosts: c.ReturnHosts}, nil
+		mac: derive(secret, "paywatch checkout page token: authentication"), hosts: c.ReturnHosts,
+		payBlock: payBlock, payMAC: derive(secret, "paywatch checkout payable page token: authentication")}, nil
 }
 
 func derive(secret []byte, purpose string) []byte {
@@ -58,8 +70,10 @@ func derive(secret []byte, purpose string) []byte {
 	return m.Sum(nil)
 }
 
-func (l *Links) tag(raw []byte) []byte {
-	m := hmac.New(sha256.New, l.mac)
+func (l *Links) tag(raw []byte) []byte { return tagOf(l.mac, raw) }
+
+func tagOf(key, raw []byte) []byte {
+	m := hmac.New(sha256.New, key)
 	m.Write(raw)
 	return m.Sum(nil)[:16]
 }
@@ -163,4 +177,51 @@ func (l *Links) allowedHost(host, name string) bool {
 		}
 	}
 	return false
+}
+
+// CheckLocale returns why a storefront's locale is not a language of the
+// page (CheckLocale), or nil.
+func (l *Links) CheckLocale(tag string) error { return CheckLocale(tag) }
+
+// payablePrefix is the path of payables' pages: /pay/p/{token}.
+const payablePrefix = "/pay/p/"
+
+// PayableToken returns the page token of a payable id: the id (8 bytes,
+// after 8 zero bytes) encrypted and authenticated as an intent's is, with
+// the payable keys.
+func (l *Links) PayableToken(id int64) string {
+	var raw [16]byte
+	binary.BigEndian.PutUint64(raw[8:], uint64(id))
+	var out [32]byte
+	l.payBlock.Encrypt(out[:16], raw[:])
+	copy(out[16:], tagOf(l.payMAC, raw[:]))
+	return base64.RawURLEncoding.EncodeToString(out[:])
+}
+
+// PayablePath returns the path of a payable's page.
+func (l *Links) PayablePath(id int64) string { return payablePrefix + l.PayableToken(id) }
+
+// PayablePageURL returns the full URL of a payable's page.
+func (l *Links) PayablePageURL(id int64) string { return l.base + l.PayablePath(id) }
+
+// PayableID returns the payable a payable token names; anything but a
+// token PayableToken made is false.
+func (l *Links) PayableID(token string) (int64, bool) {
+	if len(token) != TokenLen {
+		return 0, false
+	}
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(token)
+	if err != nil || len(raw) != 32 {
+		return 0, false
+	}
+	var plain [16]byte
+	l.payBlock.Decrypt(plain[:], raw[:16])
+	if !hmac.Equal(raw[16:], tagOf(l.payMAC, plain[:])) || binary.BigEndian.Uint64(plain[:8]) != 0 {
+		return 0, false
+	}
+	id := binary.BigEndian.Uint64(plain[8:])
+	if id == 0 || id > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(id), true
 }

@@ -3,6 +3,7 @@ package checkout_test
 import (
 	"encoding/base64"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -118,5 +119,43 @@ func TestReturnURLRule(t *testing.T) {
 	}
 	if err := links(t, testSecret).CheckReturnURL("https://shop.example.com/"); err == nil {
 		t.Error("no return hosts configured, yet a return URL was accepted")
+	}
+}
+
+// A payable's page token names its payable and nothing else: an intent's
+// token is not a payable's (keys of their own), nor the other way round,
+// and a changed character is no token at all (issue 35 item 3).
+func TestPayableTokensAreTheirOwn(t *testing.T) {
+	l, err := checkout.NewLinks([]byte(strings.Repeat("s", 32)), config.Checkout{PublicBaseURL: "https://pay.example.com/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int64{1, 2, 42, 1 << 40, math.MaxInt64} {
+		tok := l.PayableToken(id)
+		if len(tok) != checkout.TokenLen {
+			t.Fatalf("token %q", tok)
+		}
+		if got, ok := l.PayableID(tok); !ok || got != id {
+			t.Fatalf("PayableID(PayableToken(%d)) = %d, %v", id, got, ok)
+		}
+		if _, ok := l.IntentID(tok); ok {
+			t.Fatalf("a payable's token %q names an intent", tok)
+		}
+		if l.PayablePageURL(id) != "https://pay.example.com/pay/p/"+tok {
+			t.Fatalf("URL %q", l.PayablePageURL(id))
+		}
+		b := []byte(tok)
+		b[5] ^= 1
+		if _, ok := l.PayableID(string(b)); ok {
+			t.Fatalf("a changed token %q names a payable", b)
+		}
+	}
+	itok, _ := l.Token("pi_01JD3K7W9ZC8X5Q2R4T6V8Y0AB")
+	if _, ok := l.PayableID(itok); ok {
+		t.Fatal("an intent's token names a payable")
+	}
+	other, _ := checkout.NewLinks([]byte(strings.Repeat("t", 32)), config.Checkout{})
+	if _, ok := other.PayableID(l.PayableToken(7)); ok {
+		t.Fatal("another secret's token names a payable")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/paywatch/paywatch/views"
@@ -42,6 +43,11 @@ type liveMessage struct {
 	Final bool `json:"final"`
 	// Now is the server's time, for the countdown.
 	Now string `json:"now"`
+	// AtDeadline and AtDeadlineTitle are the status the page swaps in at
+	// the deadline while open (parts.AtDeadline).
+	AtDeadline      string `json:"at_deadline,omitempty"`
+	AtDeadlineTitle string `json:"at_deadline_title,omitempty"`
+	AtDeadlineState Phase  `json:"at_deadline_state,omitempty"`
 }
 
 // stream serves GET /pay/{token}/live: server-sent events of the page's
@@ -60,12 +66,12 @@ func (p *Page) stream(w http.ResponseWriter, r *http.Request, token string, clie
 		p.notFound(w, r)
 		return
 	}
-	if !p.live.open(client) {
+	if !p.live.open(client, token) {
 		w.Header().Set("Retry-After", "30")
 		p.message(w, r, http.StatusServiceUnavailable, "limited")
 		return
 	}
-	defer p.live.close(client)
+	defer p.live.close(client, token)
 	ctx := r.Context()
 	sub, err := p.hub.Watch(ctx, id)
 	if err != nil {
@@ -84,7 +90,7 @@ func (p *Page) stream(w http.ResponseWriter, r *http.Request, token string, clie
 		return
 	}
 	sub.Seen(v)
-	l := LangOf(r.URL.Query().Get("lang"), r.Header.Get("Accept-Language"))
+	l := pageLang(r, v.Locale)
 
 	rc := http.NewResponseController(w)
 	// The server's read and write timeouts are for requests, not streams:
@@ -95,12 +101,16 @@ func (p *Page) stream(w http.ResponseWriter, r *http.Request, token string, clie
 	h.Set("X-Accel-Buffering", "no")
 	h.Set("Content-Language", l.Tag)
 	w.WriteHeader(http.StatusOK)
-	s := &liveStream{p: p, l: l, token: token, last: r.Header.Get("Last-Event-ID")}
+	s := &liveStream{p: p, l: l, token: token, last: stateID(r.Header.Get("Last-Event-ID"))}
 	final, err := s.send(rc, w, v, "retry: "+strconv.Itoa(retryMillis)+"\n\n")
 	if err != nil || final {
 		p.streamEnd(r, err)
 		return
 	}
+	// The request stays referenced for the stream's life (up to maxStream)
+	// and its headers are of no more use once the answer's are sent: drop
+	// them, so a stream holds a few hundred bytes whatever a client sent.
+	clear(r.Header)
 	alive := time.NewTicker(keepAlive)
 	defer alive.Stop()
 	end := time.NewTimer(maxStream)
@@ -135,6 +145,15 @@ func (p *Page) stream(w http.ResponseWriter, r *http.Request, token string, clie
 }
 
 var keepAliveLine = []byte(": keep-alive\n\n")
+
+// stateID returns id when it has the shape of a state's id (fingerprint:
+// 16 hex digits), else "": a stream keeps no more of what a client sent.
+func stateID(id string) string {
+	if len(id) != 16 || strings.Trim(id, "0123456789abcdef") != "" {
+		return ""
+	}
+	return id
+}
 
 // liveStream is what one stream remembers between messages.
 type liveStream struct {
@@ -219,5 +238,6 @@ func (p *Page) liveMessage(v views.Intent, l *Lang, token string) (liveMessage, 
 		return liveMessage{}, "", err
 	}
 	return liveMessage{State: pt.State, Title: pt.Title, HTML: string(pt.Status), Pay: string(pt.Pay), Open: pt.Open,
-		Final: pt.State == Paid, Now: now.UTC().Format(time.RFC3339Nano)}, pt.ID, nil
+		Final: pt.State == Paid, Now: now.UTC().Format(time.RFC3339Nano),
+		AtDeadline: string(pt.AtDeadline), AtDeadlineTitle: pt.AtDeadlineTitle, AtDeadlineState: pt.AtDeadlineState}, pt.ID, nil
 }

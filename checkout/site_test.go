@@ -96,7 +96,7 @@ func newSite(t testing.TB, so siteOptions) *site {
 	if so.wake != nil {
 		wake = so.wake(wake)
 	}
-	p, err := checkout.New(checkout.Options{Intents: in, Feed: feed, Wake: wake, Links: links,
+	p, err := checkout.New(checkout.Options{Intents: in, Feed: feed, Wake: wake, Links: links, Payables: e.Service,
 		Config: e.Config, Clock: e.Clock})
 	if err != nil {
 		t.Fatal(err)

@@ -60,6 +60,9 @@ type Checkout struct {
 	// this instance; MaxLivePerClient those of one client address.
 	MaxLive          int `yaml:"max_live"`
 	MaxLivePerClient int `yaml:"max_live_per_client"`
+	// MaxLivePerPage bounds the live connections of one payment page (one
+	// link), whoever opens them: a customer has a tab or two open.
+	MaxLivePerPage int `yaml:"max_live_per_page"`
 	// ProgressInterval is how often open pages waiting for confirmations
 	// re-check their intent and their network's height (one query for all
 	// of them): confirmation counts and a further partial payment are not
@@ -130,6 +133,9 @@ func (c *Config) validateCheckout() error {
 	}
 	if k.MaxLivePerClient < 1 || k.MaxLivePerClient > k.MaxLive {
 		return invalid("checkout.max_live_per_client", "must be between 1 and checkout.max_live (%d)", k.MaxLive)
+	}
+	if k.MaxLivePerPage < 1 || k.MaxLivePerPage > 1000 {
+		return invalid("checkout.max_live_per_page", "must be between 1 and 1000")
 	}
 	if d := k.ProgressInterval.Duration; d < 100*time.Millisecond || d > time.Minute {
 		return invalid("checkout.progress_interval", "must be between 100ms and 1m, got %s", k.ProgressInterval)

@@ -30,6 +30,7 @@ func TestCheckoutConfigNamesTheField(t *testing.T) {
 		{"rate too low", `checkout: {requests_per_minute: 1}`, "checkout.requests_per_minute"},
 		{"no live connections", `checkout: {max_live: 0}`, "checkout.max_live"},
 		{"per-client cap above the total", `checkout: {max_live: 5, max_live_per_client: 6}`, "checkout.max_live_per_client"},
+		{"no live connection per page", `checkout: {max_live_per_page: 0}`, "checkout.max_live_per_page"},
 		{"busy progress", `checkout: {progress_interval: 1ms}`, "checkout.progress_interval"},
 		{"bad proxy", `checkout: {trusted_proxies: ["10.0.0.0/33"]}`, "checkout.trusted_proxies[0]"},
 		{"name too long", `checkout: {storefront_name: "` + strings.Repeat("x", 101) + `"}`, "checkout.storefront_name"},

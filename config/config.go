@@ -26,10 +26,15 @@ var ErrInvalid = errors.New("invalid config")
 type Config struct {
 	// Listen is the HTTP listen address of the API.
 	Listen string `yaml:"listen"`
-	// AdminListen is a second listener serving /metrics and the console,
-	// and only them ("" = none: both are served on Listen). Keep it on
-	// loopback or a private interface.
+	// AdminListen is the listener serving the operator's surfaces,
+	// /metrics and the console, and only them. "" (the default) serves them
+	// on Listen when Listen is loopback, else on DefaultAdminListen
+	// (loopback): a public API listener never serves them unless the
+	// operator says so with "api" (on Listen, whatever it is) or an
+	// address of their own. Keep it on loopback or a private interface.
 	AdminListen string `yaml:"admin_listen"`
+	// adminListen is AdminListen resolved (AdminAddr).
+	adminListen string
 	// TrustedProxies are the proxies (IPs or CIDRs) whose X-Forwarded-For
 	// and X-Forwarded-Proto headers are believed; from any other peer they
 	// are ignored.
@@ -121,7 +126,7 @@ func Default() *Config {
 			RetryFor: Duration{15 * time.Second}},
 		Checkout: Checkout{SecretEnv: "PAYWATCH_CHECKOUT_SECRET", ReturnHosts: []string{}, FrameAncestors: []string{},
 			TrustedProxies: []string{}, LinkLifetime: Duration{30 * 24 * time.Hour}, RequestsPerMinute: 120,
-			MaxLive: 5000, MaxLivePerClient: 20, ProgressInterval: Duration{time.Second}},
+			MaxLive: 5000, MaxLivePerClient: 20, MaxLivePerPage: 10, ProgressInterval: Duration{time.Second}},
 		Rates: Rates{
 			Sources:      []string{"coinbase", "kraken", "coingecko"},
 			Refresh:      "@every 30s",
@@ -346,22 +351,18 @@ func (c *Config) Validate() error {
 	if c.Listen == "" {
 		return invalid("listen", "must not be empty")
 	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return invalid("listen", "must be host:port, like 127.0.0.1:8080")
+	}
+	// Before the security checks: they judge where the console listens.
+	if err := c.resolveAdminListen(); err != nil {
+		return err
+	}
 	if err := c.validateSecurity(); err != nil {
 		return err
 	}
 	if err := c.validateReconcile(); err != nil {
 		return err
-	}
-	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-		return invalid("listen", "must be host:port, like 127.0.0.1:8080")
-	}
-	if c.AdminListen != "" {
-		if _, _, err := net.SplitHostPort(c.AdminListen); err != nil {
-			return invalid("admin_listen", "must be host:port, like 127.0.0.1:9090, or empty")
-		}
-		if _, port, _ := net.SplitHostPort(c.AdminListen); c.AdminListen == c.Listen && port != "0" {
-			return invalid("admin_listen", "must differ from listen")
-		}
 	}
 	if err := c.resolveProxies(); err != nil {
 		return err

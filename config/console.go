@@ -59,11 +59,11 @@ func (c *Config) validateConsole() error {
 	return nil
 }
 
-// ConsoleListen is the address the console is served on: admin_listen
-// when set, else listen.
+// ConsoleListen is the address the console is served on: the admin
+// listener (AdminAddr) when there is one, else listen.
 func (c *Config) ConsoleListen() string {
-	if c.AdminListen != "" {
-		return c.AdminListen
+	if a := c.AdminAddr(); a != "" {
+		return a
 	}
 	return c.Listen
 }

@@ -33,6 +33,38 @@ func (c *Config) resolveProxies() error {
 	return nil
 }
 
+// DefaultAdminListen is where /metrics and the console are served when
+// admin_listen is empty and the API listens beyond loopback.
+const DefaultAdminListen = "127.0.0.1:8090"
+
+// AdminOnAPI is the admin_listen value that serves /metrics and the
+// console on the API's listener, whatever it listens on.
+const AdminOnAPI = "api"
+
+func (c *Config) resolveAdminListen() error {
+	switch a := c.AdminListen; {
+	case a == AdminOnAPI:
+		c.adminListen = ""
+	case a == "" && LoopbackAddr(c.Listen):
+		c.adminListen = ""
+	case a == "":
+		c.adminListen = DefaultAdminListen
+	default:
+		if _, port, err := net.SplitHostPort(a); err != nil {
+			return invalid("admin_listen", "must be host:port like 127.0.0.1:8090, %q (on the API's listener), or empty", AdminOnAPI)
+		} else if a == c.Listen && port != "0" {
+			return invalid("admin_listen", "must differ from listen (say %q to serve /metrics and the console there)", AdminOnAPI)
+		}
+		c.adminListen = a
+	}
+	return nil
+}
+
+// AdminAddr returns the listener of /metrics and the console as Validate
+// resolved admin_listen: "" is the API's own listener (a loopback one, or
+// any with admin_listen: api).
+func (c *Config) AdminAddr() string { return c.adminListen }
+
 // Proxies returns trusted_proxies as Validate parsed them.
 func (c *Config) Proxies() []netip.Prefix { return append([]netip.Prefix{}, c.proxies...) }
 

@@ -60,7 +60,7 @@ func TestMainnetRefusesTestSettings(t *testing.T) {
 			[]string{"rates.sources", "static", "networks.ethereum", "mainnet"}, ""},
 		{"sign-in links", "signin_links: false", "signin_links: true",
 			[]string{"console.signin_links", "networks.ethereum", "mainnet"}, ""},
-		{"plain cookies off loopback", "console: {signin_links: false}", "listen: 0.0.0.0:8080\nconsole: {secure_cookies: false}",
+		{"plain cookies off loopback", "console: {signin_links: false}", "listen: 0.0.0.0:8080\nadmin_listen: api\nconsole: {secure_cookies: false}",
 			[]string{"console.secure_cookies", "0.0.0.0:8080", "not loopback", "mainnet"}, ""},
 	}
 	for _, c := range cases {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/paywatch/paywatch/api"
 	"github.com/paywatch/paywatch/availability"
+	"github.com/paywatch/paywatch/clientaddr"
 	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/finance"
@@ -365,7 +366,7 @@ func (c *Console) renderSignin(w http.ResponseWriter, r *http.Request, status in
 
 // signin exchanges an API key (POST body) for a session. A valid key
 // always signs in; a wrong one counts against its client (clientAddr,
-// bucketed by clientBucket), which beyond console.signin_attempts a minute
+// bucketed by clientaddr.Bucket), which beyond console.signin_attempts a minute
 // is answered 429. The key is checked either way: the throttle must never
 // stand between a valid key and its session (another person behind the
 // same address), and the check costs what any API request with a bearer
@@ -415,7 +416,7 @@ func (c *Console) signinCSRF(r *http.Request) bool {
 // per window, so a guessing client cannot fill the log).
 func (c *Console) failed(r *http.Request) (int, string) {
 	client := c.clientAddr(r)
-	bucket := clientBucket(client)
+	bucket := clientaddr.Bucket(client)
 	n := c.fails.fail(bucket, c.now())
 	if n <= c.fails.max {
 		c.log.Warn("console sign-in refused", "client", client.String())

@@ -140,7 +140,7 @@ func setCookie(resp *http.Response, name string) *http.Cookie {
 // trusted proxy says the request came over https.
 func TestSessionCookieIsSecureUnlessOnLoopback(t *testing.T) {
 	const secureName = "__Host-paywatch_console"
-	wide := newSite(t, paywatchtest.WithConfig(func(c *config.Config) { c.Listen = "0.0.0.0:8080" }))
+	wide := newSite(t, paywatchtest.WithConfig(func(c *config.Config) { c.Listen, c.AdminListen = "0.0.0.0:8080", config.AdminOnAPI }))
 	resp := wide.signinFrom(t, "", wide.Keys["finance"])
 	ck := setCookie(resp, secureName)
 	if resp.StatusCode != http.StatusSeeOther || ck == nil || !ck.Secure || !ck.HttpOnly || ck.Path != "/" || ck.Domain != "" ||

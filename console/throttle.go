@@ -2,12 +2,13 @@ package console
 
 import (
 	"container/list"
-	"net"
 	"net/http"
 	"net/netip"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/paywatch/paywatch/clientaddr"
 )
 
 // throttleWindow is how long failed sign-ins of a client are counted.
@@ -118,57 +119,10 @@ func (l *failLimiter) len() int {
 	return len(l.by)
 }
 
-// clientBucket is what the throttle counts a client by: its IPv4 address,
-// or the /64 of its IPv6 address (one host's share of a network).
-func clientBucket(a netip.Addr) netip.Prefix {
-	a = a.Unmap()
-	if a.Is4() {
-		return netip.PrefixFrom(a, 32)
-	}
-	p, _ := a.Prefix(64)
-	return p
-}
-
-// peerAddr is the address of the connection's peer.
-func peerAddr(r *http.Request) netip.Addr {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	a, _ := netip.ParseAddr(host)
-	return a.Unmap()
-}
-
-// trusted reports whether a is one of the configured proxies.
-func (c *Console) trusted(a netip.Addr) bool {
-	for _, p := range c.proxies {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
-
-// clientAddr is the address of the client: the peer, or, when the peer is
-// a trusted proxy, the rightmost address of X-Forwarded-For that is not a
-// trusted proxy (each proxy appends the address it got the request from;
-// what a client writes itself is further left and not believed).
+// clientAddr is the address of the client, through the trusted proxies
+// (clientaddr.Of).
 func (c *Console) clientAddr(r *http.Request) netip.Addr {
-	peer := peerAddr(r)
-	if !c.trusted(peer) {
-		return peer
-	}
-	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
-	for i := len(hops) - 1; i >= 0; i-- {
-		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
-		if err != nil {
-			return peer // a garbled hop: count the proxy itself
-		}
-		if a = a.Unmap(); !c.trusted(a) {
-			return a
-		}
-	}
-	return peer
+	return clientaddr.Of(r, c.proxies)
 }
 
 // secureRequest reports whether the request reached the daemon over TLS, or
@@ -177,7 +131,7 @@ func (c *Console) secureRequest(r *http.Request) bool {
 	if r.TLS != nil {
 		return true
 	}
-	if !c.trusted(peerAddr(r)) {
+	if !clientaddr.Trusted(clientaddr.Peer(r), c.proxies) {
 		return false
 	}
 	proto, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")

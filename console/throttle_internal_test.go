@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/paywatch/paywatch/clientaddr"
 )
 
 // A flood of new client addresses does not wipe out a lock-out: the
@@ -12,12 +14,12 @@ import (
 func TestThrottleEvictsInsteadOfResetting(t *testing.T) {
 	l := newFailLimiter(5)
 	start := time.Unix(1_800_000_000, 0)
-	a := clientBucket(netip.MustParseAddr("203.0.113.5"))
+	a := clientaddr.Bucket(netip.MustParseAddr("203.0.113.5"))
 	for range 6 {
 		l.fail(a, start)
 	}
 	flood := func(i int) netip.Prefix {
-		return clientBucket(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}))
+		return clientaddr.Bucket(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}))
 	}
 	for i := range maxThrottled + 500 {
 		l.fail(flood(i), start.Add(time.Second))
@@ -49,8 +51,8 @@ func TestClientBucket(t *testing.T) {
 		"2001:db8:1:2:3:4:5:6":    "2001:db8:1:2::/64",
 		"2001:db8:1:2:ffff::1234": "2001:db8:1:2::/64",
 	} {
-		if got := clientBucket(netip.MustParseAddr(in)).String(); got != want {
-			t.Errorf("clientBucket(%s) = %s, want %s", in, got, want)
+		if got := clientaddr.Bucket(netip.MustParseAddr(in)).String(); got != want {
+			t.Errorf("clientaddr.Bucket(%s) = %s, want %s", in, got, want)
 		}
 	}
 }

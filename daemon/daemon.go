@@ -325,14 +325,14 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 		return err
 	}
 	var apiMetrics http.Handler // on the admin listener instead, when there is one
-	if cfg.AdminListen == "" {
+	if cfg.AdminAddr() == "" {
 		apiMetrics = d.metricsHandler()
 	}
 	d.api = api.New(api.Options{Service: d.svc, Reader: d.store, Finance: d.finance, Reports: d.reports, Config: cfg, Status: d.nets, Clock: deps.Clock,
 		Log: d.log, Metrics: apiMetrics})
 	if cfg.Checkout.Enabled {
 		var err error
-		if d.pages, err = checkout.New(checkout.Options{Intents: d.svc, Feed: d.store, Wake: checkout.NotifierWaker{N: d.store.Notifier()},
+		if d.pages, err = checkout.New(checkout.Options{Intents: d.svc, Payables: d.svc, Feed: d.store, Wake: checkout.NotifierWaker{N: d.store.Notifier()},
 			Links: links, Config: cfg, Clock: deps.Clock, Log: d.log}); err != nil {
 			return err
 		}
@@ -380,10 +380,10 @@ func (d *Daemon) Run(ctx context.Context, ready func(addr string)) error {
 		return fmt.Errorf("listen %s: %w", d.cfg.Listen, err)
 	}
 	var adminLn net.Listener
-	if d.cfg.AdminListen != "" {
-		if adminLn, err = net.Listen("tcp", d.cfg.AdminListen); err != nil {
+	if a := d.cfg.AdminAddr(); a != "" {
+		if adminLn, err = net.Listen("tcp", a); err != nil {
 			ln.Close()
-			return fmt.Errorf("admin_listen %s: %w", d.cfg.AdminListen, err)
+			return fmt.Errorf("admin_listen %s: %w", a, err)
 		}
 		d.adminAddr = adminLn.Addr().String()
 	}
@@ -455,7 +455,7 @@ func (d *Daemon) adminHandler() http.Handler {
 // there is no admin listener, and the payment pages under /pay/ when
 // enabled (always here: customers reach them where they reach the API).
 func (d *Daemon) handler() http.Handler {
-	console := d.console != nil && d.cfg.AdminListen == ""
+	console := d.console != nil && d.cfg.AdminAddr() == ""
 	if !console && d.pages == nil {
 		return d.api
 	}
@@ -471,10 +471,18 @@ func (d *Daemon) handler() http.Handler {
 	return mux
 }
 
+// MaxHeaderBytes bounds a request's headers on every listener of the
+// daemon (net/http's default is 1 MB): an API key, a session cookie, a
+// Last-Event-ID and a proxy's forwarding headers fit many times over, and
+// a payment page's live stream cannot be made to hold megabytes (issue 34:
+// 100 streams with a 1 MB header grew the daemon by 176 MB). A larger
+// request is answered 431.
+const MaxHeaderBytes = 16 << 10
+
 // serveHTTP serves h on ln until ctx ends, then drains for a bounded time.
 func serveHTTP(ctx context.Context, g *errgroup.Group, ln net.Listener, h http.Handler) {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: 90 * time.Second, IdleTimeout: 120 * time.Second}
+		WriteTimeout: 90 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: MaxHeaderBytes}
 	g.Go(func() error {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			return err

@@ -17,7 +17,7 @@ import (
 // packages of a lower layer. A new package must be placed here.
 var layers = map[string]int{
 	// Vocabulary and small tools.
-	"payment": 0, "clock": 0, "logs": 0, "contracts": 0, "devnet": 0,
+	"payment": 0, "clock": 0, "clientaddr": 0, "logs": 0, "contracts": 0, "devnet": 0,
 	// Pure pieces: addresses, the matcher, rates, the chain scanner.
 	"addresses": 1, "matcher": 1, "rates": 1, "chains": 1,
 	"devnet/devnettest": 1, "devnet/ethdev": 1, "devnet/walletjs": 1,

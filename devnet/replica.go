@@ -20,7 +20,11 @@ func (pg *Postgres) Standby(ctx context.Context, dir, name string, port int, set
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "sock"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, "sock"), 0o700); err != nil {
+		return nil, err
+	}
+	// A standby is a copy of the primary: the same role, the same password.
+	if err := os.WriteFile(filepath.Join(dir, "password"), []byte(pg.password+"\n"), 0o600); err != nil {
 		return nil, err
 	}
 	asRoot := os.Geteuid() == 0
@@ -30,7 +34,7 @@ func (pg *Postgres) Standby(ctx context.Context, dir, name string, port int, set
 		}
 	}
 	data := filepath.Join(dir, "data")
-	conninfo := fmt.Sprintf("host=127.0.0.1 port=%d user=postgres application_name=%s", pg.Port, name)
+	conninfo := fmt.Sprintf("host=127.0.0.1 port=%d user=postgres password=%s application_name=%s", pg.Port, pg.password, name)
 	if err := pg.run(ctx, asRoot, "pg_basebackup", "-d", conninfo, "-D", data, "-R", "-X", "stream", "--no-sync", "-c", "fast"); err != nil {
 		return nil, fmt.Errorf("pg_basebackup: %w", err)
 	}

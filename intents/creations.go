@@ -299,7 +299,7 @@ func (s *Service) intentsOf(b []*creation, ids []string, got store.CreationsBegu
 			alone.which[i] = true
 			continue
 		}
-		in, err := s.intentFor(p, j.info, "", j.req.ReturnURL, now)
+		in, err := s.intentFor(p, j.info, "", j.req.ReturnURL, j.req.Locale, now)
 		if err != nil {
 			alone.which[i] = true
 			continue

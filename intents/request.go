@@ -21,6 +21,10 @@ type CreateRequest struct {
 	// paid (optional; omitted from the request hash when empty, so keys
 	// stored before it existed replay).
 	ReturnURL string `json:"return_url,omitempty"`
+	// Locale is the hosted payment page's language, one of its catalogue
+	// (optional, omitted from the request hash when empty; without it the
+	// customer's browser decides).
+	Locale string `json:"locale,omitempty"`
 }
 
 // Idem is an Idempotency-Key claim: the caller's key id, the key, and the
@@ -95,6 +99,14 @@ func (s *Service) validate(req CreateRequest) (payment.Cents, payment.MethodInfo
 		}
 		if err := s.opt.Pages.CheckReturnURL(req.ReturnURL); err != nil {
 			return 0, info, Invalid("return_url", InvalidRequest, "return_url %v", err)
+		}
+	}
+	if req.Locale != "" {
+		if s.opt.Pages == nil {
+			return 0, info, Invalid("locale", InvalidRequest, "locale is the hosted payment page's language, and the page is off on this paywatch (checkout.enabled)")
+		}
+		if err := s.opt.Pages.CheckLocale(req.Locale); err != nil {
+			return 0, info, Invalid("locale", InvalidRequest, "locale %v", err)
 		}
 	}
 	info, err = s.methodFor(req.Method)

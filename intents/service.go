@@ -58,6 +58,11 @@ type Pages interface {
 	// offered on the page (not http(s), or a host that is not allowed), or
 	// nil.
 	CheckReturnURL(raw string) error
+	// CheckLocale returns why a storefront's locale is not a language of
+	// the page, or nil.
+	CheckLocale(tag string) error
+	// PayablePageURL returns the page URL of a payable made for the page.
+	PayablePageURL(payableID int64) string
 }
 
 // Options wires a Service.
@@ -73,7 +78,7 @@ type Options struct {
 	Clock clock.Clock
 	Log   *slog.Logger
 	// Pages gives views their payment_page_url; nil when the hosted page is
-	// off (then a return_url is refused).
+	// off (then a return_url or a locale is refused).
 	Pages Pages
 }
 
@@ -196,7 +201,7 @@ func (s *Service) create(ctx context.Context, req CreateRequest, idem *Idem, usd
 			return 0, views.Intent{}, Fail(TooManyOpenIntents, "%s %s already has %d open intents (%s), as many as one payable may have: pay one of them, or create again after one expires",
 				p.Kind, p.Reference, len(open), openMethods(open))
 		}
-		view, err := s.newIntent(ctx, tx, p, info, "", req.ReturnURL, now, taken)
+		view, err := s.newIntent(ctx, tx, p, info, "", req.ReturnURL, req.Locale, now, taken)
 		if err != nil {
 			return 0, views.Intent{}, err
 		}
@@ -247,8 +252,8 @@ func (s *Service) checkChain(ctx context.Context, n payment.Network) error {
 // With taken, the intent gets taken's id and address (see allocate).
 // The intent and its event are queued, so they reach the database with the
 // transaction's next statement or its commit.
-func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, info payment.MethodInfo, renewedFrom, returnURL string, now time.Time, taken *takenAddress) (views.Intent, error) {
-	in, err := s.intentFor(p, info, renewedFrom, returnURL, now)
+func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, info payment.MethodInfo, renewedFrom, returnURL, locale string, now time.Time, taken *takenAddress) (views.Intent, error) {
+	in, err := s.intentFor(p, info, renewedFrom, returnURL, locale, now)
 	if err != nil {
 		return views.Intent{}, err
 	}
@@ -274,7 +279,7 @@ func (s *Service) newIntent(ctx context.Context, tx *store.Tx, p store.Payable, 
 
 // intentFor is the intent a creation stores for p, quoted now, with no
 // address yet.
-func (s *Service) intentFor(p store.Payable, info payment.MethodInfo, renewedFrom, returnURL string, now time.Time) (store.Intent, error) {
+func (s *Service) intentFor(p store.Payable, info payment.MethodInfo, renewedFrom, returnURL, locale string, now time.Time) (store.Intent, error) {
 	q, err := s.opt.Quotes.Quote(info.Symbol, now)
 	if err != nil {
 		return store.Intent{}, Fail(RateUnavailable, "%v", err)
@@ -299,7 +304,7 @@ func (s *Service) intentFor(p store.Payable, info payment.MethodInfo, renewedFro
 		ExpiresAt: now.Add(s.cfg.Deadline.Duration), Status: payment.IntentAwaiting,
 		ConfirmationsRequired: s.cfg.MethodConfirmations(info.Method, payment.Cents(p.AmountCents)),
 		RenewedFrom:           renewedFrom, CreatedAt: now, UpdatedAt: now,
-		Received: new(big.Int), ConfirmedSum: new(big.Int), ReturnURL: returnURL,
+		Received: new(big.Int), ConfirmedSum: new(big.Int), ReturnURL: returnURL, Locale: locale,
 	}
 	return in, nil
 }
@@ -514,7 +519,7 @@ func (s *Service) renew(ctx context.Context, id string, idem *Idem) (Result[view
 			return 0, views.Intent{}, Fail(TooManyOpenIntents, "%s %s already has %d open intents (%s), as many as one payable may have: pay one of them, or renew after one expires",
 				p.Kind, p.Reference, len(open), openMethods(open))
 		}
-		view, err := s.newIntent(ctx, tx, p, info, old.ID, old.ReturnURL, now, nil)
+		view, err := s.newIntent(ctx, tx, p, info, old.ID, old.ReturnURL, old.Locale, now, nil)
 		if err != nil {
 			return 0, views.Intent{}, err
 		}

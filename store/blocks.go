@@ -64,11 +64,30 @@ func (t *Tx) SetTips(ctx context.Context, network string, node, final int64, now
 
 // SetHealth records the scanner's health. A non-empty critical message is
 // sticky: only an operator's rescan clears it.
+//
+// A network without a cursor yet (its node refused or failing before the
+// first block was placed) has its health kept in scanner_health instead
+// (PreCursorHealth), in the same statement.
 func (s *Store) SetHealth(ctx context.Context, network string, healthy bool, lastError, critical, leader string, now time.Time) error {
-	_, err := s.pool.Exec(ctx, `UPDATE cursors SET healthy = $2, last_error = $3,
-		critical = CASE WHEN $4 = '' THEN critical ELSE $4 END, leader = $5, updated_at = $6 WHERE network = $1`,
+	_, err := s.pool.Exec(ctx, `WITH u AS (UPDATE cursors SET healthy = $2, last_error = $3,
+			critical = CASE WHEN $4 = '' THEN critical ELSE $4 END, leader = $5, updated_at = $6 WHERE network = $1 RETURNING 1)
+		INSERT INTO scanner_health (network, healthy, last_error, critical, leader, updated_at)
+		SELECT $1, $2, $3, $4, $5, $6 WHERE NOT EXISTS (SELECT 1 FROM u)
+		ON CONFLICT (network) DO UPDATE SET healthy = EXCLUDED.healthy, last_error = EXCLUDED.last_error,
+			critical = EXCLUDED.critical, leader = EXCLUDED.leader, updated_at = EXCLUDED.updated_at`,
 		network, healthy, lastError, critical, leader, now)
 	return translate(err)
+}
+
+// PreCursorHealth returns the health a scanner reported while network had
+// no cursor (SetHealth), ErrNotFound when it reported none. Only Healthy,
+// LastError, Critical, Leader and UpdatedAt are set. A critical state here
+// is not sticky: the scanner checks its node again on every step.
+func (s *Store) PreCursorHealth(ctx context.Context, network string) (Cursor, error) {
+	c := Cursor{Network: network}
+	err := s.pool.QueryRow(ctx, `SELECT healthy, last_error, critical, leader, updated_at FROM scanner_health WHERE network = $1`,
+		network).Scan(&c.Healthy, &c.LastError, &c.Critical, &c.Leader, &c.UpdatedAt)
+	return c, translate(err)
 }
 
 // RescanRangeError refuses a rescan start outside 0 … Max: Max is the

@@ -261,15 +261,15 @@ func (t *Tx) QueueInsertIntents(ins []Intent) {
 // element of its arrays.
 const insertIntentsSQL = `INSERT INTO intents (id, payable_id, method, network, asset, amount, tolerance, dust_min,
 		address, address_key, rate, rate_sources, rate_at, expires_at, status, confirmations_required,
-		renewed_from, created_at, updated_at, return_url)
+		renewed_from, created_at, updated_at, return_url, locale)
 		SELECT id, payable_id, method, network, asset, amount::numeric, tolerance::numeric, dust_min::numeric,
 			address, address_key, rate::numeric, ARRAY(SELECT jsonb_array_elements_text(sources::jsonb)), rate_at, expires_at,
-			status, confirmations, NULLIF(renewed_from, ''), created_at, created_at, NULLIF(return_url, '')
+			status, confirmations, NULLIF(renewed_from, ''), created_at, created_at, NULLIF(return_url, ''), NULLIF(locale, '')
 		FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
 			$9::text[], $10::bytea[], $11::text[], $12::text[], $13::timestamptz[], $14::timestamptz[], $15::text[], $16::bigint[],
-			$17::text[], $18::timestamptz[], $19::text[])
+			$17::text[], $18::timestamptz[], $19::text[], $20::text[])
 			AS u(id, payable_id, method, network, asset, amount, tolerance, dust_min, address, address_key, rate, sources,
-				rate_at, expires_at, status, confirmations, renewed_from, created_at, return_url)`
+				rate_at, expires_at, status, confirmations, renewed_from, created_at, return_url, locale)`
 
 // insertIntentsArgs are the column arrays of insertIntentsSQL. An intent's
 // rate sources travel as a JSON array: a text[] cannot hold one array per
@@ -278,7 +278,7 @@ func insertIntentsArgs(ins []Intent) []any {
 	n := len(ins)
 	ids, methods, networks, assets := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	amounts, tols, dusts, addrs, rates := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	sources, statuses, renewed, returns := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	sources, statuses, renewed, returns, locales := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	payables, confs := make([]int64, n), make([]int64, n)
 	keys := make([][]byte, n)
 	rateAt, expires, created := make([]time.Time, n), make([]time.Time, n), make([]time.Time, n)
@@ -288,10 +288,10 @@ func insertIntentsArgs(ins []Intent) []any {
 		amounts[i], tols[i], dusts[i], addrs[i], keys[i] = num(in.Amount), num(in.Tolerance), num(in.DustMin), in.Address, in.AddressKey
 		rates[i], sources[i], rateAt[i], expires[i] = in.Rate, string(src), in.RateAt, in.ExpiresAt
 		statuses[i], confs[i], renewed[i], created[i] = string(in.Status), int64(in.ConfirmationsRequired), in.RenewedFrom, in.CreatedAt
-		returns[i] = in.ReturnURL
+		returns[i], locales[i] = in.ReturnURL, in.Locale
 	}
 	return []any{ids, payables, methods, networks, assets, amounts, tols, dusts, addrs, keys, rates, sources, rateAt, expires,
-		statuses, confs, renewed, created, returns}
+		statuses, confs, renewed, created, returns, locales}
 }
 
 // NewEvent is one event of QueueAppendEvents.

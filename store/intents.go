@@ -63,6 +63,9 @@ type Intent struct {
 	// ReturnURL is where the hosted payment page sends the customer once
 	// paid ("" for none).
 	ReturnURL string
+	// Locale is the payment page's language, as the storefront gave it
+	// ("" for none: the customer's browser decides).
+	Locale string
 }
 
 const payableColumns = `id, kind, reference, coalesce(account, ''), amount_cents, coalesce(paid_by_intent, ''), coalesce(paid_by_entry, ''), paid_at, created_at`
@@ -123,7 +126,7 @@ const intentColumns = `i.id, i.payable_id, p.kind, p.reference, coalesce(p.accou
 	i.rate::text, i.rate_sources, i.rate_at, i.expires_at,
 	i.status, i.overpaid, i.late, i.received::text, i.confirmed_sum::text, i.confirmations_required,
 	i.reported_at, i.detected_at, i.paid_at, coalesce(i.renewed_from, ''), coalesce(i.superseded_by, ''),
-	i.created_at, i.updated_at, coalesce(i.return_url, '')`
+	i.created_at, i.updated_at, coalesce(i.return_url, ''), coalesce(i.locale, '')`
 
 const intentFrom = ` FROM intents i JOIN payables p ON p.id = i.payable_id `
 
@@ -135,7 +138,7 @@ func scanIntent(row pgx.Row) (Intent, error) {
 		&in.Rate, &in.RateSources, &in.RateAt, &in.ExpiresAt,
 		&in.Status, &in.Overpaid, &in.Late, &recv, &conf, &in.ConfirmationsRequired,
 		&in.ReportedAt, &in.DetectedAt, &in.PaidAt, &in.RenewedFrom, &in.SupersededBy,
-		&in.CreatedAt, &in.UpdatedAt, &in.ReturnURL)
+		&in.CreatedAt, &in.UpdatedAt, &in.ReturnURL, &in.Locale)
 	if err != nil {
 		return Intent{}, translate(err)
 	}

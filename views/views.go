@@ -89,6 +89,7 @@ type Intent struct {
 	PaymentURI            string               `json:"payment_uri"`
 	PaymentPageURL        string               `json:"payment_page_url,omitempty"`
 	ReturnURL             string               `json:"return_url,omitempty"`
+	Locale                string               `json:"locale,omitempty"`
 	Rate                  Rate                 `json:"rate"`
 	ExpiresAt             time.Time            `json:"expires_at"`
 	Status                payment.IntentStatus `json:"status"`
@@ -160,7 +161,7 @@ func IntentOf(in store.Intent, transfers []store.Transfer, tip int64, uri string
 		ID: in.ID, Kind: in.Kind, Reference: in.Reference, Account: strp(in.Account),
 		Method: in.Method, Network: in.Network, Asset: assetName(in.Method, in.Asset),
 		AmountUSD: payment.Cents(in.AmountCents).String(), Amount: payment.FormatUnits(in.Amount, dec),
-		AmountBaseUnits: in.Amount.String(), Address: in.Address, PaymentURI: uri, ReturnURL: in.ReturnURL,
+		AmountBaseUnits: in.Amount.String(), Address: in.Address, PaymentURI: uri, ReturnURL: in.ReturnURL, Locale: in.Locale,
 		Rate:      Rate{USDPerUnit: in.Rate, Sources: in.RateSources, At: in.RateAt.UTC()},
 		ExpiresAt: in.ExpiresAt.UTC(), Status: in.Status, Overpaid: in.Overpaid, Late: in.Late,
 		ConfirmationsRequired: in.ConfirmationsRequired, ReportedAt: utc(in.ReportedAt),

@@ -16,7 +16,9 @@
   function copyText(button) {
     var el = document.getElementById(button.dataset.copy);
     if (!el) { return; }
-    var text = el.textContent.trim();
+    // data-value is the text as it must be sent (the page may show it
+    // grouped or with the language's decimal mark).
+    var text = el.dataset.value || el.textContent.trim();
     var label = button.textContent;
     var done = function () {
       button.textContent = button.dataset.copied;
@@ -37,12 +39,33 @@
     }
   }
   function showCopy() {
-    Array.prototype.forEach.call(document.querySelectorAll('button[data-copy]'), function (b) { b.hidden = false; });
+    Array.prototype.forEach.call(document.querySelectorAll('button[data-copy], button[data-print]'), function (b) { b.hidden = false; });
+    localTimes();
   }
   document.addEventListener('click', function (e) {
     var b = e.target.closest && e.target.closest('button[data-copy]');
     if (b) { copyText(b); }
+    if (e.target.closest && e.target.closest('button[data-print]')) { window.print(); }
   });
+
+  // Times in the customer's own time zone, its offset named; the page
+  // says them in UTC until this runs (or without JavaScript).
+  var lang = document.documentElement.lang || 'en';
+  function localTimes() {
+    if (!window.Intl || !Intl.DateTimeFormat) { return; }
+    var fmt;
+    try {
+      fmt = new Intl.DateTimeFormat(lang, { year: 'numeric', month: 'long', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'shortOffset' });
+    } catch (e) {
+      try {
+        fmt = new Intl.DateTimeFormat(lang, { year: 'numeric', month: 'long', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' });
+      } catch (e2) { return; }
+    }
+    Array.prototype.forEach.call(document.querySelectorAll('time.local-time'), function (el) {
+      var t = Date.parse(el.getAttribute('datetime'));
+      if (!isNaN(t)) { el.textContent = fmt.format(new Date(t)); el.dataset.local = '1'; }
+    });
+  }
   showCopy();
 
   // Countdown to the deadline, in the server's time.
@@ -54,6 +77,7 @@
     if (left <= 0) {
       countdown.textContent = countdown.dataset.passed;
       countdown.classList.add('passed');
+      atDeadline();
       return;
     }
     var s = Math.floor(left / 1000), h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60);
@@ -62,6 +86,25 @@
   }
   tick();
   setInterval(tick, 1000);
+
+  // At the deadline the page changes state in one step: the status the
+  // server rendered for just after the deadline replaces the open one,
+  // and the instructions go, together (the live stream then confirms).
+  function atDeadline() {
+    var t = document.getElementById('at-deadline');
+    var st = document.getElementById('status');
+    var p = document.getElementById('pay');
+    if (!t || !st || !p || p.hidden || !t.innerHTML.trim()) { return; }
+    st.innerHTML = t.innerHTML;
+    st.dataset.id = '';
+    p.hidden = true;
+    p.innerHTML = '';
+    body.dataset.state = t.dataset.state || 'expired';
+    var change = document.getElementById('change');
+    if (change) { change.hidden = true; }
+    if (t.dataset.title) { document.title = t.dataset.title; }
+    showCopy();
+  }
 
   // Live status.
   var status = document.getElementById('status');
@@ -78,6 +121,14 @@
     }
     body.dataset.state = m.state;
     document.title = m.title;
+    var change = document.getElementById('change');
+    if (change) { change.hidden = !(m.open && m.state === 'waiting'); }
+    var t = document.getElementById('at-deadline');
+    if (t) {
+      t.innerHTML = m.at_deadline || '';
+      t.dataset.title = m.at_deadline_title || '';
+      t.dataset.state = m.at_deadline_state || '';
+    }
     showCopy();
     tick();
   }

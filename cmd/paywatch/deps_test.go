@@ -136,3 +136,66 @@ func TestNoBinaryLinksBothSecp256k1(t *testing.T) {
 		}
 	}
 }
+
+// The daemon links no pre-release of a module (v1.0.0-rc.1 and the like):
+// a release candidate carries no promise of its API or of fixes, and
+// filippo.io/edwards25519 v1.0.0-rc.1 came in through solana-go until
+// v1.2.0 was required (issue 34). Pseudo-versions of untagged modules
+// (v0.0.0-20240101…-abcdef) are not pre-releases of a release and pass.
+func TestDaemonLinksNoPreRelease(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{with .Module}}{{.Path}} {{.Version}}{{end}}",
+		"github.com/paywatch/paywatch/cmd/paywatch").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		path, version, ok := strings.Cut(line, " ")
+		if !ok || seen[path] {
+			continue
+		}
+		seen[path] = true
+		if preRelease(version) {
+			t.Errorf("the daemon links %s %s, a pre-release", path, version)
+		}
+	}
+	if !seen["github.com/gagliardetto/solana-go"] {
+		t.Fatalf("go list -deps names no solana-go among %d modules: %q", len(seen), out)
+	}
+}
+
+// preRelease reports whether a module version is a pre-release of a tagged
+// release (v1.0.0-rc.1, v2.3.0-beta), not a pseudo-version.
+func preRelease(v string) bool {
+	_, pre, ok := strings.Cut(strings.TrimPrefix(v, "v"), "-")
+	if !ok {
+		return false
+	}
+	// A pseudo-version's tail is a 14-digit timestamp and a commit hash,
+	// after "0." or directly (v0.0.0-20240101000000-abcdef123456).
+	parts := strings.Split(pre, "-")
+	if len(parts) >= 2 {
+		ts := parts[len(parts)-2]
+		ts = ts[strings.LastIndex(ts, ".")+1:]
+		if len(ts) == 14 && strings.Trim(ts, "0123456789") == "" {
+			return false
+		}
+	}
+	return true
+}
+
+func TestPreReleaseTellsReleaseCandidatesFromPseudoVersions(t *testing.T) {
+	for v, want := range map[string]bool{
+		"v1.0.0-rc.1":                          true,
+		"v2.3.0-beta":                          true,
+		"v1.2.0":                               false,
+		"v0.0.0-20240101000000-abcdef123456":   false,
+		"v1.2.4-0.20240101000000-abcdef123456": false,
+		"v0.0.0-20161212061736-f391b8402d23":   false,
+		"":                                     false,
+	} {
+		if got := preRelease(v); got != want {
+			t.Errorf("preRelease(%q) = %v, want %v", v, got, want)
+		}
+	}
+}

@@ -97,8 +97,7 @@ func TestFailoverDrill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dbURL := fmt.Sprintf("postgres://postgres@127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/paywatch?sslmode=disable&target_session_attrs=read-write",
-		a.Port, b.Port, portC)
+	dbURL := a.URLOf("paywatch", a.Port, b.Port, portC) + "&target_session_attrs=read-write"
 
 	var hooks hookLog
 	hookSrv := httptest.NewServer(&hooks)

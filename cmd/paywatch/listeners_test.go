@@ -65,6 +65,20 @@ func TestAdminListenerServesMetricsAndTheConsole(t *testing.T) {
 	if st, _ := get(adminBase + "/v1/methods"); st != 404 {
 		t.Errorf("the admin listener serves the API: %d", st)
 	}
+	// Headers are bounded on every listener (16 KB, not net/http's 1 MB):
+	// a 64 KB header is refused before any handler runs (issue 34 item 4).
+	for _, url := range []string{apiBase + "/healthz", adminBase + "/metrics"} {
+		req, _ := http.NewRequest("GET", url, nil)
+		req.Header.Set("Last-Event-ID", strings.Repeat("a", 64<<10))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+			t.Errorf("%s with a 64 KB header: %d, want 431", url, resp.StatusCode)
+		}
+	}
 	cancel()
 	select {
 	case err := <-done:

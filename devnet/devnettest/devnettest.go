@@ -98,7 +98,9 @@ func sharedCluster() (string, error) {
 	portFile := filepath.Join(dir, "port")
 	if b, err := os.ReadFile(portFile); err == nil {
 		if port, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-			admin := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
+			// The cluster's password (devnet.Postgres keeps it beside the data).
+			pw, _ := os.ReadFile(filepath.Join(dir, "cluster", "password"))
+			admin := fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/postgres?sslmode=disable", strings.TrimSpace(string(pw)), port)
 			pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
 			conn, err := pgx.Connect(pctx, admin)
 			pcancel()

@@ -1,0 +1,23 @@
+package views
+
+import (
+	"time"
+
+	"github.com/paywatch/paywatch/payment"
+)
+
+// PagePayable is a payable made for the payment page (POST /v1/payables),
+// as the API shows it: PaymentPageURL is where the storefront sends its
+// customer, who picks the method there (README, "The payment page"). A
+// capability, as an intent's page URL is.
+type PagePayable struct {
+	Kind           payment.PayableKind `json:"kind"`
+	Reference      string              `json:"reference"`
+	Account        *string             `json:"account"`
+	AmountUSD      string              `json:"amount_usd"`
+	Status         string              `json:"status"`
+	PaymentPageURL string              `json:"payment_page_url"`
+	ReturnURL      string              `json:"return_url,omitempty"`
+	Locale         string              `json:"locale,omitempty"`
+	CreatedAt      time.Time           `json:"created_at"`
+}
