@@ -519,8 +519,12 @@ func TestChromiumScopesCSRFAndOperatorScreens(t *testing.T) {
 		}
 		row := `#networks tr[data-network="` + n.Network + `"]`
 		cells := eval[[]string](t, ctx, `Array.from(document.querySelectorAll('`+row+` td')).map(c => c.textContent.trim())`)
+		final := fmt.Sprint(n.FinalHeight)
+		if n.FinalHeight == 0 {
+			final = "by conf." // no finality marker: confirmations decide (issue 36 item 9)
+		}
 		if len(cells) < 10 || cells[2] != fmt.Sprint(n.NodeHeight) || cells[3] != fmt.Sprint(n.ScannedHeight) ||
-			cells[4] != fmt.Sprint(n.FinalHeight) || cells[5] != fmt.Sprint(n.LagBlocks) || cells[9] != fmt.Sprint(n.AddressesWatched) {
+			cells[4] != final || cells[5] != fmt.Sprint(n.LagBlocks) || cells[9] != fmt.Sprint(n.AddressesWatched) {
 			t.Fatalf("%s on screen %v, API %+v", n.Network, cells, n)
 		}
 		if want := map[bool]string{true: "healthy", false: "unhealthy"}[n.Healthy]; cells[1] != want {
@@ -555,10 +559,12 @@ func TestChromiumScopesCSRFAndOperatorScreens(t *testing.T) {
 		t.Fatalf("negative rescan: %q, API %q", msg, apiErr.Error.Message)
 	}
 
-	// Webhooks: an endpoint, its cursor and backlog, redeliver.
+	// Webhooks: an endpoint, its cursor and backlog, redeliver; another
+	// endpoint's real deliveries, named by event type.
 	if err := s.Store.EnsureWebhookEndpoint(context.Background(), "shop", "https://shop.example/hook", false, s.Clock.Now()); err != nil {
 		t.Fatal(err)
 	}
+	deliverEvents(t, s, "receiver")
 	open(t, ctx, s.URL+"/console/webhooks")
 	last, err := s.Store.LastEventSeq(context.Background())
 	if err != nil {
@@ -570,7 +576,7 @@ func TestChromiumScopesCSRFAndOperatorScreens(t *testing.T) {
 	}
 	run(t, ctx, chromedp.SendKeys(chromedp.CSS(`#endpoints tr[data-endpoint="shop"] input[name=from_seq]`), "1"),
 		chromedp.Click(chromedp.CSS(`#endpoints tr[data-endpoint="shop"] button`)), chromedp.WaitVisible(chromedp.ID("done-message")))
-	if log := text(t, ctx, "#deliveries"); !strings.Contains(log, "redeliver") {
+	if log := text(t, ctx, "#deliveries"); !strings.Contains(log, "redeliver") || !strings.Contains(log, "intent.created") {
 		t.Fatalf("delivery log: %q", log)
 	}
 	shoot(t, ctx, dir, "webhooks")

@@ -160,10 +160,16 @@ func (c *Console) inboxRows(r *http.Request, ts []views.Transfer) ([]inboxRow, e
 // usdOf values a transfer at its intent's locked rate, when it is in that
 // intent's asset.
 func usdOf(t views.Transfer, in *store.Intent) string {
+	return usdOfUnits(t, in, t.AmountBaseUnits)
+}
+
+// usdOfUnits values units (base units of the transfer's asset, a decimal
+// string) at the transfer's intent's locked rate; "" without one.
+func usdOfUnits(t views.Transfer, in *store.Intent, units string) string {
 	if in == nil || in.Network != t.Network || in.Rate == "" {
 		return ""
 	}
-	units, ok := new(big.Int).SetString(t.AmountBaseUnits, 10)
+	n, ok := new(big.Int).SetString(units, 10)
 	if !ok {
 		return ""
 	}
@@ -172,7 +178,44 @@ func usdOf(t views.Transfer, in *store.Intent) string {
 	if !ok || string(m.Method) != in.Method {
 		return ""
 	}
-	return views.USDValue(units, in.Rate, m.Decimals).String()
+	return views.USDValue(n, in.Rate, m.Decimals).String()
+}
+
+// paysIntent reports whether part of the transfer already pays its intent
+// (an overpayment): crediting an intent with it is refused, and what is
+// left to decide is its surplus.
+func paysIntent(t views.Transfer) bool {
+	return t.IntentID != nil && t.Settled != "" && t.Settled != "0"
+}
+
+// amount is a part of a transfer in the asset's units and, at the intent's
+// locked rate, in USD ("" without one).
+type amount struct {
+	Amount, USD string
+}
+
+// partOf renders units (base units of the transfer's asset, a decimal
+// string) as an amount; ok is false for a malformed value.
+func partOf(row inboxRow, units string) (amount, bool) {
+	t := row.T
+	n, ok := new(big.Int).SetString(units, 10)
+	if !ok {
+		return amount{}, false
+	}
+	return amount{Amount: payment.FormatUnits(n, views.Decimals(t.Network, t.Asset)) + " " + symbol(t.Network, t.Asset),
+		USD: usdOfUnits(t, row.Intent, n.String())}, true
+}
+
+// surplusOf is an overpayment's surplus: what of the transfer is more than
+// the part that pays its intent.
+func surplusOf(row inboxRow) amount {
+	total, ok1 := new(big.Int).SetString(row.T.AmountBaseUnits, 10)
+	settled, ok2 := new(big.Int).SetString(row.T.Settled, 10)
+	if !ok1 || !ok2 {
+		return amount{}
+	}
+	a, _ := partOf(row, new(big.Int).Sub(total, settled).String())
+	return a
 }
 
 func (c *Console) explorer(network, txid string) string {
@@ -191,6 +234,10 @@ type transferData struct {
 	Error   string
 	Done    bool
 	Actions []actionInfo
+	// PaysIntent marks an overpayment: part of it pays its intent, and
+	// Surplus is the rest, what the clerk decides on.
+	PaysIntent bool
+	Surplus    amount
 }
 
 type resolveForm struct {
@@ -208,23 +255,35 @@ type actionInfo struct {
 
 func (c *Console) actions(row inboxRow) []actionInfo {
 	t := row.T
-	amount := t.Amount + " " + symbol(t.Network, t.Asset)
-	value := amount
-	if row.USD != "" {
-		value = row.USD + " USD"
+	// What is decided is what is left to decide: the whole transfer, or
+	// an overpayment's surplus (the rest already pays its intent).
+	left, ok := partOf(row, t.Unresolved)
+	if !ok {
+		left = amount{Amount: t.Amount + " " + symbol(t.Network, t.Asset), USD: row.USD}
 	}
-	intent := "the intent you name"
-	if t.IntentID != nil {
-		intent = *t.IntentID
+	what, value := left.Amount, left.Amount
+	if left.USD != "" {
+		value = left.USD + " USD"
 	}
-	return []actionInfo{
-		{finance.ActionCreditIntent, "Credit an intent", "Counts " + amount + " toward " + intent +
-			": it may become paid, and a top-up is then credited to its account."},
-		{finance.ActionCreditAccount, "Credit an account", "Credits " + value + " to the account you name" +
+	var out []actionInfo
+	if paysIntent(t) {
+		// Crediting an intent is refused for a transfer that already pays
+		// one (finance: "already pays intent"): the form is not offered.
+		value += ", the surplus over intent " + *t.IntentID + ","
+	} else {
+		intent := "the intent you name"
+		if t.IntentID != nil {
+			intent = *t.IntentID
+		}
+		out = append(out, actionInfo{finance.ActionCreditIntent, "Credit an intent", "Counts " + what + " toward " + intent +
+			": it may become paid, and a top-up is then credited to its account."})
+	}
+	return append(out,
+		actionInfo{finance.ActionCreditAccount, "Credit an account", "Credits " + value + " to the account you name" +
 			" (the reviewed part at the intent's locked rate, or the rate you give)."},
-		{finance.ActionRefunded, "Refunded", "Records that " + amount + " was sent back in the refund transaction you give; nothing is credited."},
-		{finance.ActionIgnore, "Ignore", "Records that " + amount + " is ignored (dust, spam); nothing is credited."},
-	}
+		actionInfo{finance.ActionRefunded, "Refunded", "Records that " + what + " was sent back in the refund transaction you give; nothing is credited."},
+		actionInfo{finance.ActionIgnore, "Ignore", "Records that " + what + " is ignored (dust, spam); nothing is credited."},
+	)
 }
 
 func (c *Console) loadTransfer(r *http.Request, id string) (inboxRow, error) {
@@ -257,14 +316,24 @@ func (c *Console) renderTransfer(w http.ResponseWriter, r *http.Request, s *sess
 		c.internal(w, r, err)
 		return
 	}
-	if form.IntentID == "" && row.T.IntentID != nil {
+	pays := paysIntent(row.T)
+	if form.IntentID == "" && row.T.IntentID != nil && !pays {
 		form.IntentID = *row.T.IntentID
 	}
 	if form.Account == "" && row.Intent != nil {
 		form.Account = row.Intent.Account
 	}
-	c.render(w, r, status, "transfer", s, "Transfer "+row.T.ID, transferData{Row: row, Form: form, Error: msg,
-		Done: r.URL.Query().Get("done") == "1", Actions: c.actions(row)})
+	acts := c.actions(row)
+	if form.Action == "" {
+		// The first form offered opens: for an overpayment, crediting an
+		// account with the surplus, not the intent it already pays.
+		form.Action = acts[0].Action
+	}
+	d := transferData{Row: row, Form: form, Error: msg, Done: r.URL.Query().Get("done") == "1", Actions: acts, PaysIntent: pays}
+	if pays {
+		d.Surplus = surplusOf(row)
+	}
+	c.render(w, r, status, "transfer", s, "Transfer "+row.T.ID, d)
 }
 
 // resolve records a decision through the same service call as POST
@@ -421,11 +490,38 @@ type balanceData struct {
 	Balance *finance.BalanceView
 	Ledger  finance.LedgerPage
 	Next    string
+	// Without an account: the accounts whose name contains Search, at
+	// most accountsShown of them (More when there are more).
+	Search   string
+	Accounts []accountRow
+	More     bool
 }
+
+type accountRow struct {
+	Account, BalanceUSD string
+	UpdatedAt           *time.Time
+}
+
+// accountsShown caps the balances page's account list; the search box
+// narrows it.
+const accountsShown = 200
 
 func (c *Console) balances(w http.ResponseWriter, r *http.Request, s *session) {
 	q := r.URL.Query()
-	d := balanceData{Account: strings.TrimSpace(q.Get("account"))}
+	d := balanceData{Account: strings.TrimSpace(q.Get("account")), Search: strings.TrimSpace(q.Get("q"))}
+	if d.Account == "" {
+		as, err := c.store.Accounts(r.Context(), d.Search, accountsShown+1)
+		if err != nil {
+			c.internal(w, r, err)
+			return
+		}
+		if len(as) > accountsShown {
+			as, d.More = as[:accountsShown], true
+		}
+		for _, a := range as {
+			d.Accounts = append(d.Accounts, accountRow{Account: a.Account, BalanceUSD: payment.Cents(a.BalanceCents).String(), UpdatedAt: a.UpdatedAt})
+		}
+	}
 	if d.Account != "" {
 		b, err := c.finance.Balance(r.Context(), d.Account)
 		if err != nil {

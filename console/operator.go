@@ -209,9 +209,11 @@ type endpointRow struct {
 type webhooksData struct {
 	Endpoints []endpointRow
 	Log       []store.WebhookAttempt
-	Endpoint  string
-	Done      string
-	Error     string
+	// EventTypes maps the log's event ids to their types.
+	EventTypes map[string]string
+	Endpoint   string
+	Done       string
+	Error      string
 }
 
 func (c *Console) webhooks(w http.ResponseWriter, r *http.Request, s *session) {
@@ -242,8 +244,18 @@ func (c *Console) renderWebhooks(w http.ResponseWriter, r *http.Request, s *sess
 		c.internal(w, r, err)
 		return
 	}
+	ids := make([]string, 0, len(d.Log))
 	for i := range d.Log {
 		d.Log[i].Error = webhooks.RedactText(d.Log[i].Error)
+		if d.Log[i].EventID != "" {
+			ids = append(ids, d.Log[i].EventID)
+		}
+	}
+	// The log names each event by its type (what a clerk looks for); the
+	// id stays on hover and in the API's delivery log.
+	if d.EventTypes, err = c.store.EventTypes(r.Context(), ids); err != nil {
+		c.internal(w, r, err)
+		return
 	}
 	if r.URL.Query().Get("done") == "redeliver" {
 		d.Done = "Redelivery scheduled for " + r.URL.Query().Get("name") + " from seq " + r.URL.Query().Get("from") + "."

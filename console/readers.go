@@ -30,11 +30,13 @@ type Reader interface {
 	IntentsByPayable(ctx context.Context, payableID int64) ([]store.Intent, error)
 	PayableByReference(ctx context.Context, kind, reference string) (store.Payable, error)
 	Search(ctx context.Context, q string) ([]store.SearchHit, error)
+	Accounts(ctx context.Context, q string, limit int) ([]store.AccountSummary, error)
 	InboxCounts(ctx context.Context, f store.InboxFilter) (map[string]int64, error)
 	NodeHeight(ctx context.Context, network string) (int64, error)
 	Findings(ctx context.Context, network, status string, limit int) ([]store.Finding, error)
 	ReconcileRuns(ctx context.Context) ([]store.ReconcileRun, error)
 	WebhookAttempts(ctx context.Context, endpoint string, before int64, limit int) ([]store.WebhookAttempt, error)
+	EventTypes(ctx context.Context, ids []string) (map[string]string, error)
 	WebhookEndpoints(ctx context.Context) ([]store.WebhookEndpoint, error)
 	RedeliverWebhook(ctx context.Context, name string, fromSeq int64, now time.Time) (store.WebhookEndpoint, error)
 	RequestReconcile(ctx context.Context, network string, now time.Time) error

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -102,6 +103,9 @@ type Daemon struct {
 	reconciler *reconcile.Reconciler
 	// sweeps is when the deadline sweep runs (expiry_sweep).
 	sweeps cron.Schedule
+	// leads says, per network, whether this instance leads its scanner
+	// (set by the network's ingest.Leader; read by the reconciler).
+	leads map[payment.Network]*atomic.Bool
 }
 
 // watchSets adapts the per-network sets to intents.Watcher.
@@ -127,7 +131,8 @@ func New(ctx context.Context, cfg *config.Config, deps Deps) (*Daemon, error) {
 		return nil, errors.New("daemon: expiry_sweep is not resolved: the config must come from config.Load, Parse or Validate")
 	}
 	d := &Daemon{sweeps: sweeps, cfg: cfg, log: log, clock: clock.Or(deps.Clock), getenv: deps.Getenv, store: deps.Store, watch: map[payment.Network]*chains.WatchSet{},
-		sources: map[payment.Network]chains.Source{}, modes: map[payment.Network]func() string{}}
+		sources: map[payment.Network]chains.Source{}, modes: map[payment.Network]func() string{},
+		leads: map[payment.Network]*atomic.Bool{}}
 	if d.getenv == nil {
 		d.getenv = os.Getenv
 	}
@@ -190,6 +195,12 @@ func (d *Daemon) Quotes() *rates.Book { return d.book }
 // not enabled).
 func (d *Daemon) WatchSet(n payment.Network) *chains.WatchSet { return d.watch[n] }
 
+// Leads reports whether this instance leads network n's scanner now.
+func (d *Daemon) Leads(n payment.Network) bool {
+	b := d.leads[n]
+	return b != nil && b.Load()
+}
+
 // Registry holds the daemon's metrics.
 func (d *Daemon) Registry() *prometheus.Registry { return d.reg }
 
@@ -236,6 +247,7 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 			return err
 		}
 		d.watch[n] = chains.NewWatchSet(int(watched + watched/32 + 1024))
+		d.leads[n] = new(atomic.Bool)
 		if n == payment.Solana {
 			addrs[n] = intents.AddressSource{}
 			continue
@@ -431,7 +443,13 @@ func (d *Daemon) leader(n payment.Network, src chains.Source) *ingest.Leader {
 		Scanner: chains.ScannerConfig{Network: n, Chain: nc.Chain, PollInterval: nc.PollInterval.Duration,
 			Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, StartHeight: (*chains.Height)(nc.StartHeight),
 			Observe: d.metrics.observe(n)},
-		Leading: func(yes bool) { d.ops.leading(n, yes) }, Log: d.log}
+		Holder: d.cfg.Instance,
+		Leading: func(yes bool) {
+			if b := d.leads[n]; b != nil {
+				b.Store(yes)
+			}
+			d.ops.leading(n, yes)
+		}, Log: d.log}
 }
 
 // metricsHandler serves the Prometheus registry.

@@ -18,6 +18,8 @@ import (
 var layers = map[string]int{
 	// Vocabulary and small tools.
 	"payment": 0, "clock": 0, "clientaddr": 0, "logs": 0, "contracts": 0, "devnet": 0,
+	// docs/webhooks/receiver.go, an example receiver (//go:build ignore).
+	"docs/webhooks": 0,
 	// Pure pieces: addresses, the matcher, rates, the chain scanner.
 	"addresses": 1, "matcher": 1, "rates": 1, "chains": 1,
 	"devnet/devnettest": 1, "devnet/ethdev": 1, "devnet/walletjs": 1,

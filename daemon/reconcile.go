@@ -42,6 +42,9 @@ func ReconcileViews(sources map[payment.Network]chains.Source, watch map[payment
 func (d *Daemon) wireReconciler() error {
 	rc := ReconcileConfig(d.cfg.Reconcile)
 	rc.Clock = d.clock
+	// Only the scanner's leader fills a network's watched set: the
+	// reconciler checks the networks this instance leads (issue 32 item 6).
+	rc.Leads = d.Leads
 	r, err := reconcile.New(d.store, rc, ReconcileViews(d.sources, d.watch), d.log)
 	if err != nil {
 		return err

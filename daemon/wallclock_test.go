@@ -27,6 +27,7 @@ var wallClock = map[string]string{
 	"chains/bitcoin/mempool_peek.go": "the mempool peek's pacing of node reads",
 	"chains/tron/client.go":          "a node call's duration, for its log line",
 	"daemon/httpmetrics.go":          "request latency metrics",
+	"docs/webhooks/receiver.go":      "an example receiver (not built into paywatch) checking a signature's timestamp against its own clock",
 	"daemon/metrics.go":              "scan latency metrics",
 	"daemon/opsmetrics.go":           "delivery latency metrics",
 	"daemon/poolmetrics.go":          "the address pool metrics' read timeout",

@@ -120,7 +120,7 @@ func (s *Sink) reevaluateAll(ctx context.Context, tx *store.Tx, affected map[str
 // transfers that reached their confirmations, without refetching blocks.
 func (s *Sink) ApplyTips(ctx context.Context, network payment.Network, tips chains.Tips) error {
 	n := string(network)
-	return s.store.InTx(ctx, func(tx *store.Tx) error {
+	return s.inTx(ctx, func(tx *store.Tx) error {
 		now := s.now().UTC()
 		if _, err := tx.CursorForUpdate(ctx, n); err != nil {
 			return err
@@ -141,7 +141,7 @@ func (s *Sink) ApplyTips(ctx context.Context, network payment.Network, tips chai
 // orphaned and what they paid is re-decided. The blocks are replayed next.
 func (s *Sink) Rewind(ctx context.Context, network payment.Network, to chains.Height, hash string) error {
 	n, height := string(network), int64(to)
-	return s.store.InTx(ctx, func(tx *store.Tx) error {
+	return s.inTx(ctx, func(tx *store.Tx) error {
 		now := s.now().UTC()
 		if _, err := tx.CursorForUpdate(ctx, n); err != nil {
 			return err
@@ -182,7 +182,7 @@ var _ chains.PendingRecorder = (*Sink)(nil)
 
 func (s *Sink) applyPending(ctx context.Context, network payment.Network, pending []chains.Transfer, orphan bool) error {
 	n := string(network)
-	return s.store.InTx(ctx, func(tx *store.Tx) error {
+	return s.inTx(ctx, func(tx *store.Tx) error {
 		now := s.now().UTC()
 		m := newMoves()
 		keep := make([]string, 0, len(pending))

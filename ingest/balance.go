@@ -157,7 +157,7 @@ func (s *Sink) recordedNative(ctx context.Context, n string, keys [][]byte, h in
 // transaction. The cursor lock orders it with the scanner's writes.
 func (s *Sink) recordUnexplained(ctx context.Context, n string, a openAddress, h int64, hash string, amount *big.Int,
 	seen time.Time, tips chains.Tips) error {
-	return s.store.InTx(ctx, func(tx *store.Tx) error {
+	return s.inTx(ctx, func(tx *store.Tx) error {
 		now := s.now().UTC()
 		cur, err := tx.CursorForUpdate(ctx, n)
 		if err != nil {

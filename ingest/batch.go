@@ -23,7 +23,7 @@ func (s *Sink) ApplyBlocks(ctx context.Context, network payment.Network, bs []ch
 		return nil
 	}
 	n := string(network)
-	return s.store.InTx(ctx, func(tx *store.Tx) error {
+	return s.inTx(ctx, func(tx *store.Tx) error {
 		now := s.now().UTC()
 		refs := make([]store.BlockRef, len(bs))
 		times := make([]time.Time, len(bs))

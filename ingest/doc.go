@@ -21,4 +21,8 @@
 //     (BalanceTxID, BalanceIndex).
 //   - Keys reads new addresses by their commit-ordered seq, so no address
 //     committed late or by another instance is missed.
+//   - The scanner runs only under its network's lease (Leader), and every
+//     write of a Leader's scanner carries the lease's fence (Sink.Fenced):
+//     checked in the write's own transaction, so a leader that froze and
+//     woke after a takeover writes nothing.
 package ingest

@@ -74,6 +74,8 @@ type Sink struct {
 	counter Counter
 	now     func() time.Time
 	log     *slog.Logger
+	// fence, when set, is the lease every write is made under (Fenced).
+	fence *store.Fence
 }
 
 // New returns a Sink.
@@ -82,4 +84,24 @@ func New(opt Options) *Sink {
 	opt.Log = logs.Or(opt.Log)
 	return &Sink{store: opt.Store, cfg: opt.Config, decider: opt.Decider, credits: opt.Credits, counter: opt.Counter,
 		now: clock.Stored(opt.Clock.Now), log: opt.Log.With("component", "ingest")}
+}
+
+// Fenced returns a Sink whose every write (each block, tip, rewind, mempool
+// read, balance-check item, cursor reset and health record) is made under
+// f: its transaction checks, in the same round trip as its first
+// statement, that f's lease is still held with f's token, and fails with
+// store.ErrFenced, having changed nothing, once another instance took the
+// lease over. A leader frozen past its lease writes nothing when it wakes.
+func (s *Sink) Fenced(f *store.Fence) *Sink {
+	c := *s
+	c.fence = f
+	return &c
+}
+
+// inTx runs fn in a transaction under the Sink's fence (if any).
+func (s *Sink) inTx(ctx context.Context, fn func(*store.Tx) error) error {
+	return s.store.InTx(ctx, func(tx *store.Tx) error {
+		tx.Fence(s.fence)
+		return fn(tx)
+	})
 }

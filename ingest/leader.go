@@ -9,6 +9,7 @@ import (
 
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/logs"
+	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
 )
 
@@ -17,10 +18,18 @@ import (
 const DefaultLeaseRetry = 5 * time.Second
 
 // Leader runs a network's scanner on the one instance that holds the
-// network's lease (a PostgreSQL advisory lock held on its own connection):
-// a standby retries until the leader goes away, and a leader that loses
-// its lease stops scanning at once. Several instances may run a Leader of
-// the same network; one scans.
+// network's lease (store.Lease: a row with a holder, a token and an expiry
+// by the database's clock, renewed by the holder): a standby retries until
+// the lease expires or is released, and a leader that loses its lease
+// stops scanning at once. Several instances may run a Leader of the same
+// network; one scans.
+//
+// A leader that stops making progress without dying (SIGSTOP, a VM pause,
+// a long GC: its sockets stay open) stops renewing, and a standby takes the
+// lease within TTL + Retry (15 s with the defaults). Every write of the
+// scanner carries the lease's fence (Sink.Fenced), checked in the write's
+// own transaction: when the frozen one wakes, its writes fail with
+// store.ErrFenced and change nothing, and it stands by.
 type Leader struct {
 	Store *store.Store
 	// Sink is what the scanner writes to.
@@ -33,6 +42,11 @@ type Leader struct {
 	Watch *chains.WatchSet
 	// Retry is a standby's wait between tries; 0 is DefaultLeaseRetry.
 	Retry time.Duration
+	// Holder names this instance in the lease (the status's leader).
+	Holder string
+	// TTL is the lease's life without a renewal; 0 is
+	// store.DefaultLeaseTTL.
+	TTL time.Duration
 	// Leading, when set, is told when this instance starts (true) and
 	// stops (false) leading.
 	Leading func(bool)
@@ -49,7 +63,7 @@ func (l *Leader) Run(ctx context.Context) error {
 		retry = DefaultLeaseRetry
 	}
 	for {
-		lease, ok, err := l.Store.TryLease(ctx, string(n), nil)
+		lease, ok, err := l.Store.TryLease(ctx, LeaseName(n), store.LeaseConfig{Holder: l.Holder, TTL: l.TTL})
 		if err != nil && ctx.Err() == nil {
 			log.Warn("taking the scanner lease failed", "err", err)
 		}
@@ -85,10 +99,23 @@ func (l *Leader) leading(yes bool) {
 func (l *Leader) scan(ctx context.Context, lease *store.Lease, log *slog.Logger) error {
 	defer lease.Release()
 	keys := &Keys{Store: l.Store}
-	sc := chains.NewScanner(l.Scanner, l.Source, l.Sink.ScannerSinks(), keys, l.Watch, logs.Or(l.Log))
 	g, gctx := errgroup.WithContext(ctx)
 	sctx, cancel := context.WithCancel(gctx)
 	defer cancel()
+	cfg := l.Scanner
+	observe := cfg.Observe
+	cfg.Observe = func(err error) {
+		if store.IsFenced(err) {
+			// Another instance took the lease while this one did not
+			// renew it (frozen, cut off): nothing was written.
+			log.Warn("scanner lease taken over by another instance; standing by", "err", err)
+			cancel()
+		}
+		if observe != nil {
+			observe(err)
+		}
+	}
+	sc := chains.NewScanner(cfg, l.Source, l.Sink.Fenced(lease.Fence()).ScannerSinks(), keys, l.Watch, logs.Or(l.Log))
 	g.Go(func() error {
 		select {
 		case <-lease.Lost():
@@ -110,3 +137,6 @@ func (l *Leader) scan(ctx context.Context, lease *store.Lease, log *slog.Logger)
 	})
 	return g.Wait()
 }
+
+// LeaseName is the name of network n's scanner lease.
+func LeaseName(n payment.Network) string { return "scanner." + string(n) }

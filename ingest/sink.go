@@ -45,7 +45,7 @@ func (s *Sink) Cursor(ctx context.Context, network payment.Network) (chains.Curs
 // the block ref.
 func (s *Sink) InitCursor(ctx context.Context, network payment.Network, at chains.Height, hash string) error {
 	height := int64(at)
-	return s.store.InTx(ctx, func(tx *store.Tx) error {
+	return s.inTx(ctx, func(tx *store.Tx) error {
 		now := s.now().UTC()
 		if err := tx.InitCursor(ctx, string(network), height, hash, now); err != nil {
 			return err
@@ -68,7 +68,7 @@ func (s *Sink) BlockHash(ctx context.Context, network payment.Network, height ch
 // clears the rescan request.
 func (s *Sink) Reset(ctx context.Context, network payment.Network, to chains.Height, hash string) error {
 	n, height := string(network), int64(to)
-	return s.store.InTx(ctx, func(tx *store.Tx) error {
+	return s.inTx(ctx, func(tx *store.Tx) error {
 		now := s.now().UTC()
 		if _, err := tx.CursorForUpdate(ctx, n); err != nil {
 			return err
@@ -85,7 +85,7 @@ func (s *Sink) Reset(ctx context.Context, network payment.Network, to chains.Hei
 
 // SetHealth records the scanner's health.
 func (s *Sink) SetHealth(ctx context.Context, network payment.Network, h chains.Health) error {
-	return s.store.SetHealth(ctx, string(network), h.Healthy, h.LastError, h.Critical, s.instance(), s.now().UTC())
+	return s.store.SetHealth(ctx, string(network), h.Healthy, h.LastError, h.Critical, s.instance(), s.now().UTC(), s.fence)
 }
 
 func (s *Sink) instance() string { return s.cfg.Instance }

@@ -42,6 +42,12 @@ type Config struct {
 	// Poll is how often on-demand requests and pending re-checks are
 	// looked for (default 5 s).
 	Poll time.Duration
+	// Leads, when set, says whether this instance leads network n's
+	// scanner. Run checks only the networks it leads: a BlockView's watched
+	// set is filled by the scanner's leader alone, and a standby's empty
+	// set would report real transfers as unexpected. A request is left for
+	// the leader to take.
+	Leads func(n payment.Network) bool
 }
 
 // hourly is the default schedule: at minute 0 of every hour.
@@ -148,6 +154,9 @@ func (r *Reconciler) Run(ctx context.Context) error {
 			next = r.cfg.Schedule.Next(r.now())
 		}
 		for _, n := range r.Networks() {
+			if r.cfg.Leads != nil && !r.cfg.Leads(n) {
+				continue // the leader's view is whole; this one's is not
+			}
 			asked, err := r.store.TakeReconcileRequest(ctx, string(n))
 			if err != nil {
 				r.log.WarnContext(ctx, "reading reconcile requests failed", "network", n, "err", err)

@@ -15,6 +15,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/paywatch/paywatch/addresses"
+	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/bitcoin"
 	"github.com/paywatch/paywatch/chains/solana"
 	"github.com/paywatch/paywatch/chains/solana/solanafake"
@@ -470,5 +471,81 @@ func TestReconcilerRunsOnItsClocksSchedule(t *testing.T) {
 			t.Fatalf("%d runs an hour later, want 1", runs())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A standby's watched set is empty (only the scanner's leader fills it):
+// its reconciler, given the same request as the leader's, would report
+// the network's real transfers as unexpected. Run leaves a network this
+// instance does not lead to the leader, and the leader's run finds
+// nothing (issue 32 item 6).
+func TestAStandbysReconcilerLeavesTheNetworkToTheLeader(t *testing.T) {
+	c, _, _ := tronChain(t)
+	ctx := reconciletest.Ctx(t)
+	c.E.Sync(c.N)
+	v := c.E.CreateIntent("order", "REC-STANDBY", "", "20.00", "TRX")
+	c.Pay(t, v)
+	c.E.Sync(c.N)
+	if got := c.E.Intent(v.ID); len(got.Transfers) != 1 {
+		t.Fatalf("payment not recorded: %+v", got.Transfers)
+	}
+	run := func(view reconcile.View, leads bool) (stop func()) {
+		r, err := reconcile.New(c.E.Store, reconcile.Config{Blocks: 50, Poll: time.Second, Clock: c.E.Clock, RatePerSecond: -1,
+			Leads: func(payment.Network) bool { return leads }}, map[payment.Network]reconcile.View{c.N: view}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- r.Run(rctx) }()
+		return func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	runs := func() int64 {
+		rs, err := c.E.Store.ReconcileRuns(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		for _, r := range rs {
+			n += r.Runs
+		}
+		return n
+	}
+	if code, body := c.E.Do("POST", "/v1/networks/tron/reconcile", "operator", nil); code != 202 {
+		t.Fatalf("reconcile request: %d %s", code, body)
+	}
+	standby := &reconcile.BlockView{Source: c.View.(*reconcile.BlockView).Source, Watched: chains.NewWatchSet(16), CallsPerBlock: 1}
+	stop := run(standby, false)
+	for range 3 { // three polls of the standby's reconciler
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if err := c.E.Clock.BlockUntil(wctx, 1); err != nil {
+			t.Fatalf("the standby's reconciler does not poll: %v", err)
+		}
+		cancel()
+		c.E.Clock.Advance(time.Second)
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	if n := runs(); n != 0 {
+		found, _ := c.E.Store.Findings(ctx, "tron", "", 10)
+		t.Fatalf("the standby ran %d times; findings %+v", n, found)
+	}
+	stop = run(c.View, true)
+	defer stop()
+	deadline := time.Now().Add(30 * time.Second)
+	for runs() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the leader did not take the request: %d runs", runs())
+		}
+		c.E.Clock.Advance(time.Second)
+		time.Sleep(20 * time.Millisecond)
+	}
+	if found, err := c.E.Store.Findings(ctx, "tron", "", 10); err != nil || len(found) != 0 {
+		t.Fatalf("the leader's run found %+v (%v)", found, err)
 	}
 }

@@ -44,6 +44,8 @@ var Invariants = []string{
 	"deciding every payable again changes nothing: the books are up to date with the facts",
 	"a transfer lost behind paywatch's back is found by the reconciler's next run",
 	"a creation answers the payable's open intent of its method (200), creates (201) only when none is open, and is refused (409) only at the cap of open intents",
+	"a hung leader is replaced: a standby takes its lease once it expires, and detection goes on",
+	"a woken ex-leader writes nothing",
 }
 
 // Indexes of the invariants of issue 21 in Invariants.

@@ -12,6 +12,7 @@ import (
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/store"
 )
 
 // Violation is a broken invariant.
@@ -88,6 +89,12 @@ type run struct {
 	vmu     sync.Mutex // violate may be called from a concurrent debit's commit
 	// stopAfter: stop at the first violation.
 	stopAfter bool
+	// leases and holder: each network's leading instance (hang.go);
+	// frozen: its hung instance, if any; instances: how many were named.
+	leases    map[payment.Network]*store.Lease
+	holder    map[payment.Network]string
+	frozen    map[payment.Network]*hung
+	instances int
 }
 
 func (r *run) logf(format string, args ...any) {
@@ -117,6 +124,7 @@ func Run(w *world, h History) ([]Violation, []string) {
 	r := newRun(w, h)
 	w.cur.Store(r)
 	defer w.cur.Store(nil)
+	defer r.releaseAll()
 	if !r.start() {
 		return r.viol, r.trace
 	}
@@ -128,6 +136,12 @@ func Run(w *world, h History) ([]Violation, []string) {
 		}
 		if len(r.viol) > 0 && r.stopAfter {
 			break
+		}
+	}
+	if len(r.viol) == 0 {
+		// A hung instance still frozen wakes before the end.
+		for _, n := range r.h.Nets {
+			r.wake(n)
 		}
 	}
 	if len(r.viol) == 0 && rebuildEnabled {
@@ -143,7 +157,8 @@ func Run(w *world, h History) ([]Violation, []string) {
 
 func newRun(w *world, h History) *run {
 	r := &run{w: w, h: h, ctx: context.Background(), nodes: map[payment.Network]*node{}, scan: map[payment.Network]*chains.Scanner{},
-		deep: map[payment.Network]bool{}, txs: map[string]*txRec{}, res: map[string]resolvedRec{}, covered: map[string]*big.Int{}, stopAfter: true}
+		deep: map[payment.Network]bool{}, txs: map[string]*txRec{}, res: map[string]resolvedRec{}, covered: map[string]*big.Int{}, stopAfter: true,
+		leases: map[payment.Network]*store.Lease{}, holder: map[payment.Network]string{}, frozen: map[payment.Network]*hung{}}
 	r.chk.init()
 	return r
 }
@@ -169,6 +184,10 @@ func (r *run) start() bool {
 			f.SetFinal(int(safetyDepth[n]))
 		}
 		r.nodes[n] = &node{f: f, cap: -1, broadcast: map[string]bool{}}
+		if !r.lead(n) {
+			r.violate("harness", "%s: the first instance could not take the lease", n)
+			return false
+		}
 		r.newScanner(n)
 		r.scanNet(n, "start")
 	}
@@ -185,7 +204,7 @@ func (r *run) source(n payment.Network) chains.Source {
 
 func (r *run) newScanner(n payment.Network) {
 	r.w.e.Watch[n] = chains.NewWatchSet(64)
-	r.scan[n] = r.w.e.NewScanner(n, r.source(n))
+	r.scan[n] = r.scanner(n, r.sink(n).ScannerSinks())
 }
 
 // expected reports whether a scanner error has an injected cause.
@@ -222,7 +241,7 @@ func (r *run) scanNet(n payment.Network, why string) {
 				h.Critical = err.Error()
 			}
 		}
-		if herr := r.w.e.Sink.SetHealth(r.ctx, n, h); herr != nil && !strings.Contains(herr.Error(), killMessage) {
+		if herr := r.sink(n).SetHealth(r.ctx, n, h); herr != nil && !strings.Contains(herr.Error(), killMessage) {
 			r.violate("harness", "set health %s: %v", n, herr)
 		}
 		if err != nil {
@@ -373,6 +392,10 @@ func (r *run) exec(a Action) {
 		r.roundTrip(n, nd, a)
 	case LoseTransfer:
 		r.loseTransfer(n, a)
+	case Hang:
+		r.hang(n, a)
+	case Wake:
+		r.wake(n)
 	}
 }
 

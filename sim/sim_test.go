@@ -24,6 +24,7 @@ var (
 	shrinkFlag    = flag.Bool("shrink", true, "shrink a failing history to fewer steps")
 	allFlag       = flag.Bool("all", false, "keep going after a failing history: report one shrunk example per broken invariant")
 	noRebuildFlag = flag.Bool("no-rebuild", false, "skip the rebuild at the end of every history")
+	noFenceFlag   = flag.Bool("no-fence", false, "the scanners write without their lease's fence: to see what a hang does without it, never in CI")
 	ignoreFlag    = flag.String("ignore", "", "invariants (comma-separated indexes into sim.Invariants) not to report: to look past one broken invariant, never in CI")
 )
 
@@ -50,6 +51,7 @@ func disabledKinds(t *testing.T) map[Kind]bool {
 // that breaks an invariant.
 func TestSim(t *testing.T) {
 	rebuildEnabled = !*noRebuildFlag
+	fenceWrites = !*noFenceFlag
 	for _, x := range strings.Split(*ignoreFlag, ",") {
 		if x = strings.TrimSpace(x); x == "" {
 			continue

@@ -68,14 +68,24 @@ func (t *Tx) SetTips(ctx context.Context, network string, node, final int64, now
 // A network without a cursor yet (its node refused or failing before the
 // first block was placed) has its health kept in scanner_health instead
 // (PreCursorHealth), in the same statement.
-func (s *Store) SetHealth(ctx context.Context, network string, healthy bool, lastError, critical, leader string, now time.Time) error {
-	_, err := s.pool.Exec(ctx, `WITH u AS (UPDATE cursors SET healthy = $2, last_error = $3,
-			critical = CASE WHEN $4 = '' THEN critical ELSE $4 END, leader = $5, updated_at = $6 WHERE network = $1 RETURNING 1)
+//
+// With a fence (a leader's), the record is made only while the fence's
+// lease is held; otherwise it fails with ErrFenced and changes nothing.
+func (s *Store) SetHealth(ctx context.Context, network string, healthy bool, lastError, critical, leader string, now time.Time, fence *Fence) error {
+	var name *string
+	var token, idle int64
+	if fence != nil {
+		name, token, idle = &fence.Name, fence.Token, fence.Idle.Milliseconds()
+	}
+	_, err := s.pool.Exec(ctx, `WITH f AS (SELECT paywatch_fence($7, $8, $9) AS ok),
+		u AS (UPDATE cursors SET healthy = $2, last_error = $3,
+			critical = CASE WHEN $4 = '' THEN critical ELSE $4 END, leader = $5, updated_at = $6
+			FROM f WHERE network = $1 AND f.ok RETURNING 1)
 		INSERT INTO scanner_health (network, healthy, last_error, critical, leader, updated_at)
-		SELECT $1, $2, $3, $4, $5, $6 WHERE NOT EXISTS (SELECT 1 FROM u)
+		SELECT $1, $2, $3, $4, $5, $6 FROM f WHERE f.ok AND NOT EXISTS (SELECT 1 FROM u)
 		ON CONFLICT (network) DO UPDATE SET healthy = EXCLUDED.healthy, last_error = EXCLUDED.last_error,
 			critical = EXCLUDED.critical, leader = EXCLUDED.leader, updated_at = EXCLUDED.updated_at`,
-		network, healthy, lastError, critical, leader, now)
+		network, healthy, lastError, critical, leader, now, name, token, idle)
 	return translate(err)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -225,4 +226,57 @@ func (s *Store) LastEventSeq(ctx context.Context) (int64, error) {
 	var seq int64
 	err := s.pool.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM events`).Scan(&seq)
 	return seq, translate(err)
+}
+
+// AccountSummary is one account on the console's balances list.
+type AccountSummary struct {
+	Account      string
+	BalanceCents int64
+	// UpdatedAt is the account's last ledger change; nil for an account
+	// known only from a payable (no entry yet).
+	UpdatedAt *time.Time
+}
+
+// Accounts lists up to limit accounts, by name, whose name contains q
+// (case-insensitive; "" for all): those with ledger entries and those
+// known only from a top-up or order payable.
+func (s *Store) Accounts(ctx context.Context, q string, limit int) ([]AccountSummary, error) {
+	pattern := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(q) + "%"
+	rows, err := s.pool.Query(ctx, `
+		SELECT account, balance_cents, updated_at FROM (
+			SELECT account, balance_cents, updated_at FROM accounts
+			UNION ALL
+			SELECT DISTINCT p.account, 0, NULL::timestamptz FROM payables p
+			WHERE p.account IS NOT NULL AND NOT EXISTS (SELECT 1 FROM accounts a WHERE a.account = p.account)
+		) x WHERE account ILIKE $1 ORDER BY account LIMIT $2`, pattern, limit)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (AccountSummary, error) {
+		var a AccountSummary
+		err := r.Scan(&a.Account, &a.BalanceCents, &a.UpdatedAt)
+		return a, err
+	})
+}
+
+// EventTypes returns the type of each event id given (ids that are not
+// events are left out), for the console's webhook log.
+func (s *Store) EventTypes(ctx context.Context, ids []string) (map[string]string, error) {
+	out := map[string]string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT id, type FROM events WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, typ string
+		if err := rows.Scan(&id, &typ); err != nil {
+			return nil, translate(err)
+		}
+		out[id] = typ
+	}
+	return out, translate(rows.Err())
 }

@@ -29,7 +29,7 @@
 //     the event lock is held for no round trip. A queued write's error is
 //     reported by the call that sends it.
 //   - Background work (the shared LISTEN connections) belongs to Run's
-//     context, or ends with Close; a lease's watcher ends with the context it
+//     context, or ends with Close; a lease's renewer ends with the context it
 //     was taken with. Nothing here outlives its owner.
 //   - Webhook deliveries are claimed (a token and an expiry) and recorded in
 //     separate transactions, so no transaction is open while a sender POSTs.

@@ -2,29 +2,66 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/paywatch/paywatch/clock"
 )
 
-// leasePing is how often a lease checks its connection, and leaseTimeout
-// how long one check (or the release) may take.
-const (
-	leasePing    = 2 * time.Second
-	leaseTimeout = 5 * time.Second
-)
+// DefaultLeaseTTL is how long a lease lives without a renewal: a holder
+// that stops making progress (frozen, partitioned from the database) is
+// replaced by a standby after at most this long plus the standby's retry.
+const DefaultLeaseTTL = 10 * time.Second
 
-// Lease is leadership of one named role (a network's scanner) held through a
-// PostgreSQL session advisory lock on a dedicated connection. If this
-// process dies or its connection breaks, the lock is released by the server
-// and a standby takes over. The lease's watcher stops when Release is
-// called or when the context TryLease was given ends, whichever comes
-// first (the holder, shutting down, is not told the lease was lost).
+// ErrFenced is returned by a write made under a lease that another
+// instance took over (or that expired): nothing of the transaction was
+// committed.
+var ErrFenced = errors.New("fenced: this instance no longer holds the lease")
+
+// fencedCode is the SQLSTATE paywatch_fence raises (migration 0026).
+const fencedCode = "PW001"
+
+// IsFenced reports whether err is a fenced write (ErrFenced, or the
+// database's PW001 not yet translated).
+func IsFenced(err error) bool {
+	if errors.Is(err, ErrFenced) {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == fencedCode
+}
+
+// LeaseConfig is how a lease is held.
+type LeaseConfig struct {
+	// Holder names the holder (the instance) in the lease row and the
+	// status.
+	Holder string
+	// TTL is the lease's life without a renewal (0: DefaultLeaseTTL). The
+	// holder renews it every TTL/3; a leader transaction idle for TTL is
+	// ended by the server.
+	TTL time.Duration
+	// Clock times the renewals (nil: the wall clock). Expiry is the
+	// database's clock, never this one.
+	Clock clock.Clock
+}
+
+// Lease is leadership of one named role (a network's scanner): a row of
+// leases with a holder, a token incremented on every takeover and an expiry
+// computed by the database's clock. The holder renews it; a standby takes
+// it once it has expired. Writes made as leader carry its Fence, checked in
+// their own transaction (Tx.Fence): a holder that froze and woke after a
+// takeover writes nothing. The lease's renewer stops when Release is called
+// or when the context TryLease was given ends, whichever comes first (the
+// holder, shutting down, is not told the lease was lost).
 type Lease struct {
-	conn *pgx.Conn
+	s     *Store
+	name  string
+	token int64
+	ttl   time.Duration
 	// bg carries the values of TryLease's context without its cancellation,
 	// for the release that must run after shutdown began.
 	bg   context.Context
@@ -33,42 +70,93 @@ type Lease struct {
 	done chan struct{}
 }
 
-// TryLease tries to take the lease of name without waiting; ok is false when
-// another instance holds it. The lease pings its connection on clk (nil:
-// clock.Real) until it is released or ctx ends.
-func (s *Store) TryLease(ctx context.Context, name string, clk clock.Clock) (*Lease, bool, error) {
-	pc, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return nil, false, translate(err)
+// Fence is what a leader's writes carry to prove, in their transaction,
+// that the lease is still theirs.
+type Fence struct {
+	Name  string
+	Token int64
+	// Idle is the server's idle_in_transaction_session_timeout for the
+	// fenced transaction (0: the session's).
+	Idle time.Duration
+}
+
+// TryLease tries to take the lease of name without waiting: ok is false
+// while another holder's lease has not expired. The lease is renewed on
+// c.Clock until it is released or ctx ends.
+func (s *Store) TryLease(ctx context.Context, name string, c LeaseConfig) (*Lease, bool, error) {
+	ttl := c.TTL
+	if ttl <= 0 {
+		ttl = DefaultLeaseTTL
 	}
-	conn := pc.Hijack()
-	bg := context.WithoutCancel(ctx)
-	var ok bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtext('paywatch.lease.' || $1))`, name).Scan(&ok); err != nil {
-		closeConn(bg, conn)
-		return nil, false, fmt.Errorf("lease %s: %w", name, err)
+	var token int64
+	ok := false
+	// A lease whose holder is frozen inside a fenced transaction is locked
+	// FOR KEY SHARE until the server ends that session (Fence.Idle = TTL):
+	// the takeover waits that long at most, then tries again later.
+	err := s.takeover(ctx, ttl, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO leases (name, holder, token, expires_at, acquired_at, renewed_at)
+			VALUES ($1, '', 0, '-infinity', now(), now()) ON CONFLICT (name) DO NOTHING`, name); err != nil {
+			return err
+		}
+		var held bool
+		if err := tx.QueryRow(ctx, `SELECT expires_at > clock_timestamp() FROM leases WHERE name = $1 FOR UPDATE`, name).Scan(&held); err != nil {
+			return err
+		}
+		if held {
+			return nil
+		}
+		ok = true
+		return tx.QueryRow(ctx, `UPDATE leases SET holder = $2, token = token + 1,
+			expires_at = clock_timestamp() + $3 * interval '1 millisecond', acquired_at = clock_timestamp(), renewed_at = clock_timestamp()
+			WHERE name = $1 RETURNING token`, name, c.Holder, ttl.Milliseconds()).Scan(&token)
+	})
+	if err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "55P03" { // lock_not_available: a frozen holder's transaction
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("lease %s: %w", name, translate(err))
 	}
 	if !ok {
-		closeConn(bg, conn)
 		return nil, false, nil
 	}
-	l := &Lease{conn: conn, bg: bg, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
-	go l.watch(ctx, clock.Or(clk))
+	l := &Lease{s: s, name: name, token: token, ttl: ttl, bg: context.WithoutCancel(ctx),
+		lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+	go l.renew(ctx, clock.Or(c.Clock))
 	return l, true, nil
 }
 
-func closeConn(bg context.Context, conn *pgx.Conn) {
-	ctx, cancel := context.WithTimeout(bg, leaseTimeout)
-	defer cancel()
-	_ = conn.Close(ctx)
+// takeover runs fn in a transaction on a pooled connection (outside InTx's
+// turns: a standby never waits for the scanner's writers), waiting at most
+// ttl for a row lock.
+func (s *Store) takeover(ctx context.Context, ttl time.Duration, fn func(pgx.Tx) error) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT set_config('lock_timeout', $1, true)`, fmt.Sprint(ttl.Milliseconds())); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
 }
 
-// watch pings the lease connection; a failed ping means the lock may be
-// gone, so the holder must stop.
-func (l *Lease) watch(ctx context.Context, clk clock.Clock) {
+// Token is the lease's fencing token: it grows with every takeover.
+func (l *Lease) Token() int64 { return l.token }
+
+// Fence is the proof the holder's writes carry (Tx.Fence).
+func (l *Lease) Fence() *Fence { return &Fence{Name: l.name, Token: l.token, Idle: l.ttl} }
+
+// renew extends the lease every TTL/3. The lease is lost when a renewal
+// finds another token (a takeover), or when none succeeded for a TTL by
+// this process's clock (the database may have let it expire).
+func (l *Lease) renew(ctx context.Context, clk clock.Clock) {
 	defer close(l.done)
+	last := clk.Now()
 	for {
-		t := clk.NewTimer(leasePing)
+		t := clk.NewTimer(l.ttl / 3)
 		select {
 		case <-l.stop:
 			t.Stop()
@@ -77,21 +165,33 @@ func (l *Lease) watch(ctx context.Context, clk clock.Clock) {
 			t.Stop()
 			return
 		case <-t.C:
-			pctx, cancel := context.WithTimeout(ctx, leaseTimeout)
-			err := l.conn.Ping(pctx)
-			cancel()
-			if err != nil {
-				close(l.lost)
-				return
-			}
 		}
+		start := clk.Now()
+		rctx, cancel := context.WithTimeout(ctx, l.ttl/3)
+		tag, err := l.s.pool.Exec(rctx, `UPDATE leases SET expires_at = clock_timestamp() + $3 * interval '1 millisecond', renewed_at = clock_timestamp()
+			WHERE name = $1 AND token = $2`, l.name, l.token, l.ttl.Milliseconds())
+		cancel()
+		switch {
+		case err == nil && tag.RowsAffected() == 1:
+			last = start
+			continue
+		case err == nil:
+			// Another instance took the lease over.
+		case ctx.Err() != nil:
+			return
+		case clk.Now().Sub(last) < l.ttl:
+			continue // the database is away: try again while the lease may live
+		}
+		close(l.lost)
+		return
 	}
 }
 
 // Lost is closed when the lease can no longer be trusted.
 func (l *Lease) Lost() <-chan struct{} { return l.lost }
 
-// Release gives the lease up. Calling it twice is harmless.
+// Release gives the lease up: it expires at once if it is still this
+// holder's. Calling it twice is harmless.
 func (l *Lease) Release() {
 	select {
 	case <-l.stop:
@@ -100,10 +200,28 @@ func (l *Lease) Release() {
 		close(l.stop)
 	}
 	<-l.done
-	ctx, cancel := context.WithTimeout(l.bg, leaseTimeout)
+	ctx, cancel := context.WithTimeout(l.bg, l.ttl)
 	defer cancel()
-	// Unlock explicitly: the server frees a closed session's locks only when
-	// it notices the disconnect, so a standby could find it still held.
-	_, _ = l.conn.Exec(ctx, `SELECT pg_advisory_unlock_all()`)
-	_ = l.conn.Close(ctx)
+	_, _ = l.s.pool.Exec(ctx, `UPDATE leases SET expires_at = '-infinity' WHERE name = $1 AND token = $2`, l.name, l.token)
+}
+
+// Fence makes the transaction fail with ErrFenced, having changed nothing,
+// unless f's lease is still held with f's token; nil f fences nothing. The
+// check is queued: it is sent in the same round trip as the transaction's
+// next statement (a leader's transaction pays one statement, no round
+// trip), and it holds the lease row FOR KEY SHARE until the transaction
+// ends, so a takeover waits for it. Call it before the transaction's first
+// statement.
+func (t *Tx) Fence(f *Fence) {
+	if f == nil {
+		return
+	}
+	t.tx.queue(`SELECT paywatch_fence($1, $2, $3)`, f.Name, f.Token, f.Idle.Milliseconds())
+}
+
+// Leaseholder is who holds the lease of name: its holder and whether its
+// lease is live (not expired) by the database's clock.
+func (s *Store) Leaseholder(ctx context.Context, name string) (holder string, live bool, token int64, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT holder, expires_at > clock_timestamp(), token FROM leases WHERE name = $1`, name).Scan(&holder, &live, &token)
+	return holder, live, token, translate(err)
 }

@@ -317,6 +317,9 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(*Tx) error) ([]func(), err
 	ptx := t.tx
 	if err := fn(t); err != nil {
 		_ = ptx.Rollback(context.WithoutCancel(ctx))
+		if IsFenced(err) && !errors.Is(err, ErrFenced) {
+			err = translate(err) // a fence checked in a statement that does not translate
+		}
 		return nil, err
 	}
 	if err := ptx.Commit(ctx); err != nil {
@@ -380,6 +383,8 @@ func translate(err error) error {
 			return fmt.Errorf("%w: %s (%s)", ErrCheck, pgErr.Message, pgErr.ConstraintName)
 		case "40001", "40P01":
 			return err
+		case fencedCode:
+			return fmt.Errorf("%w: %s", ErrFenced, pgErr.Message)
 		}
 	}
 	return err

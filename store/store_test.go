@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/big"
 	"runtime"
 	"strings"
@@ -259,63 +260,163 @@ func TestIdempotencyClaim(t *testing.T) {
 func TestLeaseIsExclusiveAndReleasable(t *testing.T) {
 	s := open(t)
 	ctx := context.Background()
-	a, ok, err := s.TryLease(ctx, "test-network", nil)
+	a, ok, err := s.TryLease(ctx, "test-network", store.LeaseConfig{Holder: "a"})
 	if err != nil || !ok {
 		t.Fatalf("first lease: %v %v", ok, err)
 	}
-	if _, ok, err := s.TryLease(ctx, "test-network", nil); err != nil || ok {
+	if _, ok, err := s.TryLease(ctx, "test-network", store.LeaseConfig{Holder: "b"}); err != nil || ok {
 		t.Fatalf("second lease while held: ok=%v err=%v", ok, err)
+	}
+	if h, live, _, err := s.Leaseholder(ctx, "test-network"); err != nil || h != "a" || !live {
+		t.Fatalf("leaseholder: %q live=%v %v", h, live, err)
 	}
 	a.Release()
 	a.Release()
-	b, ok, err := s.TryLease(ctx, "test-network", nil)
+	b, ok, err := s.TryLease(ctx, "test-network", store.LeaseConfig{Holder: "b"})
 	if err != nil || !ok {
 		t.Fatalf("lease after release: %v %v", ok, err)
+	}
+	if b.Token() != a.Token()+1 {
+		t.Fatalf("token after a takeover: %d, want %d", b.Token(), a.Token()+1)
 	}
 	b.Release()
 }
 
-func TestLeaseIsLostWhenItsConnectionDiesAndStopsWithItsContext(t *testing.T) {
-	s := open(t)
-	clk := clock.NewFake(now)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	a, ok, err := s.TryLease(ctx, "test-lost", clk)
+// waitLease tries for the lease of name until it is taken (the holder's
+// lease expired by the database's clock), for up to a minute.
+func waitLease(t *testing.T, s *store.Store, name, holder string) *store.Lease {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		l, ok, err := s.TryLease(context.Background(), name, store.LeaseConfig{Holder: holder, TTL: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			return l
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the lease of %s was never taken", holder, name)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A holder that stops renewing (frozen: here its renewals wait on a fake
+// clock that never moves) loses the lease when it expires by the
+// database's clock; the standby takes it with a new token, and every write
+// the ex-leader makes with its stale fence fails with ErrFenced and changes
+// nothing (issue 32 item 6), while the new leader's writes go through.
+func TestAnExLeadersWriteWithAStaleTokenFailsAndChangesNothing(t *testing.T) {
+	s := fresh(t)
+	ctx := context.Background()
+	frozen := clock.NewFake(now)
+	a, ok, err := s.TryLease(ctx, "scanner.bitcoin", store.LeaseConfig{Holder: "a", TTL: time.Second, Clock: frozen})
 	if err != nil || !ok {
 		t.Fatalf("lease: %v %v", ok, err)
 	}
 	defer a.Release()
-	var killed int
-	if err := s.Pool().QueryRow(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-		WHERE query LIKE '%paywatch.lease.%' AND pid <> pg_backend_pid()`).Scan(&killed); err != nil || killed == 0 {
-		t.Fatalf("terminating the lease's session: %d %v", killed, err)
+	write := func(f *store.Fence, height int64) error {
+		return s.InTx(ctx, func(tx *store.Tx) error {
+			tx.Fence(f)
+			if err := tx.InitCursor(ctx, "bitcoin", 0, "genesis", now); err != nil {
+				return err
+			}
+			return tx.SetCursor(ctx, "bitcoin", height, fmt.Sprintf("h%d", height), nil, now)
+		})
 	}
-	if err := clk.BlockUntil(ctx, 1); err != nil {
-		t.Fatal(err)
+	if err := write(a.Fence(), 5); err != nil {
+		t.Fatalf("the leader's write: %v", err)
 	}
-	select {
-	case <-a.Lost():
-		t.Fatal("lost before the next check")
-	default:
+	b := waitLease(t, s, "scanner.bitcoin", "b")
+	defer b.Release()
+	if b.Token() <= a.Token() {
+		t.Fatalf("takeover token %d not above %d", b.Token(), a.Token())
 	}
-	clk.Advance(2 * time.Second)
+	if err := write(a.Fence(), 7); !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("the ex-leader's write: %v, want ErrFenced", err)
+	}
+	if err := s.SetHealth(ctx, "bitcoin", false, "ex-leader", "", "a", now, a.Fence()); !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("the ex-leader's health record: %v, want ErrFenced", err)
+	}
+	// A network without a cursor keeps its health elsewhere: not written either.
+	if err := s.SetHealth(ctx, "litecoin", false, "ex-leader", "", "a", now, a.Fence()); !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("the ex-leader's health record before a cursor: %v, want ErrFenced", err)
+	}
+	if h, err := s.PreCursorHealth(ctx, "litecoin"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the ex-leader's health record before a cursor was written: %+v %v", h, err)
+	}
+	c, err := s.GetCursor(ctx, "bitcoin")
+	if err != nil || c.Height != 5 || c.Leader != "" || c.LastError != "" {
+		t.Fatalf("after the ex-leader's writes: %+v %v (want height 5, nothing else)", c, err)
+	}
+	if err := write(b.Fence(), 8); err != nil {
+		t.Fatalf("the new leader's write: %v", err)
+	}
+	if err := s.SetHealth(ctx, "bitcoin", true, "", "", "b", now, b.Fence()); err != nil {
+		t.Fatalf("the new leader's health record: %v", err)
+	}
+	if c, err := s.GetCursor(ctx, "bitcoin"); err != nil || c.Height != 8 || c.Leader != "b" {
+		t.Fatalf("after the new leader's writes: %+v %v", c, err)
+	}
+	// The ex-leader, woken, finds at its next renewal that the lease moved.
+	frozen.Advance(time.Second)
 	select {
 	case <-a.Lost():
 	case <-time.After(30 * time.Second):
-		t.Fatal("a dead lease connection was not noticed on the next check")
+		t.Fatal("the ex-leader's renewal did not notice the takeover")
 	}
+}
 
-	// A lease whose context ends stops checking: no goroutine of it is left.
-	bctx, bcancel := context.WithCancel(context.Background())
-	b, ok, err := s.TryLease(bctx, "test-ctx", clk)
+// A leader frozen inside a fenced transaction holds the lease row (and the
+// rows it locked) only until the server ends its idle session (Fence.Idle
+// is the TTL): the standby then takes over, and the frozen transaction
+// commits nothing.
+func TestALeaderFrozenInATransactionDoesNotBlockTheTakeover(t *testing.T) {
+	s := fresh(t)
+	ctx := context.Background()
+	frozen := clock.NewFake(now)
+	a, ok, err := s.TryLease(ctx, "scanner.bitcoin", store.LeaseConfig{Holder: "a", TTL: time.Second, Clock: frozen})
 	if err != nil || !ok {
-		t.Fatalf("second lease: %v %v", ok, err)
+		t.Fatalf("lease: %v %v", ok, err)
 	}
-	waitGoroutines(t, "store.(*Lease).watch", 1)
+	defer a.Release()
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	tx.Fence(a.Fence())
+	if err := tx.InitCursor(ctx, "bitcoin", 3, "h3", now); err != nil {
+		t.Fatal(err)
+	}
+	// The holder stops here, its transaction open.
+	b := waitLease(t, s, "scanner.bitcoin", "b")
+	defer b.Release()
+	if err := tx.Commit(ctx); err == nil {
+		t.Fatal("the frozen leader's transaction committed after the takeover")
+	}
+	if _, err := s.GetCursor(ctx, "bitcoin"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the frozen leader's write is there: %v", err)
+	}
+}
+
+// A lease whose context ends stops renewing: no goroutine of it is left,
+// and its Release after that still gives the lease up.
+func TestLeaseStopsWithItsContext(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	clk := clock.NewFake(now)
+	bctx, bcancel := context.WithCancel(context.Background())
+	b, ok, err := s.TryLease(bctx, "test-ctx", store.LeaseConfig{Holder: "b", Clock: clk})
+	if err != nil || !ok {
+		t.Fatalf("lease: %v %v", ok, err)
+	}
+	waitGoroutines(t, "store.(*Lease).renew", 1)
 	bcancel()
-	waitGoroutines(t, "store.(*Lease).watch", 0)
-	b.Release() // after shutdown began: still unlocks
-	if c, ok, err := s.TryLease(ctx, "test-ctx", nil); err != nil || !ok {
+	waitGoroutines(t, "store.(*Lease).renew", 0)
+	b.Release() // after shutdown began: still releases
+	if c, ok, err := s.TryLease(ctx, "test-ctx", store.LeaseConfig{Holder: "c"}); err != nil || !ok {
 		t.Fatalf("lease after a cancelled holder released it: %v %v", ok, err)
 	} else {
 		c.Release()

@@ -42,6 +42,7 @@ func (s *sandbox) writeConfig(listen string, deadline time.Duration) error {
 		s.anvil.RPCURL, sandboxEthereumKey,
 		url("tron"), addresses.SandboxKeys[payment.Tron],
 		url("solana"))
+	y += webhooksConfig(s.webhooks)
 	s.cfgPath = filepath.Join(s.dir, "paywatch.yaml")
 	if err := writeFileAtomic(s.cfgPath, []byte(y), 0o600); err != nil {
 		return err
@@ -66,6 +67,13 @@ func (s *sandbox) writeConfig(listen string, deadline time.Duration) error {
 		envTronKey: tw.KeyHex(), envTronAddress: tw.Base58(),
 		envSolanaWS: fmt.Sprintf("ws://127.0.0.1:%d", p["solana"]+1), envSolanaKeypair: keypair,
 		envSolanaAddress: solanaAddress(publicKey32(sw)), envSolanaMint: solanaAddress(mint),
+	}
+	if len(s.webhooks) > 0 {
+		secret, err := s.webhookSecret()
+		if err != nil {
+			return err
+		}
+		s.env[envWebhookSecret], s.env[envWebhookURLs] = secret, strings.Join(s.webhooks, " ")
 	}
 	return nil
 }

@@ -51,6 +51,9 @@ func (s *sandbox) serve(ctx context.Context, ready func(sandboxReady)) error {
 	}
 	cmd := exec.Command(s.daemonBin, "serve", "--config", s.cfgPath)
 	cmd.Env = append(withoutPaywatchEnv(os.Environ()), s.cfg.Checkout.SecretEnv+"="+secret)
+	if len(s.webhooks) > 0 {
+		cmd.Env = append(cmd.Env, webhookSecretEnv+"="+s.env[envWebhookSecret])
+	}
 	cmd.Stdout = logf
 	// Should this process die without stopping it, the daemon stops too
 	// (and stopStale ends it on the next start otherwise).

@@ -56,7 +56,7 @@ func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 }
 
 func runSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("", "[--dir DIR] [--listen ADDR] [--deadline 30m] [--paywatch BIN]\n       paywatch-sandbox pay <intent-id> [--amount X] [--dir DIR]\n\n"+
+	fs := newFlags("", "[--dir DIR] [--listen ADDR] [--deadline 30m] [--paywatch BIN] [--webhook URL]\n       paywatch-sandbox pay <intent-id> [--amount X] [--dir DIR]\n\n"+
 		"paywatch-sandbox starts the local sandbox: PostgreSQL, btcd and litecoind (regtest),\n"+
 		"anvil, simulated Tron and Solana nodes, and the paywatch daemon (`paywatch serve`)\n"+
 		"with every method enabled. Everything lives under DIR; a second run reuses it.\n"+
@@ -66,6 +66,8 @@ func runSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	listen := fs.String("listen", "", "API listen address (default 127.0.0.1:8080 when free, else a free port; remembered)")
 	deadline := fs.Duration("deadline", 30*time.Minute, "how long sandbox intents accept payment (e.g. 2m to see late and underpaid transfers soon)")
 	daemon := fs.String("paywatch", "", "the paywatch daemon binary (default: paywatch beside this binary, else on PATH)")
+	var hooks urlList
+	fs.Var(&hooks, "webhook", "deliver every event, signed, to this URL (http only to this host; repeat for more receivers); the secret is PAYWATCH_WEBHOOK_SECRET in sandbox.env")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -78,7 +80,7 @@ func runSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	start := time.Now()
-	sb, err := startSandbox(ctx, devOptions{Dir: *dir, Listen: *listen, Out: stdout, Deadline: *deadline, Daemon: bin})
+	sb, err := startSandbox(ctx, devOptions{Dir: *dir, Listen: *listen, Out: stdout, Deadline: *deadline, Daemon: bin, Webhooks: hooks})
 	if err != nil {
 		return err
 	}
@@ -126,6 +128,9 @@ func printBanner(w io.Writer, sb *sandbox, r sandboxReady, took time.Duration) {
 	fmt.Fprintf(w, "  tron           SIMULATED node     %s\n", env[envTron])
 	fmt.Fprintf(w, "  solana         SIMULATED node     %s   (pubsub %s)\n", env[envSolana], env[envSolanaWS])
 	fmt.Fprintf(w, "  logs           %s/\n", filepath.Join(sb.relDir, "logs"))
+	if len(sb.webhooks) > 0 {
+		fmt.Fprintf(w, "  webhooks       %s   (signed with %s in %s)\n", strings.Join(sb.webhooks, " "), envWebhookSecret, filepath.Join(sb.relDir, "sandbox.env"))
+	}
 	fmt.Fprintf(w, "\n  test wallets   well-known test keys, public knowledge: never send real money to them\n")
 	fmt.Fprintf(w, "  tron           %s   %s TRX, %s USDT-TRC20\n", env[envTronAddress],
 		wholeUnits(sandboxTronFunds, 6), wholeUnits(sandboxTokenSupply, 6))

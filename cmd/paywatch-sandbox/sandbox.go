@@ -54,6 +54,8 @@ type devOptions struct {
 	Deadline time.Duration
 	// Daemon is the paywatch binary serve runs.
 	Daemon string
+	// Webhooks are the URLs every event is delivered to (--webhook).
+	Webhooks []string
 }
 
 // devState is what the sandbox remembers between runs (state.json).
@@ -74,6 +76,7 @@ type sandbox struct {
 	cfg         *config.Config
 	cfgPath     string
 	daemonBin   string
+	webhooks    []string
 
 	pg    *devnet.Postgres
 	btcd  *devnet.Btcd
@@ -130,7 +133,7 @@ func startSandbox(ctx context.Context, o devOptions) (_ *sandbox, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sandbox{dir: dir, relDir: o.Dir, out: o.Out, daemonBin: o.Daemon}
+	s := &sandbox{dir: dir, relDir: o.Dir, out: o.Out, daemonBin: o.Daemon, webhooks: o.Webhooks}
 	for _, d := range []string{dir, filepath.Join(dir, "logs")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err

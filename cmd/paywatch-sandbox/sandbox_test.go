@@ -134,7 +134,8 @@ func startDev(t *testing.T, ctx context.Context, dir, listen string) *runningDev
 	return startDevWith(t, ctx, devOptions{Dir: dir, Listen: listen})
 }
 
-// startDevWith is startDev with options (Out and Daemon are the test's).
+// startDevWith is startDev with more options (o.Out and o.Daemon are set
+// here).
 func startDevWith(t *testing.T, ctx context.Context, o devOptions) *runningDev {
 	t.Helper()
 	start := time.Now()

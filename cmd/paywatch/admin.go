@@ -283,9 +283,10 @@ func insertPool(ctx context.Context, st *store.Store, keys []addresses.Address) 
 }
 
 func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("status", "status [--config FILE] [--json]", stderr)
+	fs := newFlags("status", "status [--config FILE] [--json] [--check]", stderr)
 	cfgPath := configFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON as GET /v1/status does")
+	check := fs.Bool("check", false, "exit 1 unless a network is enabled and every enabled one is healthy (a container health check)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -297,6 +298,9 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	nets, err := (&availability.Networks{Store: st, Config: cfg}).Networks(ctx)
 	if err != nil {
 		return err
+	}
+	if *check {
+		return checkHealthy(nets, stdout)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -311,6 +315,41 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			n.LagBlocks, n.Healthy, n.Leader, n.AddressesWatched, n.Available)
 	}
 	return tw.Flush()
+}
+
+// checkHealthy is `status --check`: an error naming what is wrong unless
+// at least one network is enabled and every enabled network is healthy.
+func checkHealthy(nets []availability.NetworkStatus, stdout io.Writer) error {
+	var enabled, bad []string
+	for _, n := range nets {
+		if !n.Enabled {
+			continue
+		}
+		enabled = append(enabled, n.Network)
+		if !n.Healthy || n.Critical != "" {
+			why := n.LastError
+			if n.Critical != "" {
+				why = n.Critical
+			}
+			if why == "" {
+				why = n.Available
+			}
+			if why == "" {
+				why = "not scanning"
+			}
+			bad = append(bad, n.Network+" ("+why+")")
+		}
+	}
+	sort.Strings(bad)
+	switch {
+	case len(enabled) == 0:
+		return errors.New("unhealthy: no network is enabled, so nothing is watched")
+	case len(bad) > 0:
+		return fmt.Errorf("unhealthy: %s", strings.Join(bad, "; "))
+	}
+	sort.Strings(enabled)
+	fmt.Fprintf(stdout, "healthy: %s\n", strings.Join(enabled, ", "))
+	return nil
 }
 
 func runRescan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
