@@ -28,6 +28,9 @@ type Reader interface {
 	Findings(ctx context.Context, network, status string, limit int) ([]store.Finding, error)
 	LiveFindingCounts(ctx context.Context) (map[[3]string]int64, error)
 	ReconcileRuns(ctx context.Context) ([]store.ReconcileRun, error)
+	// StatusReconcile is ReconcileRuns, LiveFindingCounts and the newest
+	// live Findings in one round trip, for GET /v1/status.
+	StatusReconcile(ctx context.Context, limit int) (store.ReconcileFigures, error)
 	WebhookAttempts(ctx context.Context, endpoint string, before int64, limit int) ([]store.WebhookAttempt, error)
 	WebhookEndpoints(ctx context.Context) ([]store.WebhookEndpoint, error)
 	RequestReconcile(ctx context.Context, network string, now time.Time) error

@@ -23,18 +23,11 @@ type ReconcileStatus struct {
 const statusFindings = 20
 
 func (s *Server) reconcileStatus(ctx context.Context) (*ReconcileStatus, error) {
-	runs, err := s.store.ReconcileRuns(ctx)
+	f, err := s.store.StatusReconcile(ctx, statusFindings)
 	if err != nil {
 		return nil, err
 	}
-	counts, err := s.store.LiveFindingCounts(ctx)
-	if err != nil {
-		return nil, err
-	}
-	live, err := s.store.Findings(ctx, "", "", statusFindings)
-	if err != nil {
-		return nil, err
-	}
+	runs, counts, live := f.Runs, f.Counts, f.Live
 	out := &ReconcileStatus{Runs: runs, Findings: live}
 	if out.Runs == nil {
 		out.Runs = []store.ReconcileRun{}

@@ -152,15 +152,21 @@ func (n *Networks) judge(c store.Cursor, nc *config.Network) error {
 	return nil
 }
 
-// Networks returns the status of every network.
+// Networks returns the status of every network. Its figures come from one
+// round trip (store.StatusFigures) whatever the number of networks; only an
+// enabled network without a cursor yet reads its scanner's health beside.
 func (n *Networks) Networks(ctx context.Context) ([]NetworkStatus, error) {
+	fig, err := n.Store.StatusFigures(ctx, []string{string(payment.Solana)})
+	if err != nil {
+		return nil, err
+	}
 	var out []NetworkStatus
 	for _, net := range payment.Networks {
 		nc := n.Config.Networks[net]
 		st := NetworkStatus{Network: string(net), Enabled: nc != nil && nc.Enabled}
-		c, err := n.Store.GetCursor(ctx, string(net))
+		c, ok := fig.Cursors[string(net)]
 		switch {
-		case errors.Is(err, store.ErrNotFound):
+		case !ok:
 			st.Available = "the network is not enabled"
 			if !st.Enabled {
 				break
@@ -175,8 +181,6 @@ func (n *Networks) Networks(ctx context.Context) ([]NetworkStatus, error) {
 				st.UpdatedAt = &u
 			}
 			st.Available = judgePreCursor(h, herr).Error()
-		case err != nil:
-			return nil, err
 		default:
 			st.NodeHeight, st.ScannedHeight, st.FinalHeight = c.NodeHeight, c.Height, c.FinalHeight
 			st.LagBlocks = max(0, c.NodeHeight-c.Height)
@@ -194,20 +198,12 @@ func (n *Networks) Networks(ctx context.Context) ([]NetworkStatus, error) {
 				st.Healthy = false
 			}
 		}
-		if st.AddressesWatched, err = n.Store.CountAddresses(ctx, string(net)); err != nil {
-			return nil, err
-		}
+		st.AddressesWatched = fig.Watched[string(net)]
 		if net == payment.Solana {
-			rem, err := n.Store.PoolRemaining(ctx, string(net))
-			if err != nil {
-				return nil, err
-			}
+			rem := fig.PoolRemaining[string(net)]
 			st.PoolRemaining = &rem
 		} else if src, ok := n.Sources[net]; ok {
-			next, err := n.Store.PeekIndex(ctx, string(net), src)
-			if err != nil {
-				return nil, err
-			}
+			next := fig.Next[[2]string{string(net), src}]
 			st.DerivationNext = &next
 		}
 		if n.Modes != nil {

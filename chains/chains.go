@@ -43,9 +43,12 @@ type BlockRef struct {
 
 // Transfer is money arriving at a watched key in one transaction.
 //
-// The natural key is (network, TxID, Index): BTC/LTC output index, ERC-20 or
-// TRC-20 log index, NativeIndex for ETH/TRX value transfers, Solana account
-// index.
+// The natural key is (network, TxID, Index), a function of the transaction
+// alone, so that the transaction mined again at another position in another
+// block is the same transfer: BTC/LTC output index, the ERC-20 or TRC-20
+// log's position among its transaction's logs, NativeIndex for ETH/TRX value
+// transfers, -2-k for the k-th internal transfer of the transaction's trace
+// (ETH) or internal transaction list (TRX), Solana account index.
 type Transfer struct {
 	// TxID is the transaction id as the network's explorers show it.
 	TxID string

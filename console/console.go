@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/paywatch/paywatch/api"
@@ -138,8 +139,22 @@ func New(opt Options) (*Console, error) {
 	}
 	c := &Console{svc: opt.Service, finance: opt.Finance, reports: opt.Reports, store: opt.Reader, status: opt.Status, cfg: opt.Config,
 		log: opt.Log.With("component", "console"), now: opt.Clock.Now, opt: opt, mux: http.NewServeMux(),
-		pages: map[string]*template.Template{}, lag: newLagRing(time.Hour), events: opt.Events,
+		lag: newLagRing(time.Hour), events: opt.Events,
 		fails: newFailLimiter(opt.Config.Console.SignInAttempts), proxies: opt.Config.Proxies()}
+	var err error
+	if c.pages, err = parsedPages(); err != nil {
+		return nil, err
+	}
+	c.routes()
+	return c, nil
+}
+
+// parsedPages parses the page templates once per process: they depend on
+// nothing of a console (funcs is the package's), and a parsed template is
+// safe to execute from many goroutines, so every console shares them (a
+// test or the simulator builds many consoles: parsing was most of New).
+var parsedPages = sync.OnceValues(func() (map[string]*template.Template, error) {
+	pages := map[string]*template.Template{}
 	names, err := fs.Glob(pageFiles, "ui/*.html")
 	if err != nil {
 		return nil, err
@@ -152,11 +167,10 @@ func New(opt Options) (*Console, error) {
 		if err != nil {
 			return nil, fmt.Errorf("console template %s: %w", n, err)
 		}
-		c.pages[strings.TrimSuffix(strings.TrimPrefix(n, "ui/"), ".html")] = t
+		pages[strings.TrimSuffix(strings.TrimPrefix(n, "ui/"), ".html")] = t
 	}
-	c.routes()
-	return c, nil
-}
+	return pages, nil
+})
 
 // ServeHTTP serves the console with its security headers.
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {

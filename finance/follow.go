@@ -2,6 +2,7 @@ package finance
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/paywatch/paywatch/payment"
@@ -94,6 +95,47 @@ func (s *Service) follow(ctx context.Context, tx *store.Tx, t store.Transfer, r 
 		if err := tx.QueueAppendEvent(payment.LedgerEvent(e.Type), "", t.ID, e.Account, views.LedgerEntryOf(e), now); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// Reexecuted undoes finance's decisions on transfer id, whose transaction,
+// mined again, moved other content than was decided on (was: the content
+// the decisions saw; issue 32 item 2). What the best chain moved is the
+// transfer: every live decision but credit_intent (which only says which
+// intent the transfer counts for; the matcher recounts it) is voided with
+// the reason, so the transfer is in finance's inbox again, and a
+// credit_account credit that stands is reversed first (a ledger.reversed
+// event), as when its transfer leaves the chain. The scanner sink calls it
+// in its transaction.
+func (s *Service) Reexecuted(ctx context.Context, tx *store.Tx, id string, was store.Transfer, now time.Time) error {
+	t, err := tx.GetTransfer(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, r := range t.Resolutions {
+		if r.Action != ActionCreditAccount || r.Account == "" || r.AmountCents == nil {
+			continue
+		}
+		// Reverse as if the transfer had left the chain: follow does so
+		// for a transfer that is not confirmed.
+		gone := t
+		gone.Status = payment.TransferOrphaned
+		if err := s.follow(ctx, tx, gone, r, now); err != nil {
+			return err
+		}
+	}
+	reason := fmt.Sprintf("transaction re-executed: it now moves %s %s to %s (was %s %s to %s)",
+		t.Amount, t.Asset, t.Address, was.Amount, was.Asset, was.Address)
+	voided, err := tx.VoidDecisions(ctx, id, reason, now)
+	if err != nil {
+		return err
+	}
+	if len(voided) > 0 {
+		tx.AfterCommit(func() {
+			s.log.Warn("finance decisions voided: their transfer's transaction was re-executed with other content",
+				"transfer", t.ID, "network", t.Network, "decisions", len(voided), "amount", t.Amount.String(), "was", was.Amount.String())
+		})
 	}
 	return nil
 }

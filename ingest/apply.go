@@ -79,13 +79,36 @@ func (s *Sink) recordTransfer(ctx context.Context, tx *store.Tx, m *moves, netwo
 			}
 		})
 	}
+	touched := []string{stored.IntentID, a.IntentID}
+	if stored.Reexecuted {
+		// The best chain's execution moved other content than the stored
+		// row said (issue 32 item 2): the row follows it; the intent it
+		// paid before is decided again, and finance's decisions on the
+		// old content are undone.
+		was, err := tx.ReplacedContent(ctx, stored.ID)
+		if err != nil {
+			return nil, fmt.Errorf("transfer %s:%d re-executed: %w", t.TxID, t.Index, err)
+		}
+		if err := s.credits.Reexecuted(ctx, tx, stored.ID, was, now); err != nil {
+			return nil, err
+		}
+		touched = append(touched, was.IntentID)
+		tx.AfterCommit(func() {
+			s.log.Warn("transaction re-executed: the transfer now has the best chain's content", "network", network,
+				"transfer", stored.ID, "txid", t.TxID, "index", t.Index, "amount", stored.Amount.String(), "was", was.Amount.String(),
+				"asset", stored.Asset, "was_asset", was.Asset, "address", stored.Address, "was_address", was.Address)
+		})
+		if stored.IntentID == "" && was.IntentID != "" {
+			m.unknown = append(m.unknown, stored.ID)
+		}
+	}
 	if inserted && a.IntentID == "" {
 		// A finance item from the start: announced once the transaction's
 		// confirmations are applied (settle), so that its body is what a
 		// read after the commit shows.
 		m.unknown = append(m.unknown, stored.ID)
 	}
-	return []string{stored.IntentID, a.IntentID}, nil
+	return touched, nil
 }
 
 // ApplyBlock stores one block in one transaction: its ref, its transfers to

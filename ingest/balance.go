@@ -179,9 +179,14 @@ func (s *Sink) recordUnexplained(ctx context.Context, n string, a openAddress, h
 		if err != nil {
 			return fmt.Errorf("record balance-check item %s:%d: %w", rec.TxID, rec.Index, err)
 		}
-		if stored.Address != a.address || stored.Amount.Cmp(amount) != 0 {
+		if stored.Reexecuted {
+			// The upsert replaced the content (rolled back with this error).
+			was, err := tx.ReplacedContent(ctx, stored.ID)
+			if err != nil {
+				return err
+			}
 			return fmt.Errorf("balance-check item %s:%d exists for %s (%s), not %s (%s)", rec.TxID, rec.Index,
-				stored.Address, stored.Amount, a.address, amount)
+				was.Address, was.Amount, a.address, amount)
 		}
 		m := newMoves()
 		if err := s.confirm(ctx, tx, n, int64(tips.Node), int64(tips.Final), now, m); err != nil {

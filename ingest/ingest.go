@@ -27,6 +27,10 @@ type CreditFollower interface {
 	// FollowChain reverses or restores the credit_account credit of
 	// transfer id in tx as the transfer left or rejoined the chain.
 	FollowChain(ctx context.Context, tx *store.Tx, id string, now time.Time) error
+	// Reexecuted undoes, in tx, finance's decisions on transfer id made on
+	// the content it had (was) before its transaction, mined again, moved
+	// another amount, asset or address.
+	Reexecuted(ctx context.Context, tx *store.Tx, id string, was store.Transfer, now time.Time) error
 }
 
 var (

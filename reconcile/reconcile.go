@@ -383,6 +383,29 @@ type natural struct {
 	index int64
 }
 
+// adoptLegacy files each transfer stored under a pre-0025 block log index
+// (store.LegacyIndexBase) under the tx-local key of the node's credit it is,
+// as the scanner's next upsert of it will re-key it: the lowest free
+// credit of its transaction, asset and address, in index order. One with
+// no such credit stays under its own key (unexpected).
+func adoptLegacy(mine map[natural]store.Transfer, legacy []store.Transfer, credits []Credit) {
+	sort.Slice(legacy, func(i, j int) bool { return legacy[i].Index < legacy[j].Index })
+	byIndex := append([]Credit(nil), credits...)
+	sort.Slice(byIndex, func(i, j int) bool { return byIndex[i].Index < byIndex[j].Index })
+	for _, t := range legacy {
+		k := natural{t.TxID, t.Index}
+		for _, c := range byIndex {
+			if c.TxID == t.TxID && c.Asset == t.Asset && string(c.Key) == string(t.AddressKey) {
+				if _, taken := mine[natural{c.TxID, c.Index}]; !taken {
+					k = natural{c.TxID, c.Index}
+					break
+				}
+			}
+		}
+		mine[k] = t
+	}
+}
+
 // compare returns a finding (kind, transfer, height, both answers) per
 // difference between the node's credits and our transfers. Balance-check
 // items (ingest.BalanceTxID) are not transactions and are left out.
@@ -392,12 +415,18 @@ func compare(credits []Credit, ours []store.Transfer) []store.Finding {
 		node[natural{c.TxID, c.Index}] = c
 	}
 	mine := make(map[natural]store.Transfer, len(ours))
+	var legacy []store.Transfer
 	for _, t := range ours {
 		if strings.HasPrefix(t.TxID, "balance:") {
 			continue
 		}
+		if t.Index >= store.LegacyIndexBase {
+			legacy = append(legacy, t)
+			continue
+		}
 		mine[natural{t.TxID, t.Index}] = t
 	}
+	adoptLegacy(mine, legacy, credits)
 	var out []store.Finding
 	for k, c := range node {
 		h := c.Height

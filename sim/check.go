@@ -46,6 +46,7 @@ var Invariants = []string{
 	"a creation answers the payable's open intent of its method (200), creates (201) only when none is open, and is refused (409) only at the cap of open intents",
 	"a hung leader is replaced: a standby takes its lease once it expires, and detection goes on",
 	"a woken ex-leader writes nothing",
+	"a transaction is one transfer per position inside it wherever it is mined, and a recorded transfer's content (amount, asset, address) is the best chain's",
 }
 
 // Indexes of the invariants of issue 21 in Invariants.
@@ -58,6 +59,7 @@ const (
 	invUpToDate  = 21
 	invLost      = 22
 	invOpen      = 23
+	invIdentity  = 26
 )
 
 // edges are the lifecycle's direct transitions (DESIGN.md), as events must
@@ -132,6 +134,8 @@ type dbIntent struct {
 
 type dbTransfer struct {
 	id, network, txid, intent, status, class, hash, action string
+	asset                                                  string
+	key                                                    []byte
 	idx                                                    int64
 	height                                                 *int64
 	credited                                               bool
@@ -183,7 +187,7 @@ func (r *run) load() (*state, error) {
 	b.Queue(`SELECT i.id, i.status, p.kind, p.reference, coalesce(p.account, ''), i.payable_id, p.amount_cents,
 		i.overpaid, i.late, i.paid_at FROM intents i JOIN payables p ON p.id = i.payable_id`)
 	b.Queue(`SELECT t.id, t.network, t.txid, coalesce(t.intent_id, ''), t.status, t.classification,
-		coalesce(t.block_hash, ''), coalesce(r.action, ''), t.idx, t.block_height, t.credited, t.amount::text
+		coalesce(t.block_hash, ''), coalesce(r.action, ''), t.idx, t.block_height, t.credited, t.amount::text, t.asset, t.address_key
 		FROM transfers t LEFT JOIN LATERAL (SELECT action FROM resolutions r WHERE r.transfer_id = t.id AND r.voided_at IS NULL
 			ORDER BY r.seq DESC LIMIT 1) r ON TRUE ORDER BY t.network, t.txid, t.idx`)
 	b.Queue(`SELECT id, amount_cents, kind, reference, coalesce(paid_by_intent, ''), coalesce(paid_by_entry, ''), paid_at IS NOT NULL FROM payables`)
@@ -216,7 +220,7 @@ func (r *run) load() (*state, error) {
 	for rows.Next() {
 		var t dbTransfer
 		var amt string
-		if err := rows.Scan(&t.id, &t.network, &t.txid, &t.intent, &t.status, &t.class, &t.hash, &t.action, &t.idx, &t.height, &t.credited, &amt); err != nil {
+		if err := rows.Scan(&t.id, &t.network, &t.txid, &t.intent, &t.status, &t.class, &t.hash, &t.action, &t.idx, &t.height, &t.credited, &amt, &t.asset, &t.key); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -328,7 +332,7 @@ func (r *run) check() {
 	// transfers, the intents or the ledger.
 	var fp strings.Builder
 	for _, t := range s.transfers {
-		fmt.Fprintf(&fp, "%s %s %s %s %v;", t.id, t.status, t.class, t.action, t.credited)
+		fmt.Fprintf(&fp, "%s %s %s %s %v %s;", t.id, t.status, t.class, t.action, t.credited, t.amount)
 	}
 	for _, i := range s.intents {
 		fmt.Fprintf(&fp, "%s %s;", i.id, i.status)
@@ -378,9 +382,13 @@ func (r *run) checkChains(s *state) {
 					r.violate(Invariants[0], "%s tx %s:%d in block %d (scanned up to %d) is not recorded", n, r.txName(t.TxID), t.Index, h, cur.height)
 				case got.status == "orphaned" || got.status == "pending" || got.hash != b.Hash:
 					r.violate(Invariants[0], "%s tx %s:%d in block %d is recorded %s in block %s", n, r.txName(t.TxID), t.Index, h, got.status, short(got.hash))
+				case got.amount.Cmp(t.Amount) != 0 || got.asset != string(t.Asset) || string(got.key) != string(t.Key):
+					r.violate(Invariants[invIdentity], "%s tx %s:%d in block %d moves %s %s to %s; recorded %s %s to %s", n, r.txName(t.TxID), t.Index, h,
+						t.Amount, t.Asset, short(hex.EncodeToString(t.Key)), got.amount, got.asset, short(hex.EncodeToString(got.key)))
 				}
 			}
 		}
+		r.checkOnePerPosition(n, s)
 		for _, t := range s.transfers {
 			if t.network != string(n) || t.height == nil || t.status == "orphaned" || *t.height > cur.height {
 				continue
@@ -390,6 +398,30 @@ func (r *run) checkChains(s *state) {
 				r.violate(Invariants[0], "%s tx %s:%d is recorded %s in block %d %s, which is not on the best chain: not orphaned (%s)", n, r.txName(t.txid), t.idx, t.status, *t.height, short(t.hash),
 					r.whereOnChain(n, chain, t.txid, t.idx, *t.height))
 			}
+		}
+	}
+}
+
+// checkOnePerPosition checks that each transaction the simulator sent on
+// network n is recorded at most once per position inside it (a re-mine at
+// another position in another block is the same transfer: issue 32 item 1).
+func (r *run) checkOnePerPosition(n payment.Network, s *state) {
+	rows := map[string]int{}
+	for _, t := range s.transfers {
+		if t.network == string(n) {
+			rows[t.txid]++
+		}
+	}
+	for id, tx := range r.txs {
+		if tx.network != n || rows[id] == 0 {
+			continue
+		}
+		positions := map[int64]bool{}
+		for _, t := range tx.transfers {
+			positions[t.Index] = true
+		}
+		if rows[id] > len(positions) {
+			r.violate(Invariants[invIdentity], "%s tx %s has %d positions inside it and %d recorded transfers", n, r.txName(id), len(positions), rows[id])
 		}
 	}
 }

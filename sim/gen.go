@@ -41,11 +41,12 @@ const (
 	LoseTransfer               // a recorded transfer is deleted behind paywatch's back; the reconciler must find it (issue 27)
 	Hang                       // the leading instance freezes before a write, its lease expires, a standby takes over (issue 32 item 6)
 	Wake                       // the frozen instance goes on with what it read; it must write nothing
+	Remine                     // a reorg mines the dropped transactions again at other positions in other blocks, re-executed: the same, another amount, or paying nothing (issue 32)
 	numKinds
 )
 
 var kindNames = [...]string{"create", "replay", "report", "renew", "sweep", "clock", "pay", "evict", "replace", "mine",
-	"reorg", "lag", "fault", "skip", "debit", "resolve", "rescan", "scan", "restart-scanner", "restart-service", "kill", "round-trip", "lose-transfer", "hang", "wake"}
+	"reorg", "lag", "fault", "skip", "debit", "resolve", "rescan", "scan", "restart-scanner", "restart-service", "kill", "round-trip", "lose-transfer", "hang", "wake", "remine"}
 
 func (k Kind) String() string { return kindNames[k] }
 
@@ -63,7 +64,7 @@ func ParseKind(s string) (Kind, bool) {
 var weights = [numKinds]int{
 	Create: 14, Replay: 3, Report: 2, Renew: 3, Sweep: 3, Clock: 5, Pay: 16, Evict: 3, ReplaceTx: 2, Mine: 14,
 	Reorg: 5, Lag: 2, Fault: 3, Skip: 1, Debit: 5, Resolve: 7, Rescan: 2, Scan: 16, RestartScanner: 1,
-	RestartService: 1, Kill: 2, RoundTrip: 6, LoseTransfer: 2, Hang: 2, Wake: 2,
+	RestartService: 1, Kill: 2, RoundTrip: 6, LoseTransfer: 2, Hang: 2, Wake: 2, Remine: 4,
 }
 
 // Action is one step of a history.

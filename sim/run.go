@@ -222,18 +222,17 @@ func (r *run) expected(n payment.Network, err error) bool {
 	return false
 }
 
-// scanNet steps n's scanner until it is caught up, as Scanner.Run does
-// (health recorded after each step), stopping at the first error; an error
-// without an injected cause is a halted scanner.
+// scanNet steps n's scanner until it is caught up, as Scanner.Run does,
+// stopping at the first error; an error without an injected cause is a
+// halted scanner. Scanner.Run records the health after each step; here it
+// is recorded once, after the last: the steps before it all succeeded, so
+// each would have recorded the same healthy state, which nothing reads
+// while scanNet runs (a step stops on a critical state, which only a
+// failed step, always the last, records).
 func (r *run) scanNet(n payment.Network, why string) {
 	sc := r.scan[n]
 	nd := r.nodes[n]
-	for i := 0; i < 60; i++ {
-		nd.cap = -1
-		if cur, err := r.w.e.Sink.Cursor(r.ctx, n); err == nil {
-			nd.cap = cur.Height + parallel
-		}
-		caughtUp, err := sc.Step(r.ctx)
+	health := func(err error) {
 		h := chains.Health{Healthy: err == nil}
 		if err != nil {
 			h.LastError = err.Error()
@@ -243,6 +242,16 @@ func (r *run) scanNet(n payment.Network, why string) {
 		}
 		if herr := r.sink(n).SetHealth(r.ctx, n, h); herr != nil && !strings.Contains(herr.Error(), killMessage) {
 			r.violate("harness", "set health %s: %v", n, herr)
+		}
+	}
+	for i := 0; i < 60; i++ {
+		nd.cap = -1
+		if cur, err := r.w.e.Sink.Cursor(r.ctx, n); err == nil {
+			nd.cap = cur.Height + parallel
+		}
+		caughtUp, err := sc.Step(r.ctx)
+		if err != nil || caughtUp {
+			health(err)
 		}
 		if err != nil {
 			if !r.expected(n, err) {
@@ -256,6 +265,7 @@ func (r *run) scanNet(n payment.Network, why string) {
 			return
 		}
 	}
+	health(nil)
 	r.violate("no scanner halts on business state", "%s scanner not caught up after 60 steps", n)
 }
 
@@ -360,6 +370,8 @@ func (r *run) exec(a Action) {
 		}
 	case Reorg:
 		r.reorg(n, nd, a)
+	case Remine:
+		r.remine(n, nd, a)
 	case Lag:
 		nd.lag, nd.race = a.A%4, a.B%2 == 0
 		r.logf("%s node lag %d (mempool read ahead of the tip: %v)", n, nd.lag, nd.race)

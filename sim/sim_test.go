@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/paywatch/paywatch/payment"
 )
 
 var (
@@ -25,6 +27,7 @@ var (
 	allFlag       = flag.Bool("all", false, "keep going after a failing history: report one shrunk example per broken invariant")
 	noRebuildFlag = flag.Bool("no-rebuild", false, "skip the rebuild at the end of every history")
 	noFenceFlag   = flag.Bool("no-fence", false, "the scanners write without their lease's fence: to see what a hang does without it, never in CI")
+	blockKeysFlag = flag.String("block-keys", "", "networks (comma-separated) whose simulated decoder keys token transfers by block log position, as chains/evm did before issue 32 item 1: reproduces that bug, never in CI")
 	ignoreFlag    = flag.String("ignore", "", "invariants (comma-separated indexes into sim.Invariants) not to report: to look past one broken invariant, never in CI")
 )
 
@@ -52,6 +55,11 @@ func disabledKinds(t *testing.T) map[Kind]bool {
 func TestSim(t *testing.T) {
 	rebuildEnabled = !*noRebuildFlag
 	fenceWrites = !*noFenceFlag
+	for _, x := range strings.Split(*blockKeysFlag, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			blockKeyed[payment.Network(x)] = true
+		}
+	}
 	for _, x := range strings.Split(*ignoreFlag, ",") {
 		if x = strings.TrimSpace(x); x == "" {
 			continue

@@ -49,6 +49,10 @@ type Transfer struct {
 	// of them, nil when there is none.
 	Resolutions []Resolution
 	Resolution  *Resolution
+	// Reexecuted is set by UpsertTransfer when the transaction, seen
+	// again, moved another amount, asset or address than the stored row
+	// said: the row now holds the best chain's content.
+	Reexecuted bool
 }
 
 // Unresolved is the part of the transfer that neither pays its intent nor
@@ -200,32 +204,127 @@ func scanTransfers(rows pgx.Rows) ([]Transfer, error) {
 }
 
 // UpsertTransfer records a transfer on its natural key (network, txid,
-// index). A transfer seen again (mempool, then block; orphaned, then
-// re-mined) keeps its id, first-seen time and classification; its block and
-// status are updated, except that a confirmed transfer seen again in the
-// same block (a rescan replays it) stays confirmed: its depth did not
-// change, whatever tip the node reports meanwhile. It returns the stored row
-// and whether it is new.
+// index), a function of the transaction alone (its hash and a position
+// inside it). A transfer seen again (mempool, then block; orphaned, then
+// re-mined) keeps its id, first-seen time, record order and decisions; its
+// block and status are updated, except that a confirmed transfer seen
+// again in the same block (a rescan replays it) stays confirmed: its depth
+// did not change, whatever tip the node reports meanwhile.
+//
+// Its content is the latest observation's: a transaction mined again that
+// executed against other state (issue 32 item 2) may move another amount,
+// asset or address under the same key. Then the amount, asset and address
+// are replaced (the old content goes to transfer_contents), the transfer
+// moves to the new address's intent unless finance credited it to one,
+// what was settled or resolved is cut to the new amount, and the returned
+// row has Reexecuted set: the caller decides it again and voids finance's
+// decisions on the old content.
+//
+// An Ethereum token transfer stored before migration 0025 under its block
+// log index (idx ≥ LegacyIndexBase) is re-keyed in place by the first
+// upsert of its transaction, asset and address under the tx-local key.
+//
+// It returns the stored row and whether it is new.
 func (t *Tx) UpsertTransfer(ctx context.Context, tr Transfer) (Transfer, bool, error) {
+	if tr.Network == string(payment.Ethereum) && tr.Index >= 0 && tr.Index < LegacyIndexBase {
+		if _, err := t.tx.Exec(ctx, `UPDATE transfers SET idx = $4
+			WHERE id = (SELECT id FROM transfers WHERE network = $1 AND txid = $2 AND idx >= $6 AND asset = $3 AND address_key = $5
+				ORDER BY idx LIMIT 1)
+			AND NOT EXISTS (SELECT 1 FROM transfers WHERE network = $1 AND txid = $2 AND idx = $4)`,
+			tr.Network, tr.TxID, tr.Asset, tr.Index, tr.AddressKey, LegacyIndexBase); err != nil {
+			return Transfer{}, false, translate(err)
+		}
+	}
 	var id string
-	var inserted bool
-	err := t.tx.QueryRow(ctx, `INSERT INTO transfers (id, network, txid, idx, asset, address, address_key, amount,
+	var inserted, reexecuted bool
+	// old is the stored row as the statement starts: whether its content
+	// changed is told by comparing it with what the upsert left.
+	err := t.tx.QueryRow(ctx, `WITH old AS (SELECT amount, asset, address_key FROM transfers WHERE network = $2 AND txid = $3 AND idx = $4),
+		up AS (INSERT INTO transfers (id, network, txid, idx, asset, address, address_key, amount,
 		intent_id, block_height, block_hash, first_seen_at, status, confirmations_required, classification, notified_class, created_at, updated_at, coinbase)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8::numeric, NULLIF($9, ''), $10, NULLIF($11, ''), $12, $13, $14, $15, NULLIF($17, ''), $16, $16, $18)
 		ON CONFLICT (network, txid, idx) DO UPDATE SET
 			block_height = EXCLUDED.block_height, block_hash = EXCLUDED.block_hash,
 			status = CASE WHEN `+sameConfirmedBlock+` THEN transfers.status ELSE EXCLUDED.status END,
 			updated_at = EXCLUDED.updated_at,
-			confirmed_at = CASE WHEN EXCLUDED.status = 'confirmed' OR `+sameConfirmedBlock+` THEN transfers.confirmed_at ELSE NULL END
-		RETURNING id, (xmax = 0)`,
+			confirmed_at = CASE WHEN EXCLUDED.status = 'confirmed' OR `+sameConfirmedBlock+` THEN transfers.confirmed_at ELSE NULL END,
+			amount = EXCLUDED.amount, asset = EXCLUDED.asset, address = EXCLUDED.address, address_key = EXCLUDED.address_key,
+			intent_id = CASE WHEN `+movedAway+` THEN EXCLUDED.intent_id ELSE transfers.intent_id END,
+			confirmations_required = CASE WHEN `+movedAway+` THEN EXCLUDED.confirmations_required ELSE transfers.confirmations_required END,
+			classification = CASE WHEN `+movedAway+` THEN EXCLUDED.classification ELSE transfers.classification END,
+			notified_class = CASE WHEN `+movedAway+` THEN EXCLUDED.notified_class ELSE transfers.notified_class END,
+			settled = CASE WHEN `+movedAway+` THEN 0 ELSE LEAST(transfers.settled, EXCLUDED.amount) END,
+			resolved = LEAST(transfers.resolved, EXCLUDED.amount - CASE WHEN `+movedAway+` THEN 0 ELSE LEAST(transfers.settled, EXCLUDED.amount) END),
+			reexecuted_at = CASE WHEN `+otherContent+` THEN EXCLUDED.updated_at ELSE transfers.reexecuted_at END
+		RETURNING id, (xmax = 0) AS inserted, amount, asset, address_key)
+		SELECT up.id, up.inserted,
+			coalesce(old.amount IS NOT NULL AND (old.amount, old.asset, old.address_key) IS DISTINCT FROM (up.amount, up.asset, up.address_key), FALSE)
+		FROM up LEFT JOIN old ON TRUE`,
 		tr.ID, tr.Network, tr.TxID, tr.Index, tr.Asset, tr.Address, tr.AddressKey, num(tr.Amount),
 		tr.IntentID, tr.BlockHeight, tr.BlockHash, tr.FirstSeenAt, tr.Status, tr.ConfirmationsRequired,
-		tr.Classification, tr.CreatedAt, tr.NotifiedClass, tr.Coinbase).Scan(&id, &inserted)
+		tr.Classification, tr.CreatedAt, tr.NotifiedClass, tr.Coinbase).Scan(&id, &inserted, &reexecuted)
 	if err != nil {
 		return Transfer{}, false, translate(err)
 	}
 	stored, err := t.GetTransfer(ctx, id)
+	stored.Reexecuted = reexecuted
 	return stored, inserted, err
+}
+
+// LegacyIndexBase is added by migration 0025 to the idx of Ethereum token
+// transfers stored under their block log index; UpsertTransfer re-keys such
+// a row when its transaction is seen again.
+const LegacyIndexBase int64 = 1 << 40
+
+// otherContent is true in UpsertTransfer's conflict branch when the
+// transaction, seen again, moved another amount, asset or address.
+const otherContent = `(transfers.amount <> EXCLUDED.amount OR transfers.asset <> EXCLUDED.asset OR transfers.address_key <> EXCLUDED.address_key)`
+
+// movedAway is true in UpsertTransfer's conflict branch when the transfer
+// now pays another address and finance did not credit it to an intent: it
+// belongs to the new address's intent (or none).
+const movedAway = `(transfers.address_key <> EXCLUDED.address_key AND NOT transfers.credited)`
+
+// ReplacedContent returns the content a transfer had before its latest
+// re-execution (its intent then): what an orphaned block said of it.
+func (t *Tx) ReplacedContent(ctx context.Context, id string) (Transfer, error) {
+	old := Transfer{ID: id}
+	var amount string
+	var intent *string
+	err := t.tx.QueryRow(ctx, `SELECT asset, address, address_key, amount::text, intent_id FROM transfer_contents
+		WHERE transfer_id = $1 ORDER BY seq DESC LIMIT 1`, id).Scan(&old.Asset, &old.Address, &old.AddressKey, &amount, &intent)
+	if err != nil {
+		return Transfer{}, translate(err)
+	}
+	old.IntentID = deref(intent)
+	old.Amount, err = parseNum(amount)
+	return old, err
+}
+
+// VoidDecisions voids finance's live decisions on a transfer other than
+// credit_intent (which only says which intent the transfer counts for),
+// with reason, and returns them: they were decided on content the best
+// chain no longer has. The transfer's resolved part is 0 again.
+func (t *Tx) VoidDecisions(ctx context.Context, id, reason string, now time.Time) ([]Resolution, error) {
+	tr, err := t.GetTransfer(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var out []Resolution
+	for _, r := range tr.Resolutions {
+		if r.Action != "credit_intent" {
+			out = append(out, r)
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	if _, err := t.tx.Exec(ctx, `UPDATE resolutions SET voided_at = $2, voided_reason = $3
+		WHERE transfer_id = $1 AND voided_at IS NULL AND action <> 'credit_intent'`, id, now, reason); err != nil {
+		return nil, translate(err)
+	}
+	_, err = t.tx.Exec(ctx, `UPDATE transfers SET resolved = 0, updated_at = $2 WHERE id = $1`, id, now)
+	return out, translate(err)
 }
 
 // sameConfirmedBlock is true in UpsertTransfer's conflict branch when the

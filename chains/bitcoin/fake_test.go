@@ -1,6 +1,7 @@
 package bitcoin
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -28,11 +29,32 @@ func fakeNode(t *testing.T, handle func(method string, params []json.RawMessage)
 			return
 		}
 		body, _ := io.ReadAll(r.Body)
-		var req struct {
+		type request struct {
 			ID     json.RawMessage   `json:"id"`
 			Method string            `json:"method"`
 			Params []json.RawMessage `json:"params"`
 		}
+		if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
+			// A batch, answered as Core does: an array of answers, in
+			// order, with HTTP 200 whatever each call's outcome.
+			var reqs []request
+			if err := json.Unmarshal(b, &reqs); err != nil {
+				http.Error(w, "bad request", http.StatusBadRequest)
+				return
+			}
+			out := make([]map[string]any, len(reqs))
+			for i, req := range reqs {
+				rep := handle(req.Method, req.Params)
+				out[i] = map[string]any{"result": rep.result, "error": nil, "id": req.ID}
+				if rep.code != 0 {
+					out[i] = map[string]any{"result": nil, "id": req.ID, "error": map[string]any{"code": rep.code, "message": rep.msg}}
+				}
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(out)
+			return
+		}
+		var req request
 		if err := json.Unmarshal(body, &req); err != nil {
 			http.Error(w, "bad request", http.StatusBadRequest)
 			return

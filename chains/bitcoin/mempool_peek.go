@@ -13,8 +13,12 @@ import (
 // its mempool (waitfornewblock is about blocks only), so without the peek a
 // broadcast would wait for the scanner's poll (10 s for Bitcoin by
 // default); getbestblockhash and getmempoolinfo are two small answers
-// whatever the mempool holds.
-const mempoolPeekEvery = 250 * time.Millisecond
+// whatever the mempool holds, asked in one HTTP request (a JSON-RPC
+// batch). A broadcast waits for the next peek, up to the whole interval:
+// at 150 ms the p95 of broadcast → detected is about 140 ms of waiting
+// plus the scan, within issue 37's 250 ms, and the node answers under
+// seven requests a second (the 250 ms peek of two requests made eight).
+const mempoolPeekEvery = 150 * time.Millisecond
 
 // mempoolShape is what getmempoolinfo says that moves when a transaction
 // enters or leaves the mempool.
@@ -33,13 +37,11 @@ type peekState struct {
 	shape mempoolShape
 }
 
-// peek reads the node's best block, then its mempool's shape.
+// peek reads the node's best block, then its mempool's shape, in one
+// request: the node answers a batch's calls in order.
 func (c *Client) peek(ctx context.Context) (peekState, error) {
 	var p peekState
-	if err := c.rpc.call(ctx, "getbestblockhash", &p.tip); err != nil {
-		return p, err
-	}
-	err := c.rpc.call(ctx, "getmempoolinfo", &p.shape)
+	err := c.rpc.callBatch(ctx, []batchCall{{Method: "getbestblockhash", Out: &p.tip}, {Method: "getmempoolinfo", Out: &p.shape}})
 	return p, err
 }
 

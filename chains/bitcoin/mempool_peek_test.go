@@ -1,8 +1,13 @@
 package bitcoin
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -94,4 +99,52 @@ func TestMempoolPeekWakesOnChangeOnly(t *testing.T) {
 	node.set(tx, "b")
 	woken("a same-shaped transaction after a block")
 	quiet("the same mempool on the new block")
+}
+
+// TestMempoolPeekIsOneRequest: a peek asks for the best block and the
+// mempool's shape in one HTTP request (a JSON-RPC batch), so peeking every
+// 150 ms costs the node under seven requests a second (issue 37 item 4).
+func TestMempoolPeekIsOneRequest(t *testing.T) {
+	node := &peekNode{tip: "a", seen: make(chan struct{}, 1)}
+	var mu sync.Mutex
+	var bodies []string
+	url := fakeNode(t, func(method string, params []json.RawMessage) rpcReply { return node.handle(method, params) })
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(body))
+		mu.Unlock()
+		req, _ := http.NewRequest(r.Method, strings.Replace(url, "u:secret-pass@", "", 1), bytes.NewReader(body))
+		req.Header = r.Header.Clone()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	}))
+	defer srv.Close()
+	c := newTestClient(t, payment.Litecoin, Regtest, "http://u:secret-pass@"+srv.Listener.Addr().String())
+	stop := c.peekMempool(context.Background(), func() {})
+	node.peeked(t, 3)
+	stop()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bodies) < 3 {
+		t.Fatalf("%d requests for 3 peeks", len(bodies))
+	}
+	for _, b := range bodies {
+		var calls []struct{ Method string }
+		if err := json.Unmarshal([]byte(b), &calls); err != nil || len(calls) != 2 ||
+			calls[0].Method != "getbestblockhash" || calls[1].Method != "getmempoolinfo" {
+			t.Fatalf("a peek's request is not one batch of getbestblockhash and getmempoolinfo: %s", b)
+		}
+	}
+	node.mu.Lock()
+	defer node.mu.Unlock()
+	if node.peeks != len(bodies) {
+		t.Fatalf("%d getmempoolinfo calls in %d requests", node.peeks, len(bodies))
+	}
 }

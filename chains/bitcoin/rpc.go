@@ -173,7 +173,13 @@ func (c *rpcClient) post(ctx context.Context, method string, params []any) (*byt
 	if params == nil {
 		params = []any{}
 	}
-	reqBody, err := json.Marshal(rpcRequest{JSONRPC: "1.0", ID: c.nextID.Add(1), Method: method, Params: params})
+	return c.postBody(ctx, method, rpcRequest{JSONRPC: "1.0", ID: c.nextID.Add(1), Method: method, Params: params})
+}
+
+// postBody is post for a request body of any shape (one request, or a
+// batch); method names it in errors.
+func (c *rpcClient) postBody(ctx context.Context, method string, body any) (*bytes.Buffer, int, error) {
+	reqBody, err := json.Marshal(body)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: encode request: %w", method, err)
 	}
@@ -263,6 +269,74 @@ func (c *rpcClient) call(ctx context.Context, method string, out any, params ...
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		return fmt.Errorf("%w: %s: result: %v", chains.ErrInvalidResponse, method, err)
+	}
+	return nil
+}
+
+// batchCall is one call of a JSON-RPC batch: its result is decoded into
+// Out.
+type batchCall struct {
+	Method string
+	Params []any
+	Out    any
+}
+
+// callBatch invokes calls in one HTTP request (a JSON-RPC batch, which
+// Bitcoin Core and Litecoin Core answer with an array) and decodes each
+// result into its Out. The first call that failed is the error, as call
+// would have returned it.
+func (c *rpcClient) callBatch(ctx context.Context, calls []batchCall) error {
+	reqs := make([]rpcRequest, len(calls))
+	names := make([]string, len(calls))
+	first := c.nextID.Add(uint64(len(calls))) - uint64(len(calls)) + 1
+	for i, cl := range calls {
+		params := cl.Params
+		if params == nil {
+			params = []any{}
+		}
+		reqs[i] = rpcRequest{JSONRPC: "1.0", ID: first + uint64(i), Method: cl.Method, Params: params}
+		names[i] = cl.Method
+	}
+	what := strings.Join(names, "+")
+	buf, status, err := c.postBody(ctx, what, reqs)
+	if err != nil {
+		return err
+	}
+	defer c.release(buf)
+	var answers []struct {
+		ID uint64 `json:"id"`
+		rpcResponse
+	}
+	if jerr := json.Unmarshal(buf.Bytes(), &answers); jerr != nil {
+		// A node that refuses the batch as a whole answers one object.
+		_, err := envelope(what, status, buf.Bytes())
+		if err == nil {
+			err = fmt.Errorf("%w: %s: batch answer: %v (body %q)", chains.ErrInvalidResponse, what, jerr, snippet(buf.Bytes()))
+		}
+		return err
+	}
+	byID := make(map[uint64]int, len(answers))
+	for i, a := range answers {
+		byID[a.ID] = i
+	}
+	for i, cl := range calls {
+		j, ok := byID[first+uint64(i)]
+		if !ok {
+			return fmt.Errorf("%w: %s: the batch answer lacks call %d", chains.ErrInvalidResponse, what, i+1)
+		}
+		a := answers[j]
+		if a.Error != nil {
+			return &RPCError{Method: cl.Method, Code: a.Error.Code, Message: a.Error.Message}
+		}
+		if status != http.StatusOK {
+			return &HTTPError{Method: cl.Method, Status: status, Body: snippet(buf.Bytes())}
+		}
+		if len(a.Result) == 0 || string(a.Result) == "null" {
+			return fmt.Errorf("%w: %s: no result and no error", chains.ErrInvalidResponse, cl.Method)
+		}
+		if err := json.Unmarshal(a.Result, cl.Out); err != nil {
+			return fmt.Errorf("%w: %s: result: %v", chains.ErrInvalidResponse, cl.Method, err)
+		}
 	}
 	return nil
 }

@@ -42,6 +42,13 @@ type rpcReceipt struct {
 	Status          *hexutil.Uint64 `json:"status"`
 	// Root replaces Status in pre-Byzantium receipts, which cannot fail.
 	Root *common.Hash `json:"root"`
+	// Logs are the transaction's logs (only their block log indexes are
+	// read): a token transfer's key is its log's position among them.
+	Logs []receiptLog `json:"logs"`
+}
+
+type receiptLog struct {
+	LogIndex *hexutil.Uint64 `json:"logIndex"`
 }
 
 type rpcLog struct {
@@ -75,6 +82,9 @@ type found struct {
 	pos   int   // transaction position
 	order int64 // native 0, internal 1+n, token 1<<40 + log index
 	tr    chains.Transfer
+	// logIndex is a token transfer's block log index (its key, tr.Index,
+	// is its log's position in its transaction: txLocalKeys).
+	logIndex uint64
 }
 
 // Block returns the block at height with the ETH and configured-token
@@ -110,6 +120,9 @@ func (c *Client) Block(ctx context.Context, height chains.Height, w chains.Watch
 	}
 	tokens, err := c.tokenTransfers(x.logs, blk, ok, w, height)
 	if err != nil {
+		return chains.Block{}, err
+	}
+	if err := c.txLocalKeys(ctx, tokens, x, blk, height); err != nil {
 		return chains.Block{}, err
 	}
 	var internal []found
@@ -312,10 +325,59 @@ func (c *Client) tokenTransfers(logs []rpcLog, blk *rpcBlock, ok []bool, w chain
 		}
 		l, to := cd.l, keys[j]
 		amount := new(big.Int).SetBytes(l.Data)
-		res = append(res, found{pos: cd.pos, order: 1<<40 + int64(*l.LogIndex),
+		res = append(res, found{pos: cd.pos, order: 1<<40 + int64(*l.LogIndex), logIndex: uint64(*l.LogIndex),
 			tr: c.transfer(l.TransactionHash, int64(*l.LogIndex), cd.asset, common.BytesToAddress(to), amount)})
 	}
 	return res, nil
+}
+
+// txLocalKeys sets each token transfer's key to its log's position among
+// its transaction's receipt logs: a function of the transaction alone, so
+// that the transaction mined again in another block, where its logs have
+// other block log indexes, is the same transfer (issue 32 item 1). The
+// receipts come from the block's (when the node serves them) or, for the
+// transactions of these transfers only, from eth_getTransactionReceipt. A
+// receipt that lacks the log contradicts eth_getLogs: ErrInvalidResponse.
+func (c *Client) txLocalKeys(ctx context.Context, tokens []found, x extras, blk *rpcBlock, height chains.Height) error {
+	if len(tokens) == 0 {
+		return nil
+	}
+	logsOf := func(pos int) []receiptLog { return x.receipts[pos].Logs }
+	if !x.haveReceipts {
+		var idx []int
+		seen := map[int]bool{}
+		for _, f := range tokens {
+			if !seen[f.pos] {
+				seen[f.pos] = true
+				idx = append(idx, f.pos)
+			}
+		}
+		rs, err := c.fetchReceipts(ctx, blk, idx, height)
+		if err != nil {
+			return err
+		}
+		logsOf = func(pos int) []receiptLog { return rs[pos].Logs }
+	}
+	for i := range tokens {
+		f := &tokens[i]
+		k, err := logPosition(logsOf(f.pos), f.logIndex)
+		if err != nil {
+			return fmt.Errorf("receipt of %s in block %d: %w", f.tr.TxID, height, err)
+		}
+		f.tr.Index = k
+	}
+	return nil
+}
+
+// logPosition returns the position of the log with block log index li
+// among a transaction's receipt logs, which run consecutively.
+func logPosition(logs []receiptLog, li uint64) (int64, error) {
+	if len(logs) > 0 && logs[0].LogIndex != nil && li >= uint64(*logs[0].LogIndex) {
+		if k := li - uint64(*logs[0].LogIndex); k < uint64(len(logs)) && logs[k].LogIndex != nil && uint64(*logs[k].LogIndex) == li {
+			return int64(k), nil
+		}
+	}
+	return 0, fmt.Errorf("no log with index %d among its %d logs: %w", li, len(logs), chains.ErrInvalidResponse)
 }
 
 // checkLog checks that l answers the eth_getLogs query for the block hash:
@@ -530,6 +592,20 @@ func (r *rpcReceipt) checkStatus(height chains.Height) error {
 // eth_getTransactionReceipt (for nodes without eth_getBlockReceipts) and
 // returns success by position.
 func (c *Client) receiptsFor(ctx context.Context, blk *rpcBlock, idx []int, height chains.Height) (map[int]bool, error) {
+	rs, err := c.fetchReceipts(ctx, blk, idx, height)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int]bool, len(idx))
+	for p, r := range rs {
+		out[p] = r.succeeded()
+	}
+	return out, nil
+}
+
+// fetchReceipts fetches and checks the receipts of the transactions at
+// positions idx with eth_getTransactionReceipt, by position.
+func (c *Client) fetchReceipts(ctx context.Context, blk *rpcBlock, idx []int, height chains.Height) (map[int]*rpcReceipt, error) {
 	rs := make([]*rpcReceipt, len(idx))
 	batch := make([]rpc.BatchElem, len(idx))
 	for i, p := range idx {
@@ -538,7 +614,7 @@ func (c *Client) receiptsFor(ctx context.Context, blk *rpcBlock, idx []int, heig
 	if err := c.rpc.BatchCallContext(ctx, batch); err != nil {
 		return nil, classify(err, fmt.Sprintf("eth_getTransactionReceipt for block %d", height))
 	}
-	out := make(map[int]bool, len(idx))
+	out := make(map[int]*rpcReceipt, len(idx))
 	for i, p := range idx {
 		tx := blk.Transactions[p].Hash
 		if batch[i].Error != nil {
@@ -552,7 +628,7 @@ func (c *Client) receiptsFor(ctx context.Context, blk *rpcBlock, idx []int, heig
 		if err := r.checkStatus(height); err != nil {
 			return nil, err
 		}
-		out[p] = r.succeeded()
+		out[p] = r
 	}
 	return out, nil
 }

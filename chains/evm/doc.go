@@ -21,8 +21,10 @@
 //     every SELFDESTRUCT (its balance goes to the beneficiary, whether or not
 //     the contract is destroyed after Cancun) at any depth of the call tree;
 //     a frame that failed moved nothing, nor did anything below it;
-//   - native transfers use chains.NativeIndex, token transfers their log
-//     index, internal transfers found by tracing -2-n (n: the call's
+//   - native transfers use chains.NativeIndex, token transfers their log's
+//     position among its transaction's receipt logs (not the block log
+//     index, which moves when the transaction is mined again elsewhere:
+//     issue 32 item 1), internal transfers found by tracing -2-n (n: the call's
 //     depth-first position inside its transaction among the first 8 levels,
 //     deeper frames numbered after those), so natural keys are unique and
 //     stable, also across the change that started walking deeper than 8;

@@ -328,3 +328,88 @@ func (a *Anvil) Reorg(ctx context.Context, depth int) error {
 	}
 	return nil
 }
+
+// AnvilSecondAccount is anvil's second dev account (unlocked, funded).
+var AnvilSecondAccount = common.HexToAddress("0x70997970C51812dc3A010C7d01b50e0d17dc79C8")
+
+// Sign signs req (eth_signTransaction; anvil fills nonce, gas and fees)
+// without sending it and returns the raw transaction and its hash: the same
+// transaction can then be mined, reorged out and mined again elsewhere.
+func (a *Anvil) Sign(ctx context.Context, req TxRequest) ([]byte, common.Hash, error) {
+	arg := txArg(req)
+	var raw hexutil.Bytes
+	if err := a.RPC.CallContext(ctx, &raw, "eth_signTransaction", arg); err != nil {
+		return nil, common.Hash{}, fmt.Errorf("eth_signTransaction: %w", err)
+	}
+	var tx types.Transaction
+	if err := tx.UnmarshalBinary(raw); err != nil {
+		return nil, common.Hash{}, fmt.Errorf("signed transaction: %w", err)
+	}
+	return raw, tx.Hash(), nil
+}
+
+// MineTogether mines one block holding the transactions of first (sent
+// from their accounts with a high priority fee, so that they come first)
+// and then the raw transactions, in that order, and returns the block's
+// number. Automine is off meanwhile and on again after.
+func (a *Anvil) MineTogether(ctx context.Context, first []TxRequest, raws ...[]byte) (uint64, error) {
+	if err := a.RPC.CallContext(ctx, nil, "evm_setAutomine", false); err != nil {
+		return 0, fmt.Errorf("evm_setAutomine: %w", err)
+	}
+	defer a.RPC.CallContext(context.WithoutCancel(ctx), nil, "evm_setAutomine", true)
+	var hashes []common.Hash
+	for _, req := range first {
+		arg := txArg(req)
+		arg["maxPriorityFeePerGas"] = (*hexutil.Big)(big.NewInt(100e9))
+		arg["maxFeePerGas"] = (*hexutil.Big)(big.NewInt(1000e9))
+		var h common.Hash
+		if err := a.RPC.CallContext(ctx, &h, "eth_sendTransaction", arg); err != nil {
+			return 0, fmt.Errorf("eth_sendTransaction: %w", err)
+		}
+		hashes = append(hashes, h)
+	}
+	for _, raw := range raws {
+		var h common.Hash
+		if err := a.RPC.CallContext(ctx, &h, "eth_sendRawTransaction", hexutil.Bytes(raw)); err != nil {
+			return 0, fmt.Errorf("eth_sendRawTransaction: %w", err)
+		}
+		hashes = append(hashes, h)
+	}
+	if err := a.RPC.CallContext(ctx, nil, "evm_mine"); err != nil {
+		return 0, fmt.Errorf("evm_mine: %w", err)
+	}
+	var number uint64
+	for i, h := range hashes {
+		r, err := a.WaitReceipt(ctx, h)
+		if err != nil {
+			return 0, err
+		}
+		if i > 0 && r.BlockNumber.Uint64() != number {
+			return 0, fmt.Errorf("transaction %s mined in block %d, not %d with the others", h, r.BlockNumber, number)
+		}
+		number = r.BlockNumber.Uint64()
+	}
+	return number, nil
+}
+
+// txArg is req as eth_sendTransaction's argument.
+func txArg(req TxRequest) map[string]any {
+	from := req.From
+	if from == (common.Address{}) {
+		from = AnvilDevAccount
+	}
+	arg := map[string]any{"from": from}
+	if req.To != nil {
+		arg["to"] = *req.To
+	}
+	if req.Value != nil {
+		arg["value"] = (*hexutil.Big)(req.Value)
+	}
+	if len(req.Data) > 0 {
+		arg["data"] = hexutil.Bytes(req.Data)
+	}
+	if req.Gas != 0 {
+		arg["gas"] = hexutil.Uint64(req.Gas)
+	}
+	return arg
+}
