@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/chains/endpoints"
 	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/intents"
@@ -34,6 +36,9 @@ type NetworkStatus struct {
 	PoolRemaining    *int64     `json:"pool_remaining,omitempty"`
 	DerivationNext   *int64     `json:"derivation_next_index,omitempty"`
 	Mode             string     `json:"mode,omitempty"`
+	// Endpoints are the network's node endpoints when its config lists
+	// them (names and states, never URLs), as this instance sees them.
+	Endpoints []endpoints.Status `json:"endpoints,omitempty"`
 	// Available is "" when new intents are accepted, else why not.
 	Available string `json:"unavailable_reason,omitempty"`
 }
@@ -46,6 +51,10 @@ type Networks struct {
 	// Modes reports a per-network mode string (Ethereum trace mode, Solana
 	// scan mode) when known.
 	Modes func(network payment.Network) string
+	// Endpoints reports a network's endpoint pool (nil, or nil for a
+	// network of one rpc_url: no pool). New intents are refused when a
+	// pool has no endpoint that can serve within max_lag_blocks.
+	Endpoints func(network payment.Network) []endpoints.Status
 	// Sources gives the derivation source of each derived network.
 	Sources map[payment.Network]string
 	// Clock is the clock of availability answers; nil is the wall clock.
@@ -111,7 +120,34 @@ func (n *Networks) available(ctx context.Context, network payment.Network) error
 	if err != nil {
 		return err
 	}
-	return n.judge(c, nc)
+	if err := n.judge(c, nc); err != nil {
+		return err
+	}
+	return n.judgeEndpoints(network)
+}
+
+// judgeEndpoints refuses new intents when the network's pool has no
+// endpoint that can serve within its lag bound: throttled is slowed, not
+// down, so only down, lagging, spent or wrong-chain endpoints count.
+func (n *Networks) judgeEndpoints(network payment.Network) error {
+	if n.Endpoints == nil {
+		return nil
+	}
+	eps := n.Endpoints(network)
+	if len(eps) == 0 {
+		return nil
+	}
+	var why []string
+	for _, e := range eps {
+		if !e.Scans {
+			continue
+		}
+		if e.State == endpoints.Healthy || e.State == endpoints.Throttled {
+			return nil
+		}
+		why = append(why, e.Name+" "+string(e.State))
+	}
+	return fmt.Errorf("no node endpoint can serve within max_lag_blocks (%s)", strings.Join(why, ", "))
 }
 
 // judgePreCursor judges a network whose scanner has placed no cursor by
@@ -196,6 +232,9 @@ func (n *Networks) Networks(ctx context.Context) ([]NetworkStatus, error) {
 			} else if err := n.judge(c, nc); err != nil {
 				st.Available = err.Error()
 				st.Healthy = false
+			} else if err := n.judgeEndpoints(net); err != nil {
+				st.Available = err.Error()
+				st.Healthy = false
 			}
 		}
 		st.AddressesWatched = fig.Watched[string(net)]
@@ -208,6 +247,9 @@ func (n *Networks) Networks(ctx context.Context) ([]NetworkStatus, error) {
 		}
 		if n.Modes != nil {
 			st.Mode = n.Modes(net)
+		}
+		if n.Endpoints != nil {
+			st.Endpoints = n.Endpoints(net)
 		}
 		out = append(out, st)
 	}

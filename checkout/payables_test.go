@@ -1,10 +1,16 @@
 package checkout_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/url"
+	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/paywatch/paywatch/payment"
@@ -182,5 +188,135 @@ func TestPayablePageChooseAndChange(t *testing.T) {
 	_ = json.Unmarshal([]byte(rawp), &e)
 	if e.Error.Code != "conflict" {
 		t.Fatalf("another amount for an existing payable: %s", rawp)
+	}
+}
+
+// Tabs choosing at the same instant on one payable's page: 8 first choices
+// of random enabled methods at once, through the page's handler and the
+// real store, end with exactly one open intent, every other superseded
+// (each by a later one, so the last choice wins), no address taken twice,
+// and every answer an intent of the payable. 8 choices of one method (a
+// double click) answer one intent and take one address (issue 35 item 3).
+func TestPayablePageConcurrentFirstChoices(t *testing.T) {
+	s := newSite(t, siteOptions{env: []paywatchtest.Option{paywatchtest.Only(payment.Bitcoin, payment.Ethereum)}})
+	const tabs = 8
+	for round := range 4 {
+		ref := fmt.Sprintf("ORD-PP-RACE-%d", round)
+		status, pp, raw := s.createPayable(t, map[string]string{"kind": "order", "reference": ref, "amount_usd": "40.00", "account": "cust-race"})
+		if status != 201 {
+			t.Fatalf("create %s: %d %s", ref, status, raw)
+		}
+		path := strings.TrimPrefix(pp.PaymentPageURL, s.URL)
+		_, page := s.get(t, path)
+		var methods []string
+		for _, m := range regexp.MustCompile(`value="([A-Z0-9-]+)" id="method-`).FindAllStringSubmatch(page, -1) {
+			methods = append(methods, m[1])
+		}
+		if len(methods) < 2 {
+			t.Fatalf("the choice lists %v", methods)
+		}
+		same := round == 3
+		picks := make([]string, tabs)
+		for i := range picks {
+			picks[i] = methods[rand.IntN(len(methods))]
+			if same {
+				picks[i] = methods[0]
+			}
+		}
+		if !same && picks[0] == picks[1] {
+			picks[1] = methods[(slices.Index(methods, picks[0])+1)%len(methods)]
+		}
+
+		type answer struct {
+			status int
+			loc    string
+			err    error
+		}
+		answers := make([]answer, tabs)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range tabs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				resp, err := noRedirects().PostForm(s.URL+path+"/choose", url.Values{"method": {picks[i]}})
+				if err != nil {
+					answers[i].err = err
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				answers[i] = answer{status: resp.StatusCode, loc: resp.Header.Get("Location")}
+			}()
+		}
+		close(start)
+		wg.Wait()
+
+		var p struct{ Intents []views.Intent }
+		_, raw2 := s.Do("GET", "/v1/payables/order/"+ref, "storefront", nil)
+		mustJSON(t, raw2, &p)
+		byPage := map[string]views.Intent{}
+		var open []views.Intent
+		addresses := map[string]string{}
+		for _, in := range p.Intents {
+			byPage[s.pageOf(t, in)] = in
+			if prev, ok := addresses[in.Address]; ok {
+				t.Errorf("%s: address %s taken by %s and %s", ref, in.Address, prev, in.ID)
+			}
+			addresses[in.Address] = in.ID
+			switch in.Status {
+			case payment.IntentAwaiting:
+				open = append(open, in)
+			case payment.IntentSuperseded:
+				if in.SupersededBy == nil {
+					t.Errorf("%s: %s superseded by nothing", ref, in.ID)
+				}
+			default:
+				t.Errorf("%s: intent %s (%s) is %s", ref, in.ID, in.Method, in.Status)
+			}
+		}
+		if len(open) != 1 {
+			t.Fatalf("%s: picks %v left %d open intents, want 1: %s", ref, picks, len(open), raw2)
+		}
+		// Superseded ones form one line of choices ending at the open one.
+		for id, n := open[0].ID, 1; ; n++ {
+			var from *views.Intent
+			for i := range p.Intents {
+				if in := &p.Intents[i]; in.SupersededBy != nil && *in.SupersededBy == id {
+					if from != nil {
+						t.Fatalf("%s: %s and %s both superseded by %s", ref, from.ID, in.ID, id)
+					}
+					from = in
+				}
+			}
+			if from == nil {
+				if n != len(p.Intents) {
+					t.Fatalf("%s: %d of %d intents lead to the open one: %s", ref, n, len(p.Intents), raw2)
+				}
+				break
+			}
+			id = from.ID
+		}
+		for i, a := range answers {
+			pagePath, _, _ := strings.Cut(a.loc, "?")
+			in, ok := byPage[pagePath]
+			if a.err != nil || a.status != 303 || !ok || in.Method != picks[i] {
+				t.Errorf("%s: tab %d chose %s: %d %q %v (no intent of the payable of that method)", ref, i, picks[i], a.status, a.loc, a.err)
+			}
+		}
+		if same && len(p.Intents) != 1 {
+			t.Errorf("%s: %d choices of %s made %d intents, want 1", ref, tabs, methods[0], len(p.Intents))
+		}
+		if resp, _ := noRedirects().Get(s.URL + path); resp.StatusCode != 303 || !strings.HasPrefix(resp.Header.Get("Location"), s.pageOf(t, open[0])) {
+			t.Fatalf("%s: the payable's URL leads to %q, want the open intent", ref, resp.Header.Get("Location"))
+		}
+	}
+	var dup int
+	if err := s.Store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM (SELECT address FROM intents GROUP BY network, address HAVING count(*) > 1) d`).Scan(&dup); err != nil {
+		t.Fatal(err)
+	}
+	if dup != 0 {
+		t.Fatalf("%d addresses taken twice", dup)
 	}
 }

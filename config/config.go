@@ -229,6 +229,9 @@ func Parse(r io.Reader, getenv func(string) string) (*Config, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	if err := c.checkEndpointEnv(getenv); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 

@@ -31,6 +31,10 @@ type Network struct {
 	// on the RPC URL; Tron pushes nothing. PAYWATCH_<NETWORK>_NOTIFY_URL
 	// overrides it.
 	NotifyURL string `yaml:"notify_url"`
+	// EndpointList is the network's endpoints (networks.<n>.endpoints),
+	// several nodes or providers in a pool; rpc_url is the one-endpoint
+	// form. Use Endpoints, which Validate resolves from either.
+	EndpointList []Endpoint `yaml:"endpoints"`
 	// CookieFile is the node's RPC cookie file (Bitcoin Core, Litecoin
 	// Core), used when rpc_url carries no user:password.
 	CookieFile string `yaml:"cookie_file"`
@@ -57,6 +61,8 @@ type Network struct {
 	Mode string `yaml:"mode"`
 	// Trace selects Ethereum internal-transfer detection: auto, on, off.
 	Trace string `yaml:"trace"`
+
+	endpoints []Endpoint // resolved by Validate: EndpointList or rpc_url
 }
 
 func defaultNetwork(n payment.Network) *Network {
@@ -113,11 +119,16 @@ func (c *Config) validateNetwork(name payment.Network) error {
 	if n.CookieFile != "" && name != payment.Bitcoin && name != payment.Litecoin {
 		return invalid(f+".cookie_file", "only Bitcoin and Litecoin nodes use an RPC cookie")
 	}
+	if err := n.validateEndpoints(name); err != nil {
+		return err
+	}
 	if !n.Enabled {
 		return nil
 	}
-	if u, err := url.Parse(n.RPCURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return invalid(f+".rpc_url", "must be an http(s) URL of the node (or PAYWATCH_%s_RPC_URL)", strings.ToUpper(string(name)))
+	if len(n.EndpointList) == 0 {
+		if u, err := url.Parse(n.RPCURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return invalid(f+".rpc_url", "must be an http(s) URL of the node (or PAYWATCH_%s_RPC_URL), or list endpoints", strings.ToUpper(string(name)))
+		}
 	}
 	if err := validateNotifyURL(name, n.NotifyURL); err != nil {
 		return err

@@ -20,6 +20,7 @@ import (
 	"github.com/paywatch/paywatch/api"
 	"github.com/paywatch/paywatch/availability"
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/chains/endpoints"
 	"github.com/paywatch/paywatch/checkout"
 	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/config"
@@ -38,6 +39,10 @@ import (
 // Deps are what a Daemon takes from its caller rather than from its
 // config. The zero Deps is production: everything is built from the config.
 type Deps struct {
+	// Pools gives the endpoint pool a node client sends through (nil, or
+	// nil for a client of one rpc_url): nodes.Pool. Its endpoints show in
+	// /v1/status and the metrics, and decide availability.
+	Pools func(src chains.Source) *endpoints.Pool
 	// Log is the daemon's logger; nil discards.
 	Log *slog.Logger
 	// Clock is the clock of everything recorded and scheduled; nil is the
@@ -90,6 +95,7 @@ type Daemon struct {
 	watch     map[payment.Network]*chains.WatchSet
 	sources   map[payment.Network]chains.Source
 	modes     map[payment.Network]func() string
+	pools     map[payment.Network]*endpoints.Pool // networks listing endpoints
 	api       *api.Server
 	console   *console.Console // nil when console.enabled is false
 	pages     *checkout.Page   // nil when checkout.enabled is false
@@ -283,11 +289,20 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 			d.modes[n] = mode
 		}
 	}
+	d.pools = map[payment.Network]*endpoints.Pool{}
+	if deps.Pools != nil {
+		for n, src := range d.sources {
+			if p := deps.Pools(src); p != nil {
+				d.pools[n] = p
+			}
+		}
+	}
 	cache := deps.StatusCache
 	if cache == 0 {
 		cache = time.Second
 	}
 	d.nets = &availability.Networks{Store: d.store, Config: cfg, Sources: sourcesByNet, CacheFor: max(cache, 0), Clock: deps.Clock,
+		Endpoints: d.endpointStatus,
 		Modes: func(n payment.Network) string {
 			if f := d.modes[n]; f != nil {
 				return f()
@@ -301,6 +316,7 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 			func() float64 { return float64(set.Len()) }))
 	}
 	d.metrics = newScanMetrics(ctx, d.reg, d.nets)
+	d.reg.MustRegister(endpointCollector(d.pools))
 	var endpoints []string
 	for _, w := range cfg.Webhooks {
 		endpoints = append(endpoints, w.Name)
@@ -412,6 +428,9 @@ func (d *Daemon) Run(ctx context.Context, ready func(addr string)) error {
 	g.Go(func() error { return d.finance.RecordQuotes(ctx, d.book.Symbols()) })
 	g.Go(func() error { return d.svc.RunSweeps(ctx, d.sweeps) })
 	g.Go(func() error { return d.reconciler.Run(ctx) })
+	if len(d.pools) > 0 {
+		g.Go(func() error { return d.recordEndpoints(ctx) })
+	}
 	for n, src := range d.sources {
 		l := d.leader(n, src)
 		g.Go(func() error { return l.Run(ctx) })

@@ -17,14 +17,14 @@ import (
 // packages of a lower layer. A new package must be placed here.
 var layers = map[string]int{
 	// Vocabulary and small tools.
-	"payment": 0, "clock": 0, "clientaddr": 0, "logs": 0, "contracts": 0, "devnet": 0,
+	"payment": 0, "clock": 0, "clientaddr": 0, "logs": 0, "contracts": 0, "devnet": 0, "devnet/faultyproxy": 0,
 	// docs/webhooks/receiver.go, an example receiver (//go:build ignore).
 	"docs/webhooks": 0,
 	// Pure pieces: addresses, the matcher, rates, the chain scanner.
-	"addresses": 1, "matcher": 1, "rates": 1, "chains": 1,
+	"addresses": 1, "matcher": 1, "rates": 1, "chains": 1, "chains/endpoints": 1,
 	"devnet/devnettest": 1, "devnet/ethdev": 1, "devnet/walletjs": 1,
 	// Config, the node clients, the scripted chain.
-	"config": 2, "chains/bitcoin": 2, "chains/evm": 2, "chains/solana": 2, "chains/tron": 2, "chains/chainstest": 2,
+	"config": 2, "chains/endpoints/endpointstest": 2, "chains/bitcoin": 2, "chains/evm": 2, "chains/solana": 2, "chains/tron": 2, "chains/chainstest": 2,
 	// The database.
 	"store": 3, "chains/nodes": 3, "chains/solana/solanafake": 3, "chains/tron/tronfake": 3,
 	"views": 4,

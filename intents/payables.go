@@ -125,13 +125,16 @@ func (s *Service) PagePayableOf(ctx context.Context, kind payment.PayableKind, r
 }
 
 // Choose is the customer's choice of method on the payable's page: the
-// payable's open intent of that method, else a new intent of it. A new
-// intent is made through Create (the creation path, its checks and the
-// open-intents cap) when nothing is open; when an intent of another method
-// is open and nothing was seen on it, the new one replaces it (the old one
-// superseded, its page linking to the new one, in one transaction, so the
-// cap holds). An intent on which a payment was already seen is never
-// replaced: Conflict, and the customer finishes paying it.
+// payable's open intent of that method, else a new intent of it, with
+// Create's checks and the open-intents cap. The choice is decided in one
+// transaction under the payable's row lock, so the page has at most one
+// open intent of its own making at a time, however many tabs choose at
+// once: the first choice makes the intent; a later choice of another
+// method replaces the open one (superseded, its page linking to the new
+// one, renewed_from the old), so the last choice wins, as the customer
+// sees it in the tab they look at. An intent on which a payment was
+// already seen is never replaced: Conflict, and the customer finishes
+// paying it.
 func (s *Service) Choose(ctx context.Context, payableID int64, method string) (views.Intent, error) {
 	pp, err := s.PagePayable(ctx, payableID)
 	if err != nil {
@@ -143,29 +146,35 @@ func (s *Service) Choose(ctx context.Context, payableID int64, method string) (v
 	if pp.Payable.Status == "paid" {
 		return views.Intent{}, Fail(AlreadyPaid, "%s %s is already paid", pp.Payable.Kind, pp.Payable.Reference)
 	}
+	// A double click, or a reload of the choice: the open intent answers,
+	// without a transaction (the locked one answers the same way). The
+	// intents were read one by one, so one that another choice superseded
+	// meanwhile is left to the locked decision.
+	var open []views.Intent
 	for _, v := range pp.Open {
+		if v.SupersededBy == nil && (v.Status == payment.IntentAwaiting || v.Status == payment.IntentDetected) {
+			open = append(open, v)
+		}
+	}
+	for _, v := range open {
 		if v.Method == method {
 			return v, nil
 		}
 	}
-	info, err := s.methodFor(method)
+	if n := len(open); n > 0 && seen(open[n-1]) {
+		old := open[n-1]
+		return views.Intent{}, Fail(Conflict, "a payment was already seen on intent %s (%s): it is paid there, not replaced", old.ID, old.Method)
+	}
+	// Create's checks, on the payable's own fields and the method.
+	_, info, err := s.validate(CreateRequest{Kind: pp.Payable.Kind, Reference: pp.Payable.Reference, Account: derefStr(pp.Payable.Account),
+		AmountUSD: pp.Payable.AmountUSD, Method: method, ReturnURL: pp.Payable.ReturnURL, Locale: pp.Payable.Locale})
 	if err != nil {
 		return views.Intent{}, err
-	}
-	req := CreateRequest{Kind: pp.Payable.Kind, Reference: pp.Payable.Reference, Account: derefStr(pp.Payable.Account),
-		AmountUSD: pp.Payable.AmountUSD, Method: method, ReturnURL: pp.Payable.ReturnURL, Locale: pp.Payable.Locale}
-	if len(pp.Open) == 0 {
-		res, err := s.Create(ctx, req, nil)
-		return res.View, err
-	}
-	old := pp.Open[len(pp.Open)-1]
-	if seen(old) {
-		return views.Intent{}, Fail(Conflict, "a payment was already seen on intent %s (%s): it is paid there, not replaced", old.ID, old.Method)
 	}
 	if err := s.checkChain(ctx, info.Network); err != nil {
 		return views.Intent{}, err
 	}
-	res, err := whenReplenished(ctx, s, func() (Result[views.Intent], error) { return s.replace(ctx, payableID, old.ID, info) })
+	res, err := whenReplenished(ctx, s, func() (Result[views.Intent], error) { return s.choose(ctx, payableID, info) })
 	return res.View, err
 }
 
@@ -180,19 +189,44 @@ func seen(v views.Intent) bool {
 	return v.Status != payment.IntentAwaiting || v.ReceivedBaseUnits != "0"
 }
 
-// replace makes an intent of info for the payable in place of its open
-// intent oldID, as a renewal does (the new intent renewed_from the old,
-// the old superseded), after checking again under the payable's lock that
-// nothing was seen on the old one.
-func (s *Service) replace(ctx context.Context, payableID int64, oldID string, info payment.MethodInfo) (Result[views.Intent], error) {
+// choose decides a choice of info under the payable's row lock, which
+// every choice and creation for the payable takes first, so each sees the
+// intents the others made: the open intent of the method answers
+// (Applied); with none open a new intent is made (Created); else the
+// newest open intent is replaced by a new one of info (it renewed_from the
+// old, the old superseded by it), after checking again, the payable
+// re-decided, that nothing was seen on the old one.
+func (s *Service) choose(ctx context.Context, payableID int64, info payment.MethodInfo) (Result[views.Intent], error) {
 	return idempotent(ctx, s, nil, func(tx *store.Tx, now time.Time) (Outcome, views.Intent, error) {
-		p, err := tx.PayableForUpdate(ctx, payableID)
+		pp, err := tx.PagePayableForUpdate(ctx, payableID)
 		if err != nil {
 			return 0, views.Intent{}, err
+		}
+		p := pp.Payable
+		if p.PaidByIntent != "" {
+			view, err := s.view(ctx, tx, p.PaidByIntent)
+			return Applied, view, err
 		}
 		if p.PaidAt != nil {
 			return 0, views.Intent{}, Fail(AlreadyPaid, "%s %s is already paid", p.Kind, p.Reference)
 		}
+		open, err := tx.OpenIntents(ctx, string(p.Kind), p.Reference, now)
+		if err != nil {
+			return 0, views.Intent{}, err
+		}
+		if openID, ok := openOf(open, info.Method); ok {
+			view, err := s.view(ctx, tx, openID)
+			return Applied, view, err
+		}
+		openCap := s.cfg.Limits.OpenIntentsPerPayable
+		if len(open) == 0 { // under any cap
+			view, err := s.newIntent(ctx, tx, p, info, "", pp.ReturnURL, pp.Locale, now, nil)
+			if err != nil {
+				return 0, views.Intent{}, err
+			}
+			return Created, view, nil
+		}
+		oldID := open[len(open)-1].ID
 		if err := s.reevaluateLocked(ctx, tx, p, oldID, now); err != nil {
 			return 0, views.Intent{}, err
 		}
@@ -203,22 +237,10 @@ func (s *Service) replace(ctx context.Context, payableID int64, oldID string, in
 		if seen(old) || old.SupersededBy != nil || !old.ExpiresAt.After(now) {
 			return 0, views.Intent{}, Fail(Conflict, "intent %s is %s: it is not replaced", old.ID, old.Status)
 		}
-		open, err := tx.OpenIntents(ctx, string(p.Kind), p.Reference, now)
-		if err != nil {
-			return 0, views.Intent{}, err
-		}
-		if openID, ok := openOf(open, info.Method); ok {
-			view, err := s.view(ctx, tx, openID)
-			return Applied, view, err
-		}
 		// The old one leaves the open intents as the new one joins them.
-		if openCap := s.cfg.Limits.OpenIntentsPerPayable; openCap > 0 && len(open)-1 >= openCap {
+		if openCap > 0 && len(open)-1 >= openCap {
 			return 0, views.Intent{}, Fail(TooManyOpenIntents, "%s %s already has %d open intents (%s), as many as one payable may have",
 				p.Kind, p.Reference, len(open), openMethods(open))
-		}
-		pp, err := s.store.PagePayable(ctx, p.ID)
-		if err != nil {
-			return 0, views.Intent{}, err
 		}
 		view, err := s.newIntent(ctx, tx, p, info, old.ID, pp.ReturnURL, pp.Locale, now, nil)
 		if err != nil {

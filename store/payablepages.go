@@ -58,3 +58,10 @@ func (s *Store) PagePayable(ctx context.Context, id int64) (PagePayable, error) 
 func (s *Store) PagePayableByReference(ctx context.Context, kind, reference string) (PagePayable, error) {
 	return scanPagePayable(s.pool.QueryRow(ctx, `SELECT `+pagePayableColumns+` FROM payables WHERE kind = $1 AND reference = $2`, kind, reference))
 }
+
+// PagePayableForUpdate locks a payable (FOR UPDATE, as PayableForUpdate)
+// and returns it with its page's settings: the customer's choices on the
+// payable's page are decided one at a time under this lock.
+func (t *Tx) PagePayableForUpdate(ctx context.Context, id int64) (PagePayable, error) {
+	return scanPagePayable(t.tx.QueryRow(ctx, `SELECT `+pagePayableColumns+` FROM payables WHERE id = $1 FOR UPDATE`, id))
+}

@@ -15,6 +15,7 @@ import (
 	ltcchaincfg "github.com/ltcsuite/ltcd/chaincfg"
 
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/chains/endpoints"
 	"github.com/paywatch/paywatch/logs"
 	"github.com/paywatch/paywatch/payment"
 )
@@ -141,6 +142,7 @@ func (c *Client) Network() payment.Network { return c.network }
 
 // Tip returns the height of the node's best block (getblockcount).
 func (c *Client) Tip(ctx context.Context) (chains.Height, error) {
+	ctx = endpoints.Pin(ctx, 0)
 	var n int64
 	if err := c.rpc.call(ctx, "getblockcount", &n); err != nil {
 		return 0, fmt.Errorf("%s: tip: %w", c.network, err)
@@ -148,6 +150,7 @@ func (c *Client) Tip(ctx context.Context) (chains.Height, error) {
 	if n < 0 {
 		return 0, fmt.Errorf("%s: tip: %w: getblockcount %d", c.network, chains.ErrInvalidResponse, n)
 	}
+	endpoints.ObserveHead(ctx, n)
 	return chains.Height(n), nil
 }
 
@@ -207,6 +210,7 @@ func (c *Client) putRaw(bp *[]byte) {
 // node sends it (getblockhash, then getblock <hash> 0). The slice is the
 // caller's.
 func (c *Client) RawBlock(ctx context.Context, height chains.Height) ([]byte, error) {
+	ctx = endpoints.Pin(ctx, int64(height))
 	hash, err := c.blockHash(ctx, height)
 	if err != nil {
 		return nil, fmt.Errorf("%s: block %d: %w", c.network, height, err)
@@ -225,6 +229,9 @@ func (c *Client) RawBlock(ctx context.Context, height chains.Height) ([]byte, er
 // block that does not decode, or whose hash is not the one asked for, is
 // chains.ErrInvalidResponse.
 func (c *Client) Block(ctx context.Context, height chains.Height, w chains.Watched) (chains.Block, error) {
+	// Behind a pool of endpoints, the hash and the block come from one
+	// that showed the height.
+	ctx = endpoints.Pin(ctx, int64(height))
 	hash, err := c.blockHash(ctx, height)
 	if err != nil {
 		return chains.Block{}, fmt.Errorf("%s: block %d: %w", c.network, height, err)

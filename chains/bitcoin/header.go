@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/chains/endpoints"
 )
 
 var _ chains.HeaderSource = (*Client)(nil)
@@ -16,6 +17,7 @@ var _ chains.HeaderSource = (*Client)(nil)
 // getblockheader <hash> false: 80 bytes instead of the whole block). The
 // header must hash to the hash asked for, or it is chains.ErrInvalidResponse.
 func (c *Client) Header(ctx context.Context, height chains.Height) (chains.BlockRef, error) {
+	ctx = endpoints.Pin(ctx, int64(height))
 	hash, err := c.blockHash(ctx, height)
 	if err != nil {
 		return chains.BlockRef{}, fmt.Errorf("%s: header %d: %w", c.network, height, err)

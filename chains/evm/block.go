@@ -13,6 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/chains/endpoints"
 	"github.com/paywatch/paywatch/payment"
 )
 
@@ -92,6 +93,9 @@ type found struct {
 // order: each transaction's own value, then what tracing found moved by
 // its internal calls, then its token Transfer logs.
 func (c *Client) Block(ctx context.Context, height chains.Height, w chains.Watched) (chains.Block, error) {
+	// Behind a pool of endpoints, the block, its receipts, logs and traces
+	// come from one that showed the height.
+	ctx = endpoints.Pin(ctx, int64(height))
 	blk, err := c.blockByNumber(ctx, height)
 	if err != nil {
 		return chains.Block{}, err

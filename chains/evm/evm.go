@@ -19,6 +19,7 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/chains/endpoints"
 	"github.com/paywatch/paywatch/logs"
 	"github.com/paywatch/paywatch/payment"
 )
@@ -214,6 +215,7 @@ var tracerConfig = map[string]any{"tracer": "callTracer"}
 
 // Tip returns the node's latest block number (eth_blockNumber).
 func (c *Client) Tip(ctx context.Context) (chains.Height, error) {
+	ctx = endpoints.Pin(ctx, 0)
 	var n *hexutil.Uint64
 	if err := c.rpc.CallContext(ctx, &n, "eth_blockNumber"); err != nil {
 		return 0, classify(err, "eth_blockNumber")
@@ -221,6 +223,7 @@ func (c *Client) Tip(ctx context.Context) (chains.Height, error) {
 	if n == nil {
 		return 0, fmt.Errorf("eth_blockNumber: null: %w", chains.ErrInvalidResponse)
 	}
+	endpoints.ObserveHead(ctx, int64(*n))
 	return chains.Height(*n), nil
 }
 

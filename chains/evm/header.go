@@ -8,6 +8,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/chains/endpoints"
 )
 
 var _ chains.HeaderSource = (*Client)(nil)
@@ -15,6 +16,7 @@ var _ chains.HeaderSource = (*Client)(nil)
 // Header returns the identity of the block at height from one
 // eth_getBlockByNumber without transactions (no receipts, logs or traces).
 func (c *Client) Header(ctx context.Context, height chains.Height) (chains.BlockRef, error) {
+	ctx = endpoints.Pin(ctx, int64(height))
 	var h *rpcHeader
 	if err := c.rpc.CallContext(ctx, &h, "eth_getBlockByNumber", hexutil.Uint64(height), false); err != nil {
 		return chains.BlockRef{}, classify(err, fmt.Sprintf("eth_getBlockByNumber header at height %d", height))

@@ -12,6 +12,7 @@ import (
 	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
 
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/chains/endpoints"
 	"github.com/paywatch/paywatch/logs"
 )
 
@@ -111,7 +112,11 @@ func (c *Client) Mode(watched int) string {
 // Tip returns the highest finalized slot: paywatch never reads below
 // finalized, so the finalized slot is its tip.
 func (c *Client) Tip(ctx context.Context) (chains.Height, error) {
+	ctx = endpoints.Pin(ctx, 0)
 	slot, err := c.finalizedSlot(ctx)
+	if err == nil {
+		endpoints.ObserveHead(ctx, int64(slot))
+	}
 	return chains.Height(slot), err
 }
 
@@ -158,6 +163,9 @@ func blockParams(slot uint64) []any {
 // watched keys. A skipped slot is chains.ErrSkipped, a slot above the
 // finalized tip chains.ErrBlockNotFound.
 func (c *Client) Block(ctx context.Context, height chains.Height, w chains.Watched) (chains.Block, error) {
+	// Behind a pool of endpoints, the block and a skip's confirmation come
+	// from one that showed the slot finalized.
+	ctx = endpoints.Pin(ctx, int64(height))
 	slot := uint64(height)
 	var b chains.Block
 	err := c.call(ctx, "getBlock", blockParams(slot), func(body []byte) error {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/chains/endpoints"
 )
 
 var _ chains.HeaderSource = (*Client)(nil)
@@ -14,6 +15,7 @@ var _ chains.HeaderSource = (*Client)(nil)
 // getBlock without transactions or rewards. Like Block, a skipped slot is
 // chains.ErrSkipped and a slot above the finalized tip chains.ErrBlockNotFound.
 func (c *Client) Header(ctx context.Context, height chains.Height) (chains.BlockRef, error) {
+	ctx = endpoints.Pin(ctx, int64(height))
 	slot := uint64(height)
 	var b chains.Block
 	err := c.call(ctx, "getBlock", headerParams(slot), func(body []byte) error {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/chains/endpoints"
 	"github.com/paywatch/paywatch/logs"
 )
 
@@ -102,7 +103,11 @@ func New(cfg Config) (*Client, error) {
 
 // Tip returns the number of the node's current head block.
 func (c *Client) Tip(ctx context.Context) (chains.Height, error) {
+	ctx = endpoints.Pin(ctx, 0)
 	n, err := c.nowBlock(ctx, "/wallet/getnowblock")
+	if err == nil {
+		endpoints.ObserveHead(ctx, int64(n))
+	}
 	return chains.Height(n), err
 }
 
@@ -136,6 +141,9 @@ func (c *Client) nowBlock(ctx context.Context, path string) (uint64, error) {
 // USDT TRC-20 transfers to watched accounts. A height above the head is
 // chains.ErrBlockNotFound.
 func (c *Client) Block(ctx context.Context, at chains.Height, w chains.Watched) (chains.Block, error) {
+	// Behind a pool of endpoints, the block and its transaction infos come
+	// from one that showed the height.
+	ctx = endpoints.Pin(ctx, int64(at))
 	height := uint64(at)
 	body, err := c.post(ctx, "/wallet/getblockbynum", numBody(height))
 	if err != nil {
@@ -157,6 +165,7 @@ func (c *Client) Block(ctx context.Context, at chains.Height, w chains.Watched) 
 // chains.ErrBlockNotFound. The blocks are consecutive and each carries its
 // transfers exactly as Block would report them.
 func (c *Client) Blocks(ctx context.Context, low, high chains.Height, w chains.Watched) ([]chains.Block, error) {
+	ctx = endpoints.Pin(ctx, int64(low))
 	from, to := uint64(low), uint64(high)
 	if to <= from {
 		return nil, fmt.Errorf("tron: blocks [%d, %d): empty range", from, to)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/chains/endpoints"
 )
 
 var _ chains.HeaderSource = (*Client)(nil)
@@ -20,6 +21,7 @@ type headerOnlyJSON struct {
 // Header returns the identity of block height from one getblockbynum, without
 // decoding its transactions or fetching their infos.
 func (c *Client) Header(ctx context.Context, at chains.Height) (chains.BlockRef, error) {
+	ctx = endpoints.Pin(ctx, int64(at))
 	height := uint64(at)
 	body, err := c.post(ctx, "/wallet/getblockbynum", numBody(height))
 	if err != nil {

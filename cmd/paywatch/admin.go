@@ -302,10 +302,22 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *check {
 		return checkHealthy(nets, stdout)
 	}
+	// Each network's endpoints as the instance that recorded them last saw
+	// them in the last two minutes (names, never URLs).
+	eps := map[string][]store.EndpointRow{}
+	for _, n := range nets {
+		rows, err := st.Endpoints(ctx, n.Network, time.Now().Add(-2*time.Minute))
+		if err != nil {
+			return err
+		}
+		if len(rows) > 0 {
+			eps[n.Network] = rows
+		}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"networks": nets})
+		return enc.Encode(map[string]any{"networks": nets, "endpoints": endpointsJSON(eps)})
 	}
 	sort.Slice(nets, func(i, j int) bool { return nets[i].Network < nets[j].Network })
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
@@ -314,7 +326,33 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(tw, "%s\t%v\t%d\t%d\t%d\t%v\t%s\t%d\t%s\n", n.Network, n.Enabled, n.NodeHeight, n.ScannedHeight,
 			n.LagBlocks, n.Healthy, n.Leader, n.AddressesWatched, n.Available)
 	}
+	if len(eps) > 0 {
+		fmt.Fprintln(tw, "\nNETWORK\tENDPOINT\tSTATE\tHEAD\tLAG\tLATENCY\tTHROTTLES\tERRORS\tCALLS/MIN\tBUDGET USED\tSEEN BY")
+		for _, n := range nets {
+			for _, e := range eps[n.Network] {
+				budget := fmt.Sprint(e.BudgetUsed)
+				if e.DailyBudget > 0 {
+					budget = fmt.Sprintf("%d/%d", e.BudgetUsed, e.DailyBudget)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%dms\t%d\t%d\t%d\t%s\t%s\n", n.Network, e.Name, e.State, e.Head, e.Lag,
+					e.LatencyMillis, e.Throttles, e.Errors, e.CallsPerMinute, budget, e.Instance)
+			}
+		}
+	}
 	return tw.Flush()
+}
+
+// endpointsJSON is the endpoints of `paywatch status --json`, by network.
+func endpointsJSON(eps map[string][]store.EndpointRow) map[string][]map[string]any {
+	out := map[string][]map[string]any{}
+	for n, rows := range eps {
+		for _, e := range rows {
+			out[n] = append(out[n], map[string]any{"name": e.Name, "state": e.State, "head": e.Head, "lag": e.Lag,
+				"latency_ms": e.LatencyMillis, "throttles": e.Throttles, "errors": e.Errors, "calls_per_minute": e.CallsPerMinute,
+				"budget_used": e.BudgetUsed, "daily_budget": e.DailyBudget, "seen_by": e.Instance, "updated_at": e.UpdatedAt})
+		}
+	}
+	return out
 }
 
 // checkHealthy is `status --check`: an error naming what is wrong unless

@@ -121,17 +121,25 @@ func TestRulesAndDashboardUseMetricsTheDaemonExports(t *testing.T) {
 	cfgPath := filepath.Join(t.TempDir(), "paywatch.yaml")
 	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(`
 listen: 127.0.0.1:0
-database_url: %q
+database_url: %[1]q
 log_level: warn
 rates: {sources: [static], min_sources: 1, static: {TRX: "0.25", SOL: "200", USDT: "1"}, refresh: "@every 1s"}
 methods:
   TRX: {enabled: true, confirmations: 0}
   SOL: {enabled: true}
 networks:
-  tron: {enabled: true, chain: regtest, rpc_url: %q, account_key: %q, poll_interval: 50ms, max_lag_blocks: 50}
-  solana: {enabled: true, chain: regtest, rpc_url: %q, poll_interval: 50ms, mode: block, max_lag_blocks: 500}
+  tron:
+    enabled: true
+    chain: regtest
+    account_key: %[3]q
+    poll_interval: 50ms
+    max_lag_blocks: 50
+    endpoints:
+      - {name: own, url: %[2]q}
+      - {name: rented, url: %[2]q, priority: 1, max_requests_per_second: 1000, daily_budget: 10000000}
+  solana: {enabled: true, chain: regtest, rpc_url: %[4]q, poll_interval: 50ms, mode: block, max_lag_blocks: 500}
 webhooks:
-  - {name: shop, url: %q, secret_env: PAYWATCH_TEST_HOOK_SECRET}
+  - {name: shop, url: %[5]q, secret_env: PAYWATCH_TEST_HOOK_SECRET}
 `, db, tronSrv.URL, addresses.SandboxKeys[payment.Tron], solSrv.URL, hook.URL)), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -239,6 +247,10 @@ webhooks:
 		`paywatch_scanner_leader{network="tron"}`:                                func(v float64) bool { return v == 1 },
 		`paywatch_address_pool_remaining{network="solana"}`:                      func(v float64) bool { return v == 3 },
 		`paywatch_rate_available{symbol="TRX"}`:                                  func(v float64) bool { return v == 1 },
+		// Issue 33 item 6: the Tron network scans through two endpoints.
+		`paywatch_endpoint_state{endpoint="own",network="tron",state="healthy"}`: func(v float64) bool { return v == 1 },
+		`paywatch_endpoint_calls_total{endpoint="own",network="tron"}`:           func(v float64) bool { return v >= 1 },
+		`paywatch_endpoints_serving{network="tron"}`:                             func(v float64) bool { return v == 2 },
 	}
 	var body string
 	for {
@@ -265,6 +277,25 @@ webhooks:
 			t.Fatalf("after the payment: %v", wrong)
 		case <-time.After(100 * time.Millisecond):
 		}
+	}
+	// /v1/status lists each endpoint by name, never by URL.
+	opKey, _, err := d.Store().CreateAPIKey(ctx, "ops", []string{"operator"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, status, _ := apiCaller(t, base, opKey)("GET", "/v1/status", nil)
+	raw, _ := json.Marshal(status)
+	if st != 200 || !strings.Contains(string(raw), `"name":"own"`) || !strings.Contains(string(raw), `"name":"rented"`) || strings.Contains(string(raw), strings.TrimPrefix(tronSrv.URL, "http://")) {
+		t.Fatalf("/v1/status: %d %s", st, raw)
+	}
+	// `paywatch status` lists them too, from the database.
+	var out bytes.Buffer
+	if err := runStatus(ctx, []string{"--config", cfgPath}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^tron +own +healthy `).MatchString(out.String()) || !strings.Contains(out.String(), "rented") ||
+		strings.Contains(out.String(), strings.TrimPrefix(tronSrv.URL, "http://")) {
+		t.Fatalf("paywatch status:\n%s", out.String())
 	}
 	cancel()
 	<-done

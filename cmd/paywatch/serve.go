@@ -31,5 +31,5 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // newDaemon builds the daemon of cfg over the node clients it names.
 func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (*daemon.Daemon, error) {
-	return daemon.New(ctx, cfg, daemon.Deps{Log: log, Nodes: nodes.New})
+	return daemon.New(ctx, cfg, daemon.Deps{Log: log, Nodes: nodes.New, Pools: nodes.Pool})
 }
