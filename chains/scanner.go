@@ -60,6 +60,11 @@ type ScannerConfig struct {
 	// Clock waits between steps (a poll interval or a backoff); nil is the
 	// wall clock. Tests inject one.
 	Clock clock.Clock
+	// StallClock times a step waiting on its node (StallAfter); nil is the
+	// wall clock. It is not Clock: a node that does not answer is a wait in
+	// real time, and a test that moves Clock by hours between steps must
+	// not make a step look stalled.
+	StallClock clock.Clock
 }
 
 // Scanner owns one network's cursor: one goroutine reads blocks in order,
@@ -103,6 +108,7 @@ func NewScanner(cfg ScannerConfig, src Source, sinks Sinks, keys KeySource, watc
 	}
 	log = logs.Or(log)
 	cfg.Clock = clock.Or(cfg.Clock)
+	cfg.StallClock = clock.Or(cfg.StallClock)
 	return &Scanner{cfg: cfg, src: src, sinks: sinks, keys: keys, watched: watched,
 		log: log.With("component", "scanner", "network", string(cfg.Network)), wake: make(chan struct{}, 1)}
 }
@@ -122,7 +128,7 @@ func (s *Scanner) Run(ctx context.Context) error {
 	// repeats every step is logged once per change, not every second.
 	logged := ""
 	for {
-		caughtUp, err := s.Step(ctx)
+		caughtUp, err := s.watchedStep(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -178,6 +184,48 @@ func (s *Scanner) Run(ctx context.Context) error {
 		case <-s.cfg.Clock.After(wait):
 		}
 	}
+}
+
+// stallFloor is the least time a step may wait on its node before the
+// network is recorded unhealthy, whatever the poll interval: a loaded
+// machine may take this long for a healthy step.
+const stallFloor = 5 * time.Second
+
+// StallAfter is how long a step may wait on the node before the scanner
+// records the network unhealthy while the step still waits: two poll
+// intervals (at least stallFloor). A caught-up scanner steps every poll
+// interval, so a frozen node (it accepts connections and never answers)
+// makes new intents refused within two poll intervals, not when the node
+// call finally times out.
+func (s *Scanner) StallAfter() time.Duration {
+	return max(2*s.cfg.PollInterval, stallFloor)
+}
+
+// watchedStep is Step, recording the network unhealthy once the step has
+// waited StallAfter on its node. The record is written before watchedStep
+// returns, so Run's record of the step's outcome comes after it.
+func (s *Scanner) watchedStep(ctx context.Context) (bool, error) {
+	limit := s.StallAfter()
+	t := s.cfg.StallClock.NewTimer(limit)
+	done, fired := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(fired)
+		select {
+		case <-done:
+		case <-ctx.Done():
+		case <-t.C:
+			msg := fmt.Sprintf("the node has not answered for %s (two poll intervals): a scan step is still waiting on it", limit)
+			s.log.Warn("scan step stalled on the node", "after", limit)
+			if err := s.sinks.Health.SetHealth(ctx, s.cfg.Network, Health{LastError: msg}); err != nil && ctx.Err() == nil {
+				s.log.Warn("recording health failed", "err", err)
+			}
+		}
+	}()
+	caughtUp, err := s.Step(ctx)
+	t.Stop()
+	close(done)
+	<-fired
+	return caughtUp, err
 }
 
 // stoppedError is a step of a network whose critical failure is recorded

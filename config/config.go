@@ -1,7 +1,6 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -204,7 +203,7 @@ func Parse(r io.Reader, getenv func(string) string) (*Config, error) {
 						}
 						target = n
 					}
-					if err := decodeStrict(entry, target); err != nil {
+					if err := decodeStrict(entry, target, ""); err != nil {
 						return nil, fmt.Errorf("%w: %s.%s: %v", ErrInvalid, key.Value, name, err)
 					}
 				}
@@ -212,7 +211,7 @@ func Parse(r io.Reader, getenv func(string) string) (*Config, error) {
 				rest.Content = append(rest.Content, key, val)
 			}
 		}
-		if err := decodeStrict(rest, c); err != nil {
+		if err := decodeStrict(rest, c, ""); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 		}
 	}
@@ -236,16 +235,109 @@ func Parse(r io.Reader, getenv func(string) string) (*Config, error) {
 	return c, nil
 }
 
-// decodeStrict decodes a node into v rejecting unknown keys.
-func decodeStrict(n *yaml.Node, v any) error {
-	b, err := yaml.Marshal(n)
-	if err != nil {
+// decodeStrict decodes a node of the file into v, refusing unknown keys
+// with a clear message. It decodes the node itself, not a copy, so every
+// error names the line of the file where the bad key or value is.
+func decodeStrict(n *yaml.Node, v any, path string) error {
+	if err := knownFields(n, reflect.TypeOf(v), path); err != nil {
 		return err
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+	if err := n.Decode(v); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) && len(te.Errors) > 0 {
+			// "line 40: cannot unmarshal !!str `x` into int": the first one,
+			// without yaml's "unmarshal errors:" header.
+			return errors.New(strings.TrimSpace(te.Errors[0]))
+		}
 		return err
+	}
+	return nil
+}
+
+// yamlUnmarshaler is a type that decodes itself (Duration); knownFields
+// does not look inside it.
+var yamlUnmarshaler = reflect.TypeFor[yaml.Unmarshaler]()
+
+// knownFields checks that every key of a mapping node is a field of the
+// struct t decodes into, recursively; an unknown one is refused with its
+// line, its path in the file and the keys that are known.
+func knownFields(n *yaml.Node, t reflect.Type, path string) error {
+	if n == nil {
+		return nil
+	}
+	if n.Kind == yaml.DocumentNode {
+		for _, c := range n.Content {
+			if err := knownFields(c, t, path); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if n.Kind == yaml.AliasNode {
+		return knownFields(n.Alias, t, path)
+	}
+	for t.Kind() == reflect.Pointer {
+		if t.Implements(yamlUnmarshaler) {
+			return nil
+		}
+		t = t.Elem()
+	}
+	if t.Implements(yamlUnmarshaler) || reflect.PointerTo(t).Implements(yamlUnmarshaler) {
+		return nil
+	}
+	join := func(key string) string {
+		if path == "" {
+			return key
+		}
+		return path + "." + key
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return nil // a type error Decode reports with its line
+		}
+		fields := map[string]reflect.Type{}
+		var names []string
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if !f.IsExported() || name == "-" {
+				continue
+			}
+			if name == "" {
+				name = strings.ToLower(f.Name)
+			}
+			fields[name] = f.Type
+			names = append(names, name)
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, val := n.Content[i], n.Content[i+1]
+			ft, ok := fields[k.Value]
+			if !ok {
+				return fmt.Errorf("line %d: %s: unknown field (known here: %s)", k.Line, join(k.Value), strings.Join(names, ", "))
+			}
+			if err := knownFields(val, ft, join(k.Value)); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			return nil
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if err := knownFields(n.Content[i+1], t.Elem(), join(n.Content[i].Value)); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if n.Kind != yaml.SequenceNode {
+			return nil
+		}
+		for i, c := range n.Content {
+			if err := knownFields(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -335,6 +427,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.validateProduction(); err != nil {
+		return err
+	}
+	if err := c.validateKeyVersions(); err != nil {
 		return err
 	}
 	if err := c.validateEvents(); err != nil {

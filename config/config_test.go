@@ -354,3 +354,42 @@ func TestLimitsAreChecked(t *testing.T) {
 		}
 	}
 }
+
+// Issue 36 item 8: a bad value is reported at its own line of the file (it
+// was the line in a re-encoded copy of its section: a bad value at line 40
+// read as line 5), and an unknown key gets a clear message with its line
+// and the known keys, not yaml's raw "field … not found in type".
+func TestConfigErrorsNameTheirLine(t *testing.T) {
+	head := "listen: 127.0.0.1:8080\ndatabase_url: postgres://x@localhost/db\n"
+	for _, c := range []struct {
+		name, body string
+		want       []string
+	}{
+		{"a bad duration deep in a network", head + "networks:\n  bitcoin:\n    enabled: false\n" + strings.Repeat("\n", 30) + "    poll_interval: 5 seconds\n",
+			[]string{"networks.bitcoin", "line 36:", `"5 seconds" is not a duration`}},
+		{"a bad integer in a method", head + "methods:\n  BTC:\n\n\n    confirmations: many\n",
+			[]string{"methods.BTC", "line 7:", "many"}},
+		{"an unknown top-level key", head + "\n\ndeadlin: 30m\n",
+			[]string{"line 5:", "deadlin: unknown field", "deadline"}},
+		{"an unknown key in a network", head + "networks:\n  bitcoin:\n    enabled: false\n    pol_interval: 5s\n",
+			[]string{"networks.bitcoin", "line 6:", "pol_interval: unknown field", "poll_interval"}},
+		{"an unknown key in a section", head + "console:\n  enabled: true\n  sesion_ttl: 1h\n",
+			[]string{"line 5:", "console.sesion_ttl: unknown field", "session_ttl"}},
+		{"a bad value in a section", head + "database:\n\n  probe_interval: often\n",
+			[]string{"line 5:", `"often" is not a duration`}},
+	} {
+		_, err := config.Parse(strings.NewReader(c.body), func(string) string { return "" })
+		if err == nil || !errors.Is(err, config.ErrInvalid) {
+			t.Errorf("%s: %v, want invalid", c.name, err)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q does not say %q", c.name, err, w)
+			}
+		}
+		if strings.Contains(err.Error(), "not found in type") || strings.Contains(err.Error(), "unmarshal errors") {
+			t.Errorf("%s: a raw YAML error: %q", c.name, err)
+		}
+	}
+}

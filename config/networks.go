@@ -1,9 +1,13 @@
 package config
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/btcsuite/btcd/btcutil/base58"
 
 	"github.com/paywatch/paywatch/payment"
 )
@@ -164,6 +168,22 @@ func (c *Config) validateNetwork(name payment.Network) error {
 	return nil
 }
 
+// validateKeyVersions refuses, for every enabled derived network, an account
+// key of another coin or network (checkKeyVersion). It runs after the
+// production checks, which name a well-known test key more precisely.
+func (c *Config) validateKeyVersions() error {
+	for _, name := range payment.Networks {
+		n := c.Networks[name]
+		if n == nil || !n.Enabled || name == payment.Solana {
+			continue
+		}
+		if err := checkKeyVersion(name, n.Chain, n.AccountKey); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // validateNotifyURL checks networks.<name>.notify_url by what the network's
 // node pushes on.
 func validateNotifyURL(name payment.Network, raw string) error {
@@ -207,4 +227,73 @@ func (c *Config) MainnetNetworks() []payment.Network {
 		}
 	}
 	return out
+}
+
+// keyVersion is what an extended public key's version bytes (its prefix)
+// say it is for.
+type keyVersion struct {
+	litecoin bool // Ltub, Mtub, ttub: Litecoin's own versions
+	testnet  bool // tpub, upub, vpub, ttub: testnet (and regtest)
+	segwit   bool // y/z/u/v/Y/Z/U/V pub: BIP49 and BIP84, Bitcoin and Litecoin only
+}
+
+var keyVersions = map[string]keyVersion{
+	"xpub": {}, "ypub": {segwit: true}, "zpub": {segwit: true}, "Ypub": {segwit: true}, "Zpub": {segwit: true},
+	"tpub": {testnet: true}, "upub": {testnet: true, segwit: true}, "vpub": {testnet: true, segwit: true},
+	"Upub": {testnet: true, segwit: true}, "Vpub": {testnet: true, segwit: true},
+	"Ltub": {litecoin: true}, "Mtub": {litecoin: true, segwit: true}, "ttub": {litecoin: true, testnet: true},
+}
+
+// checkKeyVersion refuses an account key whose version bytes say it is for
+// another coin or network than networks.<name> (a Litecoin Ltub on
+// bitcoin, a testnet vpub on a mainnet litecoin, a BIP84 zpub on
+// ethereum; on bitcoin, whose versions tell mainnet from testnet, an xpub
+// on regtest). A key of no known version, or not a well-formed extended
+// key, is left to the deriver. An account xpub does not say its coin type:
+// an Ethereum xpub on a mainnet bitcoin reads as a Bitcoin BIP44 key.
+func checkKeyVersion(name payment.Network, chain, key string) error {
+	raw := base58.Decode(key)
+	if len(raw) != 82 || len(key) < 4 {
+		return nil
+	}
+	sum := sha256.Sum256(raw[:78])
+	sum = sha256.Sum256(sum[:])
+	if !bytes.Equal(sum[:4], raw[78:]) {
+		return nil
+	}
+	prefix := key[:4]
+	v, ok := keyVersions[prefix]
+	if !ok {
+		return nil
+	}
+	f := "networks." + string(name) + ".account_key"
+	mainnet := chain == "mainnet"
+	refuse := func(what string) error {
+		return invalid(f, "%s… is %s, not a key for %s on %s: export the account key of this network's wallet", prefix, what, name, chain)
+	}
+	switch name {
+	case payment.Bitcoin:
+		switch {
+		case v.litecoin:
+			return refuse("a Litecoin key")
+		case mainnet && v.testnet:
+			return refuse("a testnet key")
+		case !mainnet && !v.testnet:
+			return refuse("a mainnet key (an Ethereum or Tron xpub, or a Bitcoin mainnet key)")
+		}
+	case payment.Litecoin:
+		if mainnet && v.testnet {
+			return refuse("a testnet key")
+		}
+	case payment.Ethereum, payment.Tron:
+		switch {
+		case v.litecoin:
+			return refuse("a Litecoin key")
+		case v.segwit:
+			return refuse("a Bitcoin or Litecoin SegWit (BIP49/84) key")
+		case mainnet && v.testnet:
+			return refuse("a testnet key")
+		}
+	}
+	return nil
 }

@@ -48,17 +48,20 @@ func TestMainnetRefusesTestSettings(t *testing.T) {
 	cases := []struct {
 		name, old, new string
 		want           []string
+		// elsewhere, when set, is what the same config says on regtest and
+		// testnet (a zpub is a Bitcoin key whatever the chain: issue 36).
+		elsewhere string
 	}{
 		{"the sandbox's Ethereum key", ownKey, sandboxETH,
-			[]string{"networks.ethereum.account_key", "m/44'/60'/0'", "test test test", "public", "chain: mainnet"}},
+			[]string{"networks.ethereum.account_key", "m/44'/60'/0'", "test test test", "public", "chain: mainnet"}, ""},
 		{"the sandbox's Bitcoin mainnet key on Ethereum", ownKey, addresses.SandboxBitcoinMainnetKey,
-			[]string{"networks.ethereum.account_key", "m/84'/0'/0'"}},
+			[]string{"networks.ethereum.account_key", "m/84'/0'/0'"}, "SegWit (BIP49/84) key"},
 		{"static rates", "sources: [coinbase, kraken]", "sources: [coinbase, static], static: {ETH: \"3000\"}",
-			[]string{"rates.sources", "static", "networks.ethereum", "mainnet"}},
+			[]string{"rates.sources", "static", "networks.ethereum", "mainnet"}, ""},
 		{"sign-in links", "signin_links: false", "signin_links: true",
-			[]string{"console.signin_links", "networks.ethereum", "mainnet"}},
+			[]string{"console.signin_links", "networks.ethereum", "mainnet"}, ""},
 		{"plain cookies off loopback", "console: {signin_links: false}", "listen: 0.0.0.0:8080\nadmin_listen: api\nconsole: {secure_cookies: false}",
-			[]string{"console.secure_cookies", "0.0.0.0:8080", "not loopback", "mainnet"}},
+			[]string{"console.secure_cookies", "0.0.0.0:8080", "not loopback", "mainnet"}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -73,7 +76,12 @@ func TestMainnetRefusesTestSettings(t *testing.T) {
 				}
 			}
 			for _, other := range []string{"regtest", "testnet"} {
-				if _, err := config.Parse(strings.NewReader(strings.Replace(y, "chain: mainnet", "chain: "+other, 1)), env(nil)); err != nil {
+				_, err := config.Parse(strings.NewReader(strings.Replace(y, "chain: mainnet", "chain: "+other, 1)), env(nil))
+				if c.elsewhere != "" {
+					if err == nil || !strings.Contains(err.Error(), c.elsewhere) {
+						t.Errorf("the same on %s: %v, want %q", other, err, c.elsewhere)
+					}
+				} else if err != nil {
 					t.Errorf("the same on %s: %v", other, err)
 				}
 			}
@@ -121,6 +129,43 @@ func TestWebhookURLMustBeHTTPSOutsideLoopback(t *testing.T) {
 		_, err := config.Parse(strings.NewReader(valid+fmt.Sprintf(hook, bad)), env(nil))
 		if !errors.Is(err, config.ErrInvalid) || !strings.Contains(err.Error(), "webhooks[0].url") || !strings.Contains(err.Error(), "https") {
 			t.Errorf("webhook %s: %v, want an error naming webhooks[0].url and https", bad, err)
+		}
+	}
+}
+
+// Issue 36 item 8: an extended key of another coin or network is refused at
+// load, naming the key: a testnet vpub on a mainnet litecoin, a Litecoin
+// Ltub on bitcoin, an Ethereum xpub on a regtest bitcoin, a BIP84 zpub on
+// tron; the right keys load.
+func TestKeysOfAnotherCoinOrNetworkAreRefused(t *testing.T) {
+	sb := addresses.SandboxKeys
+	base := "listen: 127.0.0.1:8080\ndatabase_url: postgres://x@localhost/db\nnetworks:\n  %s: {enabled: true, chain: %s, rpc_url: \"http://u:p@127.0.0.1:1\", account_key: %q}\n"
+	for _, c := range []struct {
+		network, chain, key string
+		want            string // "" loads
+	}{
+		{"litecoin", "mainnet", reencode(t, ownKey, "045f1cf6"), "testnet key"}, // vpub
+		{"litecoin", "regtest", sb[payment.Litecoin], ""},
+		{"bitcoin", "regtest", sb[payment.Litecoin], "Litecoin key"},
+		{"bitcoin", "regtest", sb[payment.Ethereum], "mainnet key"},
+		{"bitcoin", "regtest", sb[payment.Bitcoin], ""},
+		{"bitcoin", "mainnet", reencode(t, ownKey, "045f1cf6"), "testnet key"},
+		{"bitcoin", "mainnet", reencode(t, ownKey, "04b24746"), ""}, // zpub
+		{"tron", "regtest", reencode(t, sb[payment.Tron], "04b24746"), "SegWit"}, // zpub
+		{"tron", "regtest", sb[payment.Tron], ""},
+		{"ethereum", "regtest", sb[payment.Ethereum], ""},
+	} {
+		y := fmt.Sprintf(base, c.network, c.chain, c.key)
+		_, err := config.Parse(strings.NewReader(y), env(nil))
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%s on %s %s: %v", c.key[:4], c.chain, c.network, err)
+			}
+			continue
+		}
+		if !errors.Is(err, config.ErrInvalid) || !strings.Contains(err.Error(), "networks."+c.network+".account_key") ||
+			!strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.key[:4]) {
+			t.Errorf("%s on %s %s: %v, want %q naming the key", c.key[:4], c.chain, c.network, err, c.want)
 		}
 	}
 }

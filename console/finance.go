@@ -166,15 +166,16 @@ func usdOf(t views.Transfer, in *store.Intent) string {
 // usdOfUnits values units (base units of the transfer's asset, a decimal
 // string) at the transfer's intent's locked rate; "" without one.
 func usdOfUnits(t views.Transfer, in *store.Intent, units string) string {
-	if in == nil || in.Asset != t.Asset || in.Network != t.Network || in.Rate == "" {
+	if in == nil || in.Network != t.Network || in.Rate == "" {
 		return ""
 	}
 	n, ok := new(big.Int).SetString(units, 10)
 	if !ok {
 		return ""
 	}
+	// t names its asset as the API does (BTC), in as stored (native).
 	m, ok := payment.MethodFor(payment.Network(t.Network), payment.Asset(t.Asset))
-	if !ok {
+	if !ok || string(m.Method) != in.Method {
 		return ""
 	}
 	return views.USDValue(n, in.Rate, m.Decimals).String()

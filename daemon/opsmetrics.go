@@ -142,6 +142,12 @@ func (m *opsMetrics) Collect(ch chan<- prometheus.Metric) {
 			g(m.outboxPending, float64(o.Pending), o.Endpoint)
 			g(m.outboxAge, age(o.OldestAt), o.Endpoint)
 		}
+		if len(m.endpoints) == 0 {
+			// No endpoint: zero, present, so an alert or a panel tells
+			// "none configured" from "not exported" (endpoint="").
+			g(m.outboxPending, 0, "")
+			g(m.outboxAge, 0, "")
+		}
 		g(m.inboxItems, float64(ops.InboxUnresolved))
 		g(m.inboxAge, age(ops.InboxOldestAt))
 		g(m.unrecovered, float64(ops.UnrecoveredCents))

@@ -62,8 +62,8 @@ func TestDaemonRunsOneSenderPerWebhook(t *testing.T) {
 		if !strings.Contains(body, `"type":"intent.created"`) || !strings.Contains(body, "ORD-HOOK") {
 			t.Fatalf("delivered %s", body)
 		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("no delivery within 20s")
+	case <-time.After(5 * time.Minute): // generous: a wait for the delivery, not a measure of speed
+		t.Fatal("no delivery within 5 minutes")
 	}
 	cancel()
 	if err := <-done; err != nil {

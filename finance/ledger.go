@@ -80,7 +80,7 @@ func (s *Service) Ledger(ctx context.Context, account, after string, limit int) 
 // returns the first response, and a reference already paid by a debit of
 // the same account and amount returns that debit (intents.Applied) without debiting
 // again. A short balance is insufficient_funds and changes nothing; an
-// order paid by an intent is already_paid; an order with a crypto payment
+// order paid by an intent is already_paid (before any other check); an order with a crypto payment
 // that covers it and waits for confirmations is payment_in_progress (the
 // customer would pay twice); a reference known with another amount or
 // account is a conflict.
@@ -101,6 +101,11 @@ func (s *Service) Debit(ctx context.Context, account string, req DebitRequest, i
 		if err != nil {
 			return 0, views.LedgerEntry{}, err
 		}
+		// Paid in crypto: that is what happened, whatever amount or
+		// account this debit names.
+		if p.PaidAt != nil && p.PaidByEntry == "" {
+			return 0, views.LedgerEntry{}, intents.Fail(intents.AlreadyPaid, "order %s is already paid by intent %s; nothing was debited", p.Reference, p.PaidByIntent)
+		}
 		if p.AmountCents != int64(usd) || p.Account != account {
 			return 0, views.LedgerEntry{}, intents.Fail(intents.Conflict, "order %s already exists with amount_usd %s and account %q; a payable keeps its amount and account",
 				p.Reference, payment.Cents(p.AmountCents), p.Account)
@@ -111,9 +116,6 @@ func (s *Service) Debit(ctx context.Context, account string, req DebitRequest, i
 				return 0, views.LedgerEntry{}, err
 			}
 			return intents.Applied, views.LedgerEntryOf(e), nil
-		}
-		if p.PaidAt != nil {
-			return 0, views.LedgerEntry{}, intents.Fail(intents.AlreadyPaid, "order %s is already paid by intent %s", p.Reference, p.PaidByIntent)
 		}
 		// A crypto payment that covers the order is on its way: debiting
 		// now would make the customer pay twice.

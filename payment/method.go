@@ -110,13 +110,27 @@ func MustMethod(m Method) MethodInfo {
 
 // MethodFor returns the method that moves asset on network, or false when
 // paywatch has no such method (e.g. USDC on Tron).
+//
+// a may be the stored name (Native) or the name the API shows (AssetName:
+// the native coin's symbol, BTC, ETH…), so a caller holding either finds the
+// method.
 func MethodFor(n Network, a Asset) (MethodInfo, bool) {
 	for _, info := range Methods {
-		if info.Network == n && info.Asset == a {
+		if info.Network == n && (info.Asset == a || info.Asset == Native && Asset(info.Symbol) == a) {
 			return info, true
 		}
 	}
 	return MethodInfo{}, false
+}
+
+// AssetName is the asset as every answer, event and report shows it: its
+// symbol, as intents and GET /v1/methods name it (BTC, ETH, USDT…), never
+// the stored "native". An asset of no method keeps its stored name.
+func AssetName(n Network, a Asset) string {
+	if info, ok := MethodFor(n, a); ok {
+		return info.Symbol
+	}
+	return string(a)
 }
 
 // CoinbaseMaturity is the confirmations after which a coinbase output can be

@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
 )
 
@@ -47,6 +48,16 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(c.findings, err)
 		return
+	}
+	// Open findings are exported for every network and kind, zero when
+	// there are none, so the alert on status="open" reads a present series.
+	for _, n := range payment.Networks {
+		for _, kind := range []string{store.FindingMissing, store.FindingUnexpected, store.FindingMismatch, store.FindingNodeError} {
+			k := [3]string{string(n), kind, store.FindingOpen}
+			if _, ok := counts[k]; !ok {
+				ch <- prometheus.MustNewConstMetric(c.findings, prometheus.GaugeValue, 0, k[0], k[1], k[2])
+			}
+		}
 	}
 	for k, n := range counts {
 		ch <- prometheus.MustNewConstMetric(c.findings, prometheus.GaugeValue, float64(n), k[0], k[1], k[2])

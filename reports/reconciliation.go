@@ -154,7 +154,7 @@ func reconRow(r store.ReconRow) (row ReconRow, settled, resolved, unresolved *bi
 	dec := views.Decimals(t.Network, t.Asset)
 	settled, resolved, unresolved, excluded := finance.Parts(t)
 	review := new(big.Int).Add(resolved, unresolved)
-	row = ReconRow{TransferID: t.ID, FirstSeenAt: t.FirstSeenAt.UTC(), Network: t.Network, Method: method, Asset: t.Asset,
+	row = ReconRow{TransferID: t.ID, FirstSeenAt: t.FirstSeenAt.UTC(), Network: t.Network, Method: method, Asset: payment.AssetName(payment.Network(t.Network), payment.Asset(t.Asset)),
 		TxID: t.TxID, Index: t.Index, BlockHeight: t.BlockHeight, Address: t.Address,
 		Amount: payment.FormatUnits(t.Amount, dec), AmountBaseUnits: t.Amount.String(),
 		IntentID: t.IntentID, IntentStatus: r.IntentStatus, PayableKind: r.PayableKind, Payable: r.PayableRef, Account: r.Account,
@@ -233,17 +233,16 @@ func (r Reconciliation) WriteCSV(w io.Writer) error {
 		if x.ResolvedAt != nil {
 			resolvedAt = x.ResolvedAt.Format(time.RFC3339)
 		}
-		rec := []string{x.TransferID, x.FirstSeenAt.Format(time.RFC3339Nano), x.Network, x.Method, x.Asset, x.TxID,
-			strconv.FormatInt(x.Index, 10), height, x.Address, x.Amount, x.AmountBaseUnits, x.USDAtLockedRate, x.IntentID,
-			string(x.IntentStatus), string(x.PayableKind), x.Payable, x.Account, string(x.Classification), string(x.Status),
-			strconv.FormatInt(x.Confirmations, 10), x.Settled, x.Review, x.Resolved, x.Unresolved, strconv.FormatBool(x.Excluded), x.Resolution,
-			x.ResolutionNote, x.ResolvedBy, resolvedAt, x.ResolutionUSD, x.RefundTxID}
-		// Every cell, not only the free-text ones: txids and addresses come
-		// from the chain, and a guarded number or time never starts with a
-		// formula character, so it is unchanged.
-		for i := range rec {
-			rec[i] = safeCell(rec[i])
-		}
+		// Text cells are guarded (txids, addresses and references come from
+		// outside); numbers, times and booleans this code formats are
+		// written as they are, so an ETH native transfer's index -1 stays
+		// the number -1.
+		g := safeCell
+		rec := []string{g(x.TransferID), x.FirstSeenAt.Format(time.RFC3339Nano), g(x.Network), g(x.Method), g(x.Asset), g(x.TxID),
+			strconv.FormatInt(x.Index, 10), height, g(x.Address), x.Amount, x.AmountBaseUnits, x.USDAtLockedRate, g(x.IntentID),
+			g(string(x.IntentStatus)), g(string(x.PayableKind)), g(x.Payable), g(x.Account), g(string(x.Classification)), g(string(x.Status)),
+			strconv.FormatInt(x.Confirmations, 10), x.Settled, x.Review, x.Resolved, x.Unresolved, strconv.FormatBool(x.Excluded), g(x.Resolution),
+			g(x.ResolutionNote), g(x.ResolvedBy), resolvedAt, x.ResolutionUSD, g(x.RefundTxID)}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

@@ -119,7 +119,7 @@ func strp(s string) *string {
 func TransferOf(t store.Transfer, tip int64) Transfer {
 	dec := Decimals(t.Network, t.Asset)
 	v := Transfer{
-		ID: t.ID, Network: t.Network, Asset: t.Asset, TxID: t.TxID, Index: t.Index, Address: t.Address,
+		ID: t.ID, Network: t.Network, Asset: payment.AssetName(payment.Network(t.Network), payment.Asset(t.Asset)), TxID: t.TxID, Index: t.Index, Address: t.Address,
 		Amount: payment.FormatUnits(t.Amount, dec), AmountBaseUnits: t.Amount.String(),
 		Required: t.ConfirmationsRequired, Status: t.Status, Classification: t.Classification,
 		IntentID: strp(t.IntentID), FirstSeenAt: t.FirstSeenAt.UTC(), BlockHeight: t.BlockHeight,

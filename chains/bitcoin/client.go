@@ -277,7 +277,8 @@ var nodeChains = map[string][]string{
 func (c *Client) VerifyChain(ctx context.Context, chain string) error {
 	var info blockchainInfo
 	if err := c.rpc.call(ctx, "getblockchaininfo", &info); err != nil {
-		return fmt.Errorf("%s: chain identity: %w", c.network, err)
+		// The scanner says "chain identity"; the RPC error names the method.
+		return fmt.Errorf("%s: %w", c.network, err)
 	}
 	if err := c.checkChain(info.Chain, chain); err != nil {
 		return fmt.Errorf("%s: %w", c.network, err)

@@ -39,7 +39,7 @@ func (s *sandbox) writeConfig(listen string, deadline time.Duration) error {
 		s.state.USDT, s.state.USDC, tronUSDT,
 		s.btcd.RPCURL, addresses.SandboxKeys[payment.Bitcoin],
 		s.ltc.RPCURL, addresses.SandboxKeys[payment.Litecoin],
-		s.anvil.RPCURL, addresses.SandboxKeys[payment.Ethereum],
+		s.anvil.RPCURL, sandboxEthereumKey,
 		url("tron"), addresses.SandboxKeys[payment.Tron],
 		url("solana"))
 	y += webhooksConfig(s.webhooks)

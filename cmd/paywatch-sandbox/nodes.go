@@ -14,6 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/paywatch/paywatch/chains/solana/solanafake"
 	"github.com/paywatch/paywatch/chains/tron/tronfake"
+	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/devnet"
 	"github.com/paywatch/paywatch/devnet/ethdev"
 	"github.com/paywatch/paywatch/payment"
@@ -132,9 +133,11 @@ func (s *sandbox) ensureTokens(ctx context.Context) error {
 // websocket on the next port, as agave does (web3.js connects to RPC port
 // + 1).
 func (s *sandbox) startFakes() error {
-	s.tron = tronfake.New()
+	// Their blocks carry the sandbox clock's time, as a live chain's do: a
+	// payment after its deadline is late, and the networks' lag is real.
+	s.tron = tronfake.NewOn(clock.Or(s.clock))
 	s.tron.SetSolidifiedLag(sandboxTronSolidifiedLag)
-	s.sol = solanafake.New()
+	s.sol = solanafake.NewOn(clock.Or(s.clock))
 	// New signatures must never repeat those recorded from an earlier run.
 	s.sol.Reseed(uint64(time.Now().UnixNano()))
 	if err := s.fundWallets(); err != nil {

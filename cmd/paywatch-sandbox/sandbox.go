@@ -17,6 +17,7 @@ import (
 
 	"github.com/paywatch/paywatch/chains/solana/solanafake"
 	"github.com/paywatch/paywatch/chains/tron/tronfake"
+	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/devnet"
 	"github.com/paywatch/paywatch/devnet/ethdev"
@@ -83,6 +84,9 @@ type sandbox struct {
 	anvil *ethdev.Anvil
 	tron  *tronfake.Node
 	sol   *solanafake.Node
+	// clock stamps the simulated Tron and Solana blocks (nil: the wall
+	// clock); a test may pin it.
+	clock clock.Clock
 
 	lock       *os.File
 	servers    []*http.Server

@@ -188,12 +188,12 @@ func TestSandboxWalletLibraries(t *testing.T) {
 	}
 	// Tokens to the intent's address are not SOL: once the scanner is past
 	// their slot, the intent still waits, with no transfer.
-	deadline := time.Now().Add(time.Minute)
 	for scannedHeight(ctx, env, "solana") < solana.TokenSlot {
-		if time.Now().After(deadline) {
+		select {
+		case <-ctx.Done():
 			t.Fatalf("the Solana scanner did not reach slot %d", solana.TokenSlot)
+		case <-time.After(200 * time.Millisecond):
 		}
-		time.Sleep(200 * time.Millisecond)
 	}
 	if got, err := getIntent(ctx, env, tokenIntent.ID); err != nil || got.Status != "awaiting_payment" || len(got.Transfers) != 0 {
 		t.Errorf("the SOL intent that received only tokens: %+v (%v)", got, err)

@@ -35,6 +35,15 @@ import (
 // keys come from too (addresses.SandboxKeys, at other paths).
 const testMnemonic = "test test test test test test test test test test test junk"
 
+// sandboxEthereumKey is the extended public key the sandbox watches on
+// Ethereum: m/44'/60'/1' of the test mnemonic, the second account. Anvil
+// funds m/44'/60'/0'/0/0..9 at genesis, deploys the sandbox tokens from the
+// first and mints them to the first and the tenth; on
+// addresses.SandboxKeys' m/44'/60'/0' the first intent's address would be
+// that funded dev account and the mint a 1,000,000,000-token transfer in
+// the inbox. On account 1' no watched address is a dev account.
+const sandboxEthereumKey = "xpub6Ce9NcJvTk372KjsGfWqbcex5DumjpNquQLApoeQUavSCjEc823BV1tb4rXUuPuht8h2hSxkg2EXUaKUJmniJvRZAELxypsCzBFdtosmV76"
+
 // sandboxTronKeyHex is the Tron wallet's private key: anvil's (and
 // Hardhat's) dev account 9, m/44'/60'/0'/0/9 of the test mnemonic, the
 // sandbox's Ethereum payer (sandboxEthPayer). A secp256k1 key is the same on

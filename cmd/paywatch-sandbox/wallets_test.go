@@ -2,10 +2,21 @@ package main
 
 import (
 	"crypto/ed25519"
+	"crypto/pbkdf2"
+	"crypto/sha512"
 	"encoding/hex"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/btcsuite/btcd/btcutil/hdkeychain"
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto/keccak"
+
+	"github.com/paywatch/paywatch/addresses"
+	"github.com/paywatch/paywatch/devnet/ethdev"
+	"github.com/paywatch/paywatch/payment"
 )
 
 // The Tron wallet is anvil's dev account 9: its address is 41 ‖ the
@@ -96,4 +107,73 @@ func TestBannerNamesTheWallets(t *testing.T) {
 		}
 	}
 	t.Log("\n" + out)
+}
+
+// The Ethereum key the sandbox watches is m/44'/60'/1' of the test
+// mnemonic, and none of its first addresses is one of anvil's funded dev
+// accounts (m/44'/60'/0'/0/0..9), which deploy and receive the sandbox
+// tokens: a fresh sandbox's inbox starts empty (issue 36 item 5).
+func TestSandboxEthereumKeyIsApartFromTheDevAccounts(t *testing.T) {
+	seed := pbkdf2Seed(t, testMnemonic)
+	master, err := hdkeychain.NewMaster(seed, &chaincfg.MainNetParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(path ...uint32) *hdkeychain.ExtendedKey {
+		k := master
+		for _, i := range path {
+			if k, err = k.Derive(i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return k
+	}
+	const hard = hdkeychain.HardenedKeyStart
+	pub, err := at(44+hard, 60+hard, 1+hard).Neuter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pub.String() != sandboxEthereumKey {
+		t.Fatalf("sandboxEthereumKey is not m/44'/60'/1': the mnemonic gives %s", pub.String())
+	}
+	dev := map[string]bool{}
+	for i := uint32(0); i < 10; i++ {
+		k, err := at(44+hard, 60+hard, hard, 0, i).ECPubKey()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := keccak.NewLegacyKeccak256()
+		h.Write(k.SerializeUncompressed()[1:])
+		dev[common.BytesToAddress(h.Sum(nil)[12:]).Hex()] = true
+	}
+	if !dev[ethdev.AnvilDevAccount.Hex()] || !dev[sandboxEthPayer.Hex()] {
+		t.Fatalf("the dev accounts %v miss anvil's first or tenth", dev)
+	}
+	for _, key := range []string{sandboxEthereumKey, addresses.SandboxKeys[payment.Ethereum]} {
+		d, err := addresses.NewDeriver(payment.Ethereum, key, addresses.Regtest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := uint32(0); i < 100; i++ {
+			a, err := d.Derive(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if dev[a.String] && key == sandboxEthereumKey {
+				t.Fatalf("sandbox ETH address %d is the dev account %s", i, a.String)
+			}
+			if key != sandboxEthereumKey && i == 0 && !dev[a.String] {
+				t.Fatalf("the test's dev accounts do not include SandboxKeys' index 0 %s", a.String)
+			}
+		}
+	}
+}
+
+func pbkdf2Seed(t *testing.T, mnemonic string) []byte {
+	t.Helper()
+	seed, err := pbkdf2.Key(sha512.New, mnemonic, []byte("mnemonic"), 2048, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seed
 }

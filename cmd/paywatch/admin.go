@@ -60,15 +60,19 @@ func runAPIKey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	fs := newFlags("apikey "+sub, "apikey "+sub+" [flags]", stderr)
+	synopsis := map[string]string{"create": "apikey create --scope S[,S] --name N [--account-prefix P] [--config FILE]",
+		"list": "apikey list [--config FILE]", "revoke": "apikey revoke --name N [--config FILE]"}[sub]
+	fs := newFlags("apikey "+sub, synopsis, stderr)
 	cfgPath := configFlag(fs)
 	var scopes multiFlag
-	prefix := new(string)
+	prefix, name := new(string), new(string)
 	if sub == "create" {
 		fs.Var(&scopes, "scope", "scope of the key: storefront (= read, intents, debit), read, intents, debit, finance or operator (repeat or comma-separate)")
 		prefix = fs.String("account-prefix", "", "bind the key to the accounts starting with this (storefront scopes only)")
 	}
-	name := fs.String("name", "", "name of the key (shown as the actor of finance decisions)")
+	if sub != "list" {
+		name = fs.String("name", "", "name of the key (shown as the actor of finance decisions)")
+	}
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -138,5 +140,47 @@ func TestRescanCLIRefusesHeightsOutsideTheScannedRange(t *testing.T) {
 	}
 	if c, err := st.GetCursor(ctx, "litecoin"); err != nil || c.RescanFrom == nil || *c.RescanFrom != 101 {
 		t.Fatalf("rescan not recorded: %+v %v", c, err)
+	}
+}
+
+// Issue 36 item 8: `paywatch` alone fails with the usage; each subcommand's
+// --help shows its own flags and arguments, no other subcommand's; a
+// resolve's help needs no transfer id; --version says what was built.
+func TestCLIHelpIsEachCommandsOwn(t *testing.T) {
+	out, errOut, err := runCLI(t)
+	if err == nil || out != "" || !strings.Contains(errOut, "Usage: paywatch <command>") {
+		t.Errorf("paywatch alone: out %q, stderr %q, err %v; want the usage on stderr and an error", out, errOut, err)
+	}
+	for _, c := range []struct {
+		args      []string
+		want, not []string
+	}{
+		{[]string{"apikey", "list"}, []string{"Usage: paywatch apikey list", "-config"}, []string{"-name", "-scope"}},
+		{[]string{"apikey", "revoke"}, []string{"-name"}, []string{"-scope", "-account-prefix"}},
+		{[]string{"webhooks", "log"}, []string{"Usage: paywatch webhooks log", "-endpoint", "-limit"}, []string{"-from-seq"}},
+		{[]string{"webhooks", "redeliver"}, []string{"-endpoint", "-from-seq"}, []string{"-limit"}},
+		{[]string{"webhooks", "endpoints"}, []string{"-config"}, []string{"-endpoint", "-limit", "-from-seq"}},
+		{[]string{"sessions", "end"}, []string{"Usage: paywatch sessions end", " ID", "cs_"}, nil},
+		{[]string{"transfers", "resolve"}, []string{"Usage: paywatch transfers resolve ID", "-action", "-note"}, []string{"needs the transfer id"}},
+		{[]string{"transfers", "list"}, []string{"-status", "-classification"}, []string{"-action"}},
+	} {
+		_, errOut, err := runCLI(t, append(c.args, "--help")...)
+		if !errors.Is(err, flag.ErrHelp) {
+			t.Errorf("%v --help: err %v, want flag.ErrHelp (exit 0)", c.args, err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("%v --help does not show %q:\n%s", c.args, w, errOut)
+			}
+		}
+		for _, n := range c.not {
+			if strings.Contains(errOut, n) {
+				t.Errorf("%v --help shows %q, another command's:\n%s", c.args, n, errOut)
+			}
+		}
+	}
+	out, _, err = runCLI(t, "--version")
+	if err != nil || !strings.HasPrefix(out, "paywatch ") || !strings.Contains(out, "go1.") {
+		t.Errorf("--version: %q %v", out, err)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"syscall"
@@ -54,8 +56,18 @@ func main() {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cmds := commands()
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
+		// Nothing asked: the usage, as an error (a script that forgot the
+		// command must not read success).
+		usage(stderr, cmds)
+		return errors.New("no command given; see the usage above")
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || args[0] == "help" {
 		usage(stdout, cmds)
+		return nil
+	}
+	if args[0] == "--version" || args[0] == "-version" || args[0] == "version" {
+		fmt.Fprintln(stdout, "paywatch", versionString())
 		return nil
 	}
 	c, ok := cmds[args[0]]
@@ -102,7 +114,46 @@ func usage(w io.Writer, cmds map[string]command) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun `paywatch <command> --help` for the flags of a command.")
+	fmt.Fprintln(w, "\nRun `paywatch <command> --help` for the flags of a command, `paywatch --version` for the version.")
+}
+
+// version is the release, set at build time with
+// -ldflags "-X main.version=v1.2.3"; empty, the module's build information
+// says what was built.
+var version string
+
+// versionString is the version, the VCS revision the binary was built from
+// (with "+dirty" for uncommitted changes) and the Go version.
+func versionString() string {
+	v, rev, dirty := version, "", false
+	bi, ok := debug.ReadBuildInfo()
+	if ok {
+		if v == "" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+	}
+	if v == "" {
+		v = "(devel)"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev != "" && dirty {
+		rev += "+dirty"
+	}
+	out := v
+	if rev != "" {
+		out += " " + rev
+	}
+	return out + " " + runtime.Version()
 }
 
 // newFlags returns a flag set that prints its usage to stderr.

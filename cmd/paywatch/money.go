@@ -55,9 +55,13 @@ func runTransfers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	fs := newFlags("transfers "+sub, "transfers "+sub+" [flags]", stderr)
 	if sub == "list" {
+		fs := newFlags("transfers list", "transfers list [--status unresolved|resolved|all] [--network N] [--classification C] [--limit N] [--json] [--config FILE]", stderr)
 		return transfersList(ctx, fs, args[1:], stdout)
+	}
+	fs := newFlags("transfers resolve", "transfers resolve ID --action credit_intent|credit_account|refunded|ignore --note TEXT [flags]", stderr)
+	if len(args) >= 2 && (args[1] == "-h" || args[1] == "-help" || args[1] == "--help") {
+		return transfersResolve(ctx, fs, "", args[1:], stdout) // prints the flags
 	}
 	if len(args) < 2 || args[1] == "" || args[1][0] == '-' {
 		fmt.Fprintln(stderr, usage)
@@ -235,11 +239,20 @@ func runWebhooks(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	fs := newFlags("webhooks "+sub, "webhooks "+sub+" [flags]", stderr)
+	synopsis := map[string]string{"log": "webhooks log [--endpoint NAME] [--limit N] [--config FILE]",
+		"endpoints": "webhooks endpoints [--config FILE]",
+		"redeliver": "webhooks redeliver --endpoint NAME --from-seq N [--config FILE]"}[sub]
+	fs := newFlags("webhooks "+sub, synopsis, stderr)
 	cfgPath := configFlag(fs)
-	endpoint := fs.String("endpoint", "", "endpoint name")
-	limit := fs.Int("limit", 50, "at most this many log lines, newest first")
-	fromSeq := fs.Int64("from-seq", 0, "redeliver every event from this seq on")
+	endpoint, limit, fromSeq := new(string), new(int), new(int64)
+	switch sub {
+	case "log":
+		endpoint = fs.String("endpoint", "", "only this endpoint's deliveries")
+		limit = fs.Int("limit", 50, "at most this many log lines, newest first")
+	case "redeliver":
+		endpoint = fs.String("endpoint", "", "endpoint name")
+		fromSeq = fs.Int64("from-seq", 0, "redeliver every event from this seq on")
+	}
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}

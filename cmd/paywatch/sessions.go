@@ -17,7 +17,8 @@ func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	fs := newFlags("sessions "+sub, "sessions "+sub+" [--config FILE]", stderr)
+	synopsis := map[string]string{"list": "sessions list [--config FILE]", "end": "sessions end [--config FILE] ID   (ID: cs_…, from `paywatch sessions list`)"}[sub]
+	fs := newFlags("sessions "+sub, synopsis, stderr)
 	cfgPath := configFlag(fs)
 	if err := fs.Parse(args[1:]); err != nil {
 		return err

@@ -69,12 +69,15 @@ func TestControlPayAndMine(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- n.Produce(ctx, 5*time.Millisecond) }()
-	deadline := time.Now().Add(5 * time.Second)
+	// A wait for the condition, bounded generously, not by the machine's speed.
+	wait, stop := context.WithTimeout(ctx, 5*time.Minute)
+	defer stop()
 	for n.Tip() < tip+4 {
-		if time.Now().After(deadline) {
+		select {
+		case <-wait.Done():
 			t.Fatalf("Produce made no slots: tip %d", n.Tip())
+		case <-time.After(5 * time.Millisecond):
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 	cancel()
 	if err := <-done; err != context.Canceled {

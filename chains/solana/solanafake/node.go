@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/mr-tron/base58"
+
+	"github.com/paywatch/paywatch/clock"
 )
 
 // Failure modes for FailNext besides agave's JSON-RPC error codes (-32004,
@@ -73,6 +75,9 @@ type Node struct {
 	// genesis is what getGenesisHash answers: slot 0's blockhash unless
 	// SetGenesisHash names a cluster.
 	genesis string
+	// clock, when set (NewOn), gives each new block its blockTime; nil
+	// keeps the cluster's own time, 0.4 s a slot from 1_700_000_000.
+	clock clock.Clock
 }
 
 // pending is a payment waiting for the next mined block.
@@ -86,8 +91,18 @@ type pending struct {
 }
 
 // New returns a node whose only block is slot 0.
-func New() *Node {
+func New() *Node { return newNode(nil) }
+
+// NewOn returns a node like New whose blocks carry c's time (whole
+// seconds, never before the parent's), as a live cluster's do: slot 0 is
+// stamped c.Now(). The sandbox gives it the wall clock, so a payment's
+// blockTime, and with it lateness and the networks' lag, are those of the
+// day.
+func NewOn(c clock.Clock) *Node { return newNode(c) }
+
+func newNode(c clock.Clock) *Node {
 	n := &Node{
+		clock:    c,
 		blocks:   map[uint64]*block{},
 		txs:      map[string]*ftx{},
 		byAddr:   map[string][]sigRef{},
@@ -96,6 +111,9 @@ func New() *Node {
 	genesis := &block{slot: 0, hash: n.hash("genesis"), rewards: json.RawMessage("[]")}
 	genesis.prevHash = genesis.hash
 	t := int64(1_700_000_000)
+	if c != nil {
+		t = c.Now().Unix()
+	}
 	genesis.time = &t
 	n.blocks[0] = genesis
 	n.last = genesis
@@ -195,6 +213,12 @@ func (n *Node) newBlock(slot uint64) *block {
 	t := int64(1_700_000_000) + int64(slot)*4/10
 	if parent.time != nil {
 		t = *parent.time + int64(slot)*4/10 - int64(parent.slot)*4/10
+	}
+	if n.clock != nil {
+		t = n.clock.Now().Unix()
+		if parent.time != nil {
+			t = max(t, *parent.time)
+		}
 	}
 	b := &block{
 		slot:       slot,

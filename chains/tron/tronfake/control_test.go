@@ -60,7 +60,8 @@ func TestControlHandler(t *testing.T) {
 
 func TestProduce(t *testing.T) {
 	n := tronfake.New()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// A wait for the condition, bounded generously, not by the machine's speed.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- n.Produce(ctx, 5*time.Millisecond) }()

@@ -10,6 +10,8 @@ import (
 	"math/big"
 	"sort"
 	"sync"
+
+	"github.com/paywatch/paywatch/clock"
 )
 
 // DefaultSolidifiedLag is how far the solidified block trails the head on
@@ -68,6 +70,9 @@ type Node struct {
 	keys    map[string]int
 	hooks   map[string][]func() // path -> run once before its next call (OnNext)
 	w       *walletState        // accounts and tokens (wallet.go), nil until used
+	// clock, when set (NewOn), stamps each mined block with its time; nil
+	// keeps the chain's own time, 3 s a block from genesisTime.
+	clock clock.Clock
 
 	// noInternalTx: java-tron's vm.saveInternalTx = false (SetSaveInternalTx).
 	noInternalTx bool
@@ -98,6 +103,26 @@ func New() *Node {
 	n := &Node{blocks: map[uint64]*block{}, lag: DefaultSolidifiedLag, keys: map[string]int{}}
 	n.put(n.build(0, make([]byte, 32), genesisTime, nil))
 	return n
+}
+
+// NewOn returns a node like New whose blocks carry c's time, as a live
+// chain's do: genesis is stamped c.Now() and each mined block c.Now(), or
+// 1 ms after its parent when the clock has not moved past it (Mine(k)
+// mines k blocks at once). The sandbox gives it the wall clock, so a
+// payment's block time, and with it lateness and the networks' lag, are
+// those of the day.
+func NewOn(c clock.Clock) *Node {
+	n := &Node{blocks: map[uint64]*block{}, lag: DefaultSolidifiedLag, keys: map[string]int{}, clock: c}
+	n.put(n.build(0, make([]byte, 32), c.Now().UnixMilli(), nil))
+	return n
+}
+
+// nextTimestampLocked is the time (ms) of a block mined on tip now.
+func (n *Node) nextTimestampLocked(tip *block) int64 {
+	if n.clock == nil {
+		return tip.timestamp + 3000
+	}
+	return max(n.clock.Now().UnixMilli(), tip.timestamp+1)
 }
 
 // SetSaveInternalTx is java-tron's vm.saveInternalTx. The node writes a
@@ -228,7 +253,7 @@ func (n *Node) Mine(k int) {
 func (n *Node) mineLocked() {
 	tip := n.blocks[n.tipLocked()]
 	id, _ := hex.DecodeString(tip.id)
-	b := n.build(tip.number+1, id, tip.timestamp+3000, n.pending)
+	b := n.build(tip.number+1, id, n.nextTimestampLocked(tip), n.pending)
 	n.pending = nil
 	n.put(b)
 }
