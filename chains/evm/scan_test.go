@@ -283,7 +283,7 @@ func TestScanAnvil(t *testing.T) {
 		s.sync()
 		got := s.Intent(v.ID)
 		tr := only(t, got)
-		if got.Status != "detected" || tr.TxID != r.TxHash.Hex() || tr.Index != -1 || tr.Asset != "native" ||
+		if got.Status != "detected" || tr.TxID != r.TxHash.Hex() || tr.Index != -1 || tr.Asset != "ETH" ||
 			tr.AmountBaseUnits != v.AmountBaseUnits || tr.Confirmations != 1 || *tr.BlockHeight != r.BlockNumber.Int64() {
 			t.Fatalf("after 1 block: %s %+v", got.Status, tr)
 		}
@@ -637,7 +637,7 @@ func TestScanAnvilBalanceCheck(t *testing.T) {
 	s.sync()
 	got := s.Intent(a.ID)
 	tr := only(t, got)
-	if tr.TxID != ingest.BalanceTxID(h) || tr.Index != ingest.BalanceIndex(addrOf(a).Bytes()) || tr.Asset != "native" ||
+	if tr.TxID != ingest.BalanceTxID(h) || tr.Index != ingest.BalanceIndex(addrOf(a).Bytes()) || tr.Asset != "ETH" ||
 		tr.AmountBaseUnits != amount.String() || tr.Classification != payment.Unexplained || tr.Status != "confirmed" ||
 		tr.BlockHeight == nil || *tr.BlockHeight != h {
 		t.Fatalf("balance-check item %+v, want %s %s wei unexplained", tr, ingest.BalanceTxID(h), amount)

@@ -44,7 +44,7 @@ func TestScanAnvilTraceBlindSpots(t *testing.T) {
 		s.sync()
 		got := s.Intent(v.ID)
 		tr := only(t, got)
-		if tr.TxID != r.TxHash.Hex() || tr.Index != index || tr.Asset != "native" || tr.AmountBaseUnits != wei.String() ||
+		if tr.TxID != r.TxHash.Hex() || tr.Index != index || tr.Asset != "ETH" || tr.AmountBaseUnits != wei.String() ||
 			*tr.BlockHeight != r.BlockNumber.Int64() {
 			t.Fatalf("intent %s: transfer %+v, want tx %s index %d amount %s at %d", got.Status, tr, r.TxHash.Hex(), index, wei, r.BlockNumber)
 		}

@@ -328,7 +328,7 @@ func TestScanTronDustAndWrongAsset(t *testing.T) {
 		v     views.Intent
 		class string
 		asset string
-	}{{trx, "dust", "native"}, {usdt, "dust", "USDT"}, {wrong, "wrong_asset", "native"}} {
+	}{{trx, "dust", "TRX"}, {usdt, "dust", "USDT"}, {wrong, "wrong_asset", "TRX"}} {
 		got := s.Intent(c.v.ID)
 		if got.Status != "awaiting_payment" || len(got.Transfers) != 1 || string(got.Transfers[0].Classification) != c.class ||
 			got.Transfers[0].Status != "confirmed" || got.ReceivedBaseUnits != "0" {
