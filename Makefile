@@ -33,7 +33,7 @@ test: vet
 # synchronous standby under load, killed (SIGKILL) then frozen (SIGSTOP),
 # the standby promoted each time, DRILL_LOAD of load around each failover
 # (`make test` runs it with 3 s). It prints the time from each loss to the
-# first successful write and the counts (README, Operations).
+# first successful write and the counts (docs/operating.md, Operations).
 DRILL_LOAD ?= 60s
 drill-pg:
 	go test -count=1 -timeout 30m -run '^TestFailoverDrill$$' -v ./cmd/paywatch -args -drill.load=$(DRILL_LOAD)

@@ -19,7 +19,7 @@ func errCode(t *testing.T, body []byte) string {
 		Error struct{ Code, Message string } `json:"error"`
 	}
 	if err := json.Unmarshal(body, &e); err != nil || e.Error.Code == "" || e.Error.Message == "" {
-		t.Fatalf("not an API.md error body: %s", body)
+		t.Fatalf("not an api/openapi.yaml error body: %s", body)
 	}
 	return e.Error.Code
 }

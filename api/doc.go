@@ -1,10 +1,10 @@
-// Package api serves paywatch's HTTP JSON API (API.md): storefront intents
+// Package api serves paywatch's HTTP JSON API (api/openapi.yaml): storefront intents
 // and payables, balances and debits, the event feed, the finance inbox and
 // reports, and operator status and rescans.
 //
 // Guarantees: every request body is size-limited and decoded strictly
 // (unknown fields, trailing data and wrong types are 400 invalid_request);
-// every error has the API.md shape {"error":{"code","message"}}; a request
+// every error has the api/openapi.yaml shape {"error":{"code","message"}}; a request
 // that fails changes nothing (each write is one transaction); API keys are
 // compared by SHA-256 hash and never logged; a key without the route's scope
 // is 403, a missing or unknown key 401. Event long-polls are answered by one

@@ -41,7 +41,7 @@ func call(e *paywatchtest.Env, method, path, scope string, body any, headers ...
 	return resp.StatusCode, out, err
 }
 
-// apiCode returns the error code of an API.md error body ("" otherwise).
+// apiCode returns the error code of an api/openapi.yaml error body ("" otherwise).
 func apiCode(body []byte) string {
 	var e struct {
 		Error struct{ Code string } `json:"error"`

@@ -349,7 +349,7 @@ func (b *bufferedWriter) finish(rewrite func([]byte) []byte) {
 	_, _ = b.ResponseWriter.Write(body)
 }
 
-// ErrorBody is the API.md error shape.
+// ErrorBody is the api/openapi.yaml error shape.
 type ErrorBody struct {
 	Error struct {
 		Code    string `json:"code"`

@@ -1,7 +1,7 @@
 package config
 
 // Database tunes how paywatch behaves when its PostgreSQL server goes away
-// (README, Operations: PostgreSQL failover). Zero values take the defaults
+// (docs/operating.md, Operations: PostgreSQL failover). Zero values take the defaults
 // in brackets; connect_timeout and statement_timeout in database_url win.
 type Database struct {
 	// ConnectTimeout bounds each host's connection attempt [5s].

@@ -6,7 +6,7 @@ import (
 
 // Reconcile configures the reconciler: on a schedule and on demand it
 // compares the node's own view of our addresses over scanned block ranges
-// with what paywatch recorded (package reconcile, README "The reconciler").
+// with what paywatch recorded (package reconcile, docs/operating.md "The reconciler").
 // Zero values take the package's defaults.
 type Reconcile struct {
 	// Schedule is a robfig/cron schedule; default "@hourly".

@@ -24,7 +24,7 @@ func ReconcileViews(sources map[payment.Network]chains.Source, watch map[payment
 			views[n] = &reconcile.SignatureView{Client: ms.Client}
 			continue
 		}
-		// An estimate for the view's own count (the README's figures are
+		// An estimate for the view's own count (docs/operating.md's figures are
 		// counted at the node): Tron getblockbynum (and the infos when a
 		// contract ran), Ethereum the block (and logs or receipts when a
 		// watched token moved), Bitcoin and Litecoin getblockhash + getblock.

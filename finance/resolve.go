@@ -13,7 +13,7 @@ import (
 	"github.com/paywatch/paywatch/views"
 )
 
-// The finance resolution actions of API.md.
+// The finance resolution actions of api/openapi.yaml.
 const (
 	ActionCreditIntent  = "credit_intent"
 	ActionCreditAccount = "credit_account"

@@ -9,7 +9,7 @@ import (
 // and an error code).
 type Kind string
 
-// The error kinds of API.md.
+// The error kinds of api/openapi.yaml.
 const (
 	InvalidRequest    Kind = "invalid_request"
 	InvalidAmount     Kind = "invalid_amount"

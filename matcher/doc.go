@@ -2,8 +2,8 @@
 // a payable's intents are: the intent's status and each transfer's
 // classification (settles, partial, overpaid, late, duplicate, wrong_asset,
 // dust, reverted) and the part of it that pays the intent. It implements
-// the "Intent lifecycle" and "Matching" sections of DESIGN.md, as refined
-// by the README's behaviour section, and nothing else. The statuses and
+// the "Intent lifecycle" and "Decisions are a function of today's facts"
+// sections of docs/behaviour.md, and nothing else. The statuses and
 // classifications themselves are package payment's.
 //
 // A decision is a function of today's facts: the transfers on the best
@@ -41,7 +41,7 @@
 //  6. Sent to an intent that was renewed: late.
 //  7. The payable is paid by another intent or a balance debit: duplicate.
 //  8. The part finance decided on otherwise (refunded, ignored, credited to
-//     an account: Transfer.Resolved) never counts (DESIGN.md invariant 7).
+//     an account: Transfer.Resolved) never counts (docs/behaviour.md invariant 7).
 //     A transfer decided on whole counts for nothing: it is a duplicate
 //     when, counted whole, it would complete the paying set or come after
 //     it (it paid for what was, or would be, paid), and partial otherwise.
@@ -71,7 +71,7 @@
 //
 // A payable's intents are decided together (DecidePayable): a debit that
 // paid it makes every intent's payment a duplicate; the intent that paid it
-// stays its payer while its own payment holds (DESIGN.md invariant 6: the
+// stays its payer while its own payment holds (docs/behaviour.md invariant 6: the
 // storefront was told); otherwise the intent whose payment was completed
 // first (in the order transfers were recorded or credited) pays it once
 // that payment is confirmed, and until then any other complete payment

@@ -66,7 +66,7 @@ type Transfer struct {
 	Credited bool
 	// Resolved is the part of the amount finance decided on otherwise
 	// (refunded, ignored, credited to an account), in base units; nil
-	// means 0. That part never counts toward the intent (DESIGN.md
+	// means 0. That part never counts toward the intent (docs/behaviour.md
 	// invariant 7): a transfer resolved whole counts for nothing, one whose
 	// surplus was resolved counts with the rest.
 	Resolved *big.Int
@@ -384,7 +384,7 @@ type Payable struct {
 	PaidByDebit bool
 	// Payer is the index of the intent that paid the payable so far, -1 for
 	// none. The storefront was told it is paid: it stays the payer while
-	// its own payment holds, whatever else arrives (DESIGN.md invariant 6).
+	// its own payment holds, whatever else arrives (docs/behaviour.md invariant 6).
 	Payer int
 }
 

@@ -41,7 +41,7 @@ const (
 // Method is a payment method: one asset on one network, e.g. "USDT-TRC20".
 type Method string
 
-// The eight payment methods of DESIGN.md.
+// The eight payment methods of the README.
 const (
 	BTC       Method = "BTC"
 	LTC       Method = "LTC"
@@ -68,7 +68,7 @@ type MethodInfo struct {
 	Decimals int
 	// MainnetContract is the token contract on mainnet; empty for native assets.
 	MainnetContract string
-	// DefaultConfirmations is the confirmation depth of DESIGN.md; 0 means the
+	// DefaultConfirmations is the confirmation depth of config/paywatch.example.yaml; 0 means the
 	// network's own finality (Tron solidified, Solana finalized).
 	DefaultConfirmations int
 }

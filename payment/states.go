@@ -6,7 +6,7 @@ package payment
 // the constants below and nothing else; the store's CHECK constraints hold
 // the same sets (a store test compares them on PostgreSQL).
 
-// IntentStatus is the state of an intent in the lifecycle of DESIGN.md.
+// IntentStatus is the state of an intent in the lifecycle of docs/behaviour.md.
 type IntentStatus string
 
 // The intent statuses.
@@ -61,7 +61,7 @@ func (s IntentStatus) Waiting() bool { return s == IntentAwaiting || s == Intent
 // paid.
 type Classification string
 
-// The transfer classifications of DESIGN.md.
+// The transfer classifications of docs/behaviour.md.
 const (
 	// Settles: the transfer is part of the set that pays the intent.
 	Settles Classification = "settles"

@@ -185,7 +185,7 @@ func (b *books) diff(o *books, skip map[int64]bool) string {
 
 // payerChanged returns the payables whose payer is not the same in b and
 // mid: a sibling paid while the payer's payment was away is the payer for
-// good (the storefront was told; DESIGN.md invariant 6), so the books of
+// good (the storefront was told; docs/behaviour.md invariant 6), so the books of
 // such a payable may rightly differ after a round trip.
 func (b *books) payerChanged(mid *books) map[int64]bool {
 	out := map[int64]bool{}

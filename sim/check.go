@@ -64,7 +64,7 @@ const (
 	invCreditAt  = 27
 )
 
-// edges are the lifecycle's direct transitions (DESIGN.md), as events must
+// edges are the lifecycle's direct transitions (docs/behaviour.md), as events must
 // follow them; finance's credit_intent may pay or re-detect an intent that
 // stopped waiting.
 var edges = map[string][]string{
@@ -765,7 +765,7 @@ func (r *run) checkEvents(s *state) {
 		case e.typ == "intent.created":
 			r.chk.evStatus[e.intent] = "awaiting_payment"
 			// A renewal announces the old intent's superseded status with
-			// the new intent (API.md has no intent.superseded).
+			// the new intent (its intent.superseded is in the same commit).
 			var v struct {
 				RenewedFrom *string `json:"renewed_from"`
 			}

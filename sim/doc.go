@@ -10,7 +10,7 @@
 // under a config of its own drawn at the edges of validation, and
 // runs it against the real Service, scanners and API handlers over
 // scripted chains (chains/chainstest.Fake), an injected clock and real
-// PostgreSQL. The invariants of DESIGN.md, and those of issues 9 and 21,
+// PostgreSQL. The invariants of docs/behaviour.md, and those of issues 9 and 21,
 // are checked after every step (Invariants lists them), every event body
 // right after the commit that wrote it (store OnCommit), and every history
 // ends with a rebuild: every decision forgotten, every chain scanned again

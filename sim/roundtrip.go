@@ -227,7 +227,7 @@ func (r *run) rebuild() {
 	// Where each transfer is on its chain stays: forgetting it would make
 	// the chains come back one after the other, a round trip across
 	// networks in which another intent may rightly take the payable (the
-	// latch of DESIGN.md invariant 6). The rescan reads it again.
+	// latch of docs/behaviour.md invariant 6). The rescan reads it again.
 	if _, err := pool.Exec(r.ctx, `UPDATE transfers SET notified_class = NULL,
 			classification = CASE WHEN intent_id IS NULL THEN classification ELSE 'partial' END
 		WHERE classification <> 'unexplained';

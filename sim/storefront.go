@@ -22,7 +22,7 @@ const fingerprint = `SELECT (SELECT coalesce(max(seq), 0) FROM events) || '/' ||
 	(SELECT count(*) FROM transfers WHERE credited) || '/' || (SELECT coalesce(sum(coalesce(rescan_from, -1)), 0) FROM cursors)`
 
 // mutate sends a request that may change state; a refused one (4xx, 5xx)
-// must change nothing (DESIGN.md invariant 4).
+// must change nothing (docs/behaviour.md invariant 4).
 func (r *run) mutate(method, path, scope string, body any, headers ...string) (int, []byte) {
 	var before string
 	_ = r.w.e.Store.Pool().QueryRow(r.ctx, fingerprint).Scan(&before)

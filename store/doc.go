@@ -4,7 +4,7 @@
 //   - Migrations are numbered SQL files embedded in the binary, applied in
 //     order under an advisory lock, each in its own transaction; applying them
 //     twice, or from several instances at once, is harmless.
-//   - The schema holds the invariants of DESIGN.md as constraints: one address
+//   - The schema holds the invariants of docs/behaviour.md as constraints: one address
 //     per intent and network, one transfer per natural key (network, txid,
 //     index), at most one paid intent per payable, non-negative amounts and
 //     balances, checked status values, one resolution per transfer.

@@ -8,8 +8,8 @@ import (
 	"github.com/paywatch/paywatch/store"
 )
 
-// Event is an event as the feed and webhooks show it (API.md "Events
-// and webhooks"); data is the changed resource (an intent, a transfer, a
+// Event is an event as the feed and webhooks show it (api/openapi.yaml,
+// schema Event); data is the changed resource (an intent, a transfer, a
 // ledger entry).
 type Event struct {
 	ID        string            `json:"id"`

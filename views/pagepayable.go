@@ -8,7 +8,7 @@ import (
 
 // PagePayable is a payable made for the payment page (POST /v1/payables),
 // as the API shows it: PaymentPageURL is where the storefront sends its
-// customer, who picks the method there (README, "The payment page"). A
+// customer, who picks the method there (docs/integrating.md, "The payment page"). A
 // capability, as an intent's page URL is.
 type PagePayable struct {
 	Kind           payment.PayableKind `json:"kind"`

@@ -69,7 +69,7 @@ type Resolution struct {
 	At                  time.Time `json:"at"`
 }
 
-// Intent is an intent as the API shows it (API.md "Intents").
+// Intent is an intent as the API shows it (api/openapi.yaml, schema Intent).
 // PaymentPageURL is its hosted payment page (package checkout), absent when
 // the page is off: a capability, whoever has it sees the payment
 // instructions and status. ReturnURL is where that page's button leads once

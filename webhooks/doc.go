@@ -1,5 +1,5 @@
 // Package webhooks delivers paywatch's event log to the configured HTTP
-// endpoints (API.md "Events and webhooks").
+// endpoints (api/openapi.yaml; docs/integrating.md "Webhook secrets and URLs").
 //
 // Guarantees:
 //   - No POST is made inside a database transaction. A sender claims the

@@ -37,7 +37,7 @@ const maxBatchTime = 2 * time.Second
 const DefaultClaimFor = 30 * time.Second
 
 // DefaultGiveUpAfter is how long an event is retried before it is marked
-// failed and the endpoint moves on (at least 3 days, API.md).
+// failed and the endpoint moves on (at least 3 days, so a receiver down over a weekend misses nothing).
 const DefaultGiveUpAfter = 72 * time.Hour
 
 // ErrNoSecret is returned by FromConfig when an endpoint's secret variable
@@ -404,7 +404,7 @@ func Sign(secret []byte, t int64, body []byte) string {
 
 // Verify checks a Paywatch-Signature header as a receiver must: a v1
 // signature of "<t>.<body>" under secret, with t no more than tolerance
-// away from now (5 minutes in API.md).
+// away from now (5 minutes in docs/integrating.md, "Webhook secrets and URLs").
 func Verify(secret []byte, header string, body []byte, now time.Time, tolerance time.Duration) error {
 	var t int64 = -1
 	var sigs []string

@@ -400,7 +400,7 @@ webhooks:
 	if first1.IsZero() || first2.IsZero() {
 		t.Errorf("no successful write after a failover")
 	}
-	// The documented bound (README): writes are back within 30 s of the loss
+	// The documented bound (docs/operating.md): writes are back within 30 s of the loss
 	// plus the time the operator takes to promote.
 	for _, f := range []struct{ lost, promoted, first time.Time }{{lost1, promoted1, first1}, {lost2, promoted2, first2}} {
 		if f.first.Sub(f.promoted) > 30*time.Second {
@@ -459,7 +459,7 @@ func adminExec(t *testing.T, pg *devnet.Postgres, stmts ...string) {
 
 // drillClient is a storefront that retries a write under its
 // Idempotency-Key until it gets an answer that is not 503 (or a transport
-// error), as API.md tells clients to.
+// error), as api/openapi.yaml tells clients to.
 type drillClient struct {
 	t    *testing.T
 	base string
