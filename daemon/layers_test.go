@@ -12,7 +12,7 @@ import (
 	"testing"
 )
 
-// layers places every package of the module (as the README's "Code
+// layers places every package of the module (as docs/developing.md's "Code
 // layout" section lists them): a package's non-test files import only
 // packages of a lower layer. A new package must be placed here.
 var layers = map[string]int{
@@ -93,7 +93,7 @@ func TestLayering(t *testing.T) {
 	for _, p := range pkgs {
 		lp, ok := layers[p]
 		if !ok {
-			t.Errorf("package %s has no layer: place it in layers (and in the README's code layout)", p)
+			t.Errorf("package %s has no layer: place it in layers (and in docs/developing.md's code layout)", p)
 			continue
 		}
 		for _, q := range imports[p] {

@@ -43,12 +43,15 @@ func TestAlertRules(t *testing.T) {
 		}
 	}
 	// Every alert has a unit test, a summary, a severity and a runbook
-	// that exists in the README.
+	// that exists in docs/operating.md, where its runbook_url points.
 	rules, _ := os.ReadFile(repoFile("deploy/prometheus/paywatch-rules.yml"))
 	tests, _ := os.ReadFile(repoFile("deploy/prometheus/paywatch-rules.test.yml"))
-	readme, _ := os.ReadFile(repoFile("README.md"))
+	runbooks, err := os.ReadFile(repoFile("docs/operating.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	anchors := map[string]bool{}
-	for _, m := range regexp.MustCompile(`(?m)^#+ (.+)$`).FindAllStringSubmatch(string(readme), -1) {
+	for _, m := range regexp.MustCompile(`(?m)^#+ (.+)$`).FindAllStringSubmatch(string(runbooks), -1) {
 		anchors[githubAnchor(m[1])] = true
 	}
 	alerts := regexp.MustCompile(`(?m)^  - alert: (\w+)$`).FindAllStringSubmatch(string(rules), -1)
@@ -61,7 +64,11 @@ func TestAlertRules(t *testing.T) {
 			t.Errorf("%s has no promtool unit test", name)
 		}
 		if !anchors["alert-"+strings.ToLower(name)] {
-			t.Errorf("%s: its runbook anchor #alert-%s is not a README heading", name, strings.ToLower(name))
+			t.Errorf("%s: its runbook anchor #alert-%s is not a heading of docs/operating.md", name, strings.ToLower(name))
+		}
+		want := "runbook_url: https://github.com/paywatch/paywatch/blob/main/docs/operating.md#alert-" + strings.ToLower(name) + "\n"
+		if !strings.Contains(string(rules), want) {
+			t.Errorf("%s: no %q", name, strings.TrimSpace(want))
 		}
 	}
 	for _, want := range []string{"severity:", "summary:", "runbook_url:"} {
