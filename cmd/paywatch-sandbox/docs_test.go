@@ -333,3 +333,65 @@ func onlyInComments(body, s string) bool {
 	}
 	return true
 }
+
+// githubAnchors returns the anchors GitHub gives the headings of a
+// Markdown document (code blocks left out; a repeated heading gets -1, -2).
+func githubAnchors(doc string) map[string]bool {
+	out := map[string]bool{}
+	seen := map[string]int{}
+	fence := false
+	drop := regexp.MustCompile(`[^\p{L}\p{N}_\- ]`)
+	for _, l := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(l, "```") {
+			fence = !fence
+			continue
+		}
+		if fence || !strings.HasPrefix(l, "#") {
+			continue
+		}
+		h := strings.TrimSpace(strings.TrimLeft(l, "#"))
+		a := strings.ReplaceAll(drop.ReplaceAllString(strings.ToLower(h), ""), " ", "-")
+		if n := seen[a]; n > 0 {
+			out[fmt.Sprintf("%s-%d", a, n)] = true
+		} else {
+			out[a] = true
+		}
+		seen[a]++
+	}
+	return out
+}
+
+// Every relative link and image of the README and docs/ names a file of
+// the repository, and a #fragment a heading of its document, so moving a
+// section cannot leave a link behind (issue 36, docs that stand alone).
+func TestDocsLinksResolve(t *testing.T) {
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for _, f := range docFiles(t) {
+		b, err := os.ReadFile(filepath.Join("../..", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file, frag, _ := strings.Cut(target, "#")
+			path := filepath.Join("../..", f)
+			if file != "" {
+				path = filepath.Join("../..", filepath.Dir(f), file)
+			}
+			doc, err := os.ReadFile(path)
+			if err != nil {
+				if st, serr := os.Stat(path); serr == nil && st.IsDir() && frag == "" {
+					continue
+				}
+				t.Errorf("%s: link %s: %v", f, target, err)
+				continue
+			}
+			if frag != "" && strings.HasSuffix(path, ".md") && !githubAnchors(string(doc))[frag] {
+				t.Errorf("%s: link %s: no such heading in %s", f, target, strings.TrimPrefix(filepath.ToSlash(path), "../../"))
+			}
+		}
+	}
+}
