@@ -142,7 +142,7 @@ func TestKeysOfAnotherCoinOrNetworkAreRefused(t *testing.T) {
 	base := "listen: 127.0.0.1:8080\ndatabase_url: postgres://x@localhost/db\nnetworks:\n  %s: {enabled: true, chain: %s, rpc_url: \"http://u:p@127.0.0.1:1\", account_key: %q}\n"
 	for _, c := range []struct {
 		network, chain, key string
-		want            string // "" loads
+		want                string // "" loads
 	}{
 		{"litecoin", "mainnet", reencode(t, ownKey, "045f1cf6"), "testnet key"}, // vpub
 		{"litecoin", "regtest", sb[payment.Litecoin], ""},
@@ -150,7 +150,7 @@ func TestKeysOfAnotherCoinOrNetworkAreRefused(t *testing.T) {
 		{"bitcoin", "regtest", sb[payment.Ethereum], "mainnet key"},
 		{"bitcoin", "regtest", sb[payment.Bitcoin], ""},
 		{"bitcoin", "mainnet", reencode(t, ownKey, "045f1cf6"), "testnet key"},
-		{"bitcoin", "mainnet", reencode(t, ownKey, "04b24746"), ""}, // zpub
+		{"bitcoin", "mainnet", reencode(t, ownKey, "04b24746"), ""},              // zpub
 		{"tron", "regtest", reencode(t, sb[payment.Tron], "04b24746"), "SegWit"}, // zpub
 		{"tron", "regtest", sb[payment.Tron], ""},
 		{"ethereum", "regtest", sb[payment.Ethereum], ""},
