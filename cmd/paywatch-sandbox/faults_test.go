@@ -89,8 +89,9 @@ func fault(t *testing.T, ctx context.Context, dir string, args ...string) string
 // drop` takes it down in the running sandbox, /v1/status shows it
 // unreachable while the node endpoint serves and the network stays
 // available, a payment is still detected and paid (real btcd, the
-// simulated Tron node), and `fault NETWORK none` brings it back. No node
-// URL or credential appears in the status.
+// simulated Tron node), and `fault NETWORK none` brings it back; `fault
+// tron 429 3` shows it throttled, not down. No node URL or credential
+// appears in the status.
 func TestSandboxFaultFailsOver(t *testing.T) {
 	needSandboxPeers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -163,6 +164,16 @@ func TestSandboxFaultFailsOver(t *testing.T) {
 			return e[proxyEndpoint].State == "healthy"
 		})
 	}
+	// Throttled is not down: the proxy answering 429 is backed off for its
+	// Retry-After, the network stays available, and it serves again after.
+	fault(t, ctx, dir, "tron", "429", "3")
+	waitEndpoints(t, ctx, env, "tron", "the proxy throttled", func(e map[string]sandboxEndpoint, why string) bool {
+		return e[proxyEndpoint].State == "throttled" && e[nodeEndpoint].State == "healthy" && why == ""
+	})
+	fault(t, ctx, dir, "tron", "off")
+	waitEndpoints(t, ctx, env, "tron", "the proxy healthy after its Retry-After", func(e map[string]sandboxEndpoint, _ string) bool {
+		return e[proxyEndpoint].State == "healthy"
+	})
 }
 
 // Each fault kind reads into the proxy's fault; a bad one is refused with
