@@ -14,8 +14,8 @@ import (
 
 	"github.com/paywatch/paywatch/availability"
 	"github.com/paywatch/paywatch/chains/endpoints"
-	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // Issue 33 item 6: the networks page lists each node endpoint of a pool as
