@@ -49,14 +49,22 @@ var confirmations = map[payment.Method]int{
 // this many blocks are applied in one transaction).
 const parallel = 3
 
+// rebuildWindow is the catch-up window of the rebuild's scanners: the
+// largest validation accepts, as a scanner catching up after downtime
+// scans (a chain of a history is scanned again in one or two batches).
+const rebuildWindow = 64
+
 // node is a scripted chain as a scanner sees it: a lagging node reports a
 // tip below the chain's, and the reported tip is capped at the scanner's
-// cursor + parallel so that a catch-up never prefetches a window in the
+// cursor + its window so that a catch-up never prefetches a window in the
 // background (which would read the chain while the simulator changes it).
 type node struct {
 	f   *chainstest.Fake
 	lag int
 	cap chains.Height // -1: none
+	// window is the catch-up window of the network's scanners (0:
+	// parallel).
+	window int
 	// broadcast are the transactions that went through the mempool: a
 	// lagging node still has those mined above its tip in its mempool.
 	broadcast map[string]bool
@@ -67,6 +75,14 @@ type node struct {
 }
 
 var _ chains.Source = (*node)(nil)
+
+// catchUpWindow is the window of the network's scanners.
+func (n *node) catchUpWindow() int {
+	if n.window > 0 {
+		return n.window
+	}
+	return parallel
+}
 
 func (n *node) Tip(ctx context.Context) (chains.Height, error) {
 	t, err := n.f.Tip(ctx)
@@ -231,9 +247,9 @@ CREATE CONSTRAINT TRIGGER sim_fail_commit AFTER UPDATE ON cursors DEFERRABLE INI
 	}
 	e.Scanners = map[payment.Network]*chains.Scanner{}
 	w.base = baseConfig(e.Config)
-	e.Store.OnCommit(func() {
+	e.Store.OnCommit(func(events bool) {
 		if r := w.cur.Load(); r != nil {
-			r.onCommit()
+			r.onCommit(events)
 		}
 	})
 	t.Cleanup(func() { e.Store.OnCommit(nil) })
