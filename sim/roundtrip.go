@@ -183,12 +183,16 @@ func status(line string) string {
 // reads the books, forgets everything decided (transfers' classes,
 // settled parts and notifications; intents' statuses and sums), scans
 // every chain again from its first height, decides every payable and
-// compares. What it keeps are the facts the chain cannot give:
+// compares. Its scanners are new ones (restarted) with the largest
+// catch-up window, rebuildWindow: the window is not a fact, so the books
+// must not depend on it either. What it keeps are the facts the chain cannot give:
 // intents and payables (with who paid a payable so far, and when an intent
 // was first paid: what the storefront was told), when each transfer was
 // first seen and recorded, finance's decisions and the ledger.
 func (r *run) rebuild() {
 	for _, n := range r.h.Nets {
+		r.nodes[n].window = rebuildWindow
+		r.newScanner(n)
 		if !r.settle(n, "rebuild: settle") {
 			return
 		}

@@ -247,7 +247,7 @@ func (r *run) scanNet(n payment.Network, why string) {
 	for i := 0; i < 60; i++ {
 		nd.cap = -1
 		if cur, err := r.w.e.Sink.Cursor(r.ctx, n); err == nil {
-			nd.cap = cur.Height + parallel
+			nd.cap = cur.Height + chains.Height(nd.catchUpWindow())
 		}
 		caughtUp, err := sc.Step(r.ctx)
 		if err != nil || caughtUp {
