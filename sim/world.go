@@ -263,8 +263,9 @@ CREATE CONSTRAINT TRIGGER sim_fail_commit AFTER UPDATE ON cursors DEFERRABLE INI
 }
 
 // keep are the tables a reset leaves: API keys, the derived and imported
-// addresses (freed) and their counters, the schema's bookkeeping.
-var keep = map[string]bool{"schema_migrations": true, "api_keys": true, "addresses": true, "derivation_counters": true}
+// addresses and their counters, the schema's bookkeeping, and the queue of
+// free addresses (the addresses the history took go back into it).
+var keep = map[string]bool{"schema_migrations": true, "api_keys": true, "addresses": true, "derivation_counters": true, "free_addresses": true}
 
 // reset empties every table a history writes (a fresh database but for the
 // addresses, which are freed) and sets the clock to Start.
@@ -288,10 +289,16 @@ func (w *world) reset() error {
 			}
 		}
 		rows.Close()
-		// Every address is free again: back in the queue.
+		// Every address is free again: those the history took go back in
+		// the queue (a claim deletes a row of it; nothing else changes one),
+		// which then holds a row per address, as the addresses' insert
+		// trigger wrote it, as if it had been emptied and filled again
+		// (and at a handful of rows a history rather than all of them).
 		b.WriteString(`INSERT INTO free_addresses (network, lane, ord, key)
-			SELECT network, CASE WHEN derivation_index IS NULL THEN '' ELSE source END, coalesce(derivation_index, seq), key
-			FROM addresses; COMMIT;`)
+			SELECT a.network, l.lane, l.ord, a.key FROM addresses a
+			CROSS JOIN LATERAL (SELECT CASE WHEN a.derivation_index IS NULL THEN '' ELSE a.source END AS lane,
+				coalesce(a.derivation_index, a.seq) AS ord) l
+			WHERE NOT EXISTS (SELECT 1 FROM free_addresses f WHERE f.network = a.network AND f.lane = l.lane AND f.ord = l.ord); COMMIT;`)
 		w.resetSQL = b.String()
 	}
 	if _, err := pool.Exec(ctx, w.resetSQL); err != nil {
