@@ -284,7 +284,11 @@ func (w *world) reset() error {
 			if err := rows.Scan(&s); err != nil {
 				return err
 			}
-			if !keep[s] {
+			switch {
+			case s == "stores":
+				// A fresh database has the store its migration made.
+				b.WriteString(`DELETE FROM stores WHERE id <> 'default';`)
+			case !keep[s]:
 				fmt.Fprintf(&b, "DELETE FROM %q;", s)
 			}
 		}
@@ -294,11 +298,12 @@ func (w *world) reset() error {
 		// which then holds a row per address, as the addresses' insert
 		// trigger wrote it, as if it had been emptied and filled again
 		// (and at a handful of rows a history rather than all of them).
+		// The lane and order are the insert trigger's (free_addresses_add).
 		b.WriteString(`INSERT INTO free_addresses (network, lane, ord, key)
-			SELECT a.network, l.lane, l.ord, a.key FROM addresses a
-			CROSS JOIN LATERAL (SELECT CASE WHEN a.derivation_index IS NULL THEN '' ELSE a.source END AS lane,
-				coalesce(a.derivation_index, a.seq) AS ord) l
-			WHERE NOT EXISTS (SELECT 1 FROM free_addresses f WHERE f.network = a.network AND f.lane = l.lane AND f.ord = l.ord); COMMIT;`)
+			SELECT a.network, CASE WHEN a.derivation_index IS NOT NULL THEN a.source
+					WHEN a.store_id = 'default' THEN '' ELSE 'pool:' || a.store_id END,
+				coalesce(a.derivation_index, a.seq), a.key
+			FROM addresses a WHERE NOT EXISTS (SELECT 1 FROM free_addresses f WHERE f.network = a.network AND f.key = a.key); COMMIT;`)
 		w.resetSQL = b.String()
 	}
 	if _, err := pool.Exec(ctx, w.resetSQL); err != nil {
