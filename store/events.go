@@ -42,6 +42,7 @@ func (t *Tx) AppendEvent(ctx context.Context, typ payment.EventType, intentID, t
 		return Event{}, fmt.Errorf("event %s: %w", typ, err)
 	}
 	ev := Event{ID: NewID("ev"), Type: typ, IntentID: intentID, TransferID: transferID, Account: account, Data: body, CreatedAt: now}
+	t.events = true
 	err = t.tx.QueryRow(ctx, appendEventSQL,
 		ev.ID, typ, intentID, transferID, account, body, now).Scan(&ev.Seq)
 	if err != nil {
@@ -60,6 +61,7 @@ func (t *Tx) QueueAppendEvent(typ payment.EventType, intentID, transferID, accou
 	if err != nil {
 		return fmt.Errorf("event %s: %w", typ, err)
 	}
+	t.events = true
 	t.tx.queueAtCommit(appendEventSQL, NewID("ev"), typ, intentID, transferID, account, body, now)
 	return nil
 }
