@@ -71,6 +71,10 @@ type Deps struct {
 	// zero is one second, negative never (a test that changes a network's
 	// health and asks at once).
 	StatusCache time.Duration
+	// Stores are the stores other than the default one, their address
+	// sources and settings (intents.Options.Stores): a test's (the
+	// simulator's second store). Nil: none.
+	Stores map[string]intents.StoreSetup
 }
 
 // Daemon is one paywatch instance: the store, the rate book, the payment
@@ -332,7 +336,7 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 	}
 	d.reg.MustRegister(newPoolCollector(d.store, d.log))
 	opt := intents.Options{Store: d.store, Config: cfg, Quotes: d.book, Addresses: addrs, Chains: d.nets,
-		Watcher: watchSets(d.watch), Clock: deps.Clock, Log: d.log}
+		Watcher: watchSets(d.watch), Clock: deps.Clock, Log: d.log, Stores: deps.Stores}
 	links := deps.Links
 	if links == nil && cfg.Checkout.Enabled {
 		var err error

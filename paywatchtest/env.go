@@ -68,6 +68,7 @@ type Env struct {
 	log     *slog.Logger
 	pages   *checkout.Links
 	pools   map[payment.Network]*endpoints.Pool
+	stores  map[string]intents.StoreSetup
 }
 
 // Option adjusts an Env before it starts: its Config, or a real Source for
@@ -111,6 +112,13 @@ func WithPages(p *checkout.Links) Option {
 // symbol left out has no rate at all.
 func WithQuotes(prices map[string]string) Option {
 	return func(e *Env) { e.prices = prices }
+}
+
+// WithStores gives the Service stores other than the default one
+// (intents.Options.Stores), as serve does for the stores it has keys of;
+// the caller creates their rows.
+func WithStores(stores map[string]intents.StoreSetup) Option {
+	return func(e *Env) { e.stores = stores }
 }
 
 // Only enables just the given networks (and their methods).
@@ -251,7 +259,7 @@ func (e *Env) startService() {
 		return nil
 	}
 	d, err := daemon.New(context.Background(), e.Config, daemon.Deps{Log: e.log, Clock: e.Clock, Store: e.Store, Sources: sources,
-		Quotes: e.book, Links: e.pages, StatusCache: -1, Pools: pools})
+		Quotes: e.book, Links: e.pages, StatusCache: -1, Pools: pools, Stores: e.stores})
 	if err != nil {
 		e.T.Fatalf("daemon: %v", err)
 	}

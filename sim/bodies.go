@@ -56,12 +56,13 @@ type evBody struct {
 	seq               int64
 	typ, obj, account string
 	data              []byte
+	shop              string // the event's store: its object is read as that store's
 }
 
 // checkBodies compares the bodies of the events written since the last
 // check with the API (strict: right after their commit).
 func (r *run) checkBodies(strict bool) {
-	rows, err := r.w.e.Store.Pool().Query(r.ctx, `SELECT seq, type, coalesce(intent_id, ''), coalesce(transfer_id, ''), coalesce(account, ''), data
+	rows, err := r.w.e.Store.Pool().Query(r.ctx, `SELECT seq, type, coalesce(intent_id, ''), coalesce(transfer_id, ''), coalesce(account, ''), data, store_id
 		FROM events WHERE seq > $1 ORDER BY seq`, r.bodies.seq)
 	if err != nil {
 		r.violate("harness", "events: %v", err)
@@ -72,7 +73,7 @@ func (r *run) checkBodies(strict bool) {
 	for rows.Next() {
 		var e evBody
 		var intent, transfer string
-		if err := rows.Scan(&e.seq, &e.typ, &intent, &transfer, &e.account, &e.data); err != nil {
+		if err := rows.Scan(&e.seq, &e.typ, &intent, &transfer, &e.account, &e.data, &e.shop); err != nil {
 			rows.Close()
 			r.violate("harness", "events: %v", err)
 			return
@@ -129,7 +130,7 @@ func (r *run) apiBody(e evBody) ([]byte, error) {
 			if after != "" {
 				q += "&after=" + url.QueryEscape(after)
 			}
-			st, body := r.w.do("GET", q, "storefront", nil)
+			st, body := r.w.do("GET", q, "storefront", nil, named(e.shop)...)
 			var page struct {
 				Entries []json.RawMessage `json:"entries"`
 				Next    *string           `json:"next"`
@@ -151,7 +152,7 @@ func (r *run) apiBody(e evBody) ([]byte, error) {
 			after = *page.Next
 		}
 	}
-	st, body := r.w.do("GET", path, scope, nil)
+	st, body := r.w.do("GET", path, scope, nil, named(e.shop)...)
 	if st != 200 {
 		return nil, fmt.Errorf("GET %s: %d %s", path, st, body)
 	}

@@ -39,7 +39,7 @@ func (r *run) books() (*books, error) {
 	batch.Queue(`SELECT id, payable_id, status, received::text, paid_at FROM intents`)
 	batch.Queue(`SELECT id, txid, idx, classification, coalesce(intent_id, ''), status FROM transfers`)
 	batch.Queue(`SELECT id, coalesce(paid_by_intent, coalesce('debit ' || paid_by_entry, '')) FROM payables`)
-	batch.Queue(`SELECT account FROM accounts ORDER BY account`)
+	batch.Queue(`SELECT ` + qualifiedSQL("store_id", "account") + ` FROM accounts ORDER BY account`)
 	br := pool.SendBatch(ctx, batch)
 	defer br.Close()
 	rows, err := br.Query()
@@ -105,7 +105,8 @@ func (r *run) books() (*books, error) {
 		return nil, err
 	}
 	for _, a := range accounts {
-		st, body := r.w.do("GET", "/v1/accounts/"+a+"/balance", "storefront", nil)
+		shop, name := unqualified(a)
+		st, body := r.w.do("GET", "/v1/accounts/"+name+"/balance", "storefront", nil, named(shop)...)
 		var v struct {
 			Available string `json:"available_usd"`
 			Pending   string `json:"pending_usd"`
@@ -115,29 +116,11 @@ func (r *run) books() (*books, error) {
 		}
 		b.balances[a] = "available " + v.Available + " pending " + v.Pending
 	}
-	after := ""
-	for {
-		q := "/v1/transfers?status=unresolved&limit=1000"
-		if after != "" {
-			q += "&after=" + url.QueryEscape(after)
+	// Each store's inbox, as its finance reads it.
+	for _, shop := range shops {
+		if err := r.inbox(b, shop); err != nil {
+			return nil, err
 		}
-		st, body := r.w.do("GET", q, "finance", nil)
-		var page struct {
-			Transfers []struct {
-				ID string `json:"id"`
-			} `json:"transfers"`
-			Next *string `json:"next"`
-		}
-		if st != 200 || json.Unmarshal(body, &page) != nil {
-			return nil, fmt.Errorf("GET inbox: %d %s", st, body)
-		}
-		for _, t := range page.Transfers {
-			b.inbox[t.ID] = true
-		}
-		if page.Next == nil {
-			break
-		}
-		after = *page.Next
 	}
 	now := r.w.e.Clock.Now()
 	rep, err := r.w.e.Reports.Reconcile(ctx, time.Unix(0, 0), now.Add(48*time.Hour), now)
@@ -205,4 +188,33 @@ func (b *books) payerChanged(mid *books) map[int64]bool {
 		}
 	}
 	return out
+}
+
+// inbox adds shop's unresolved transfers, as its finance reads them, to b.
+func (r *run) inbox(b *books, shop string) error {
+	after := ""
+	for {
+		q := "/v1/transfers?status=unresolved&limit=1000"
+		if after != "" {
+			q += "&after=" + url.QueryEscape(after)
+		}
+		st, body := r.w.do("GET", q, "finance", nil, named(shop)...)
+		var page struct {
+			Transfers []struct {
+				ID string `json:"id"`
+			} `json:"transfers"`
+			Next *string `json:"next"`
+		}
+		if st != 200 || json.Unmarshal(body, &page) != nil {
+			return fmt.Errorf("GET %s inbox: %d %s", shop, st, body)
+		}
+		for _, t := range page.Transfers {
+			b.inbox[t.ID] = true
+		}
+		if page.Next == nil {
+			break
+		}
+		after = *page.Next
+	}
+	return nil
 }

@@ -48,6 +48,12 @@ var Invariants = []string{
 	"a woken ex-leader writes nothing",
 	"a transaction is one transfer per position inside it wherever it is mined, and a recorded transfer's content (amount, asset, address) is the best chain's",
 	"a credit_account credits the unresolved amount at the locked rate of the intent it came to by the deadline, else at the rate finance sent within the bound of the quote of the transfer's time, else at that quote; a rate finance sent is never replaced",
+	"every row is in the store of what it follows from: an intent in its payable's, a transfer in its address's and its intent's, a ledger entry in its account's, intent's and transfer's, an event in its intent's, transfer's or entry's (issue 34)",
+	"no value moves between stores: each store's balances are the sum of its own ledger; a debit pays an order of its store; finance credits a transfer only to an intent or account of its store (issue 34)",
+	"same facts, same books, per store: forgetting one store's decisions and deciding its payables again from the facts gives both stores the books they had, and writes nothing of the other store (issue 34)",
+	"money never lands on another store's address: every address derives from its store's key or is in its store's pool, and an intent's address is its store's (issue 34)",
+	"references are a namespace per store: a creation is refused as a conflict only over its own store's payable, and answers an intent of its store (issue 34)",
+	"a request never answers 500",
 }
 
 // Indexes of the invariants of issue 21 in Invariants.
@@ -120,6 +126,7 @@ type checker struct {
 	evLedger   map[string]int    // ledger entry id -> events about it
 	paidCounts map[int64]int
 	booksFP    string // the books at the last reconciliation check
+	storeSeq   int64  // the last event the stores check read
 }
 
 func (c *checker) init() {
@@ -129,6 +136,7 @@ func (c *checker) init() {
 
 type dbIntent struct {
 	id, status, kind, ref, account string
+	shop                           string
 	payable, cents                 int64
 	overpaid, late                 bool
 	paidAt                         *time.Time
@@ -186,16 +194,18 @@ func (r *run) load() (*state, error) {
 	s := &state{intents: map[string]dbIntent{}, payables: map[int64]dbPayable{}, balances: map[string]int64{}, cursors: map[string]dbCursor{}}
 	// One round trip for the whole state.
 	b := &pgx.Batch{}
-	b.Queue(`SELECT i.id, i.status, p.kind, p.reference, coalesce(p.account, ''), i.payable_id, p.amount_cents,
-		i.overpaid, i.late, i.paid_at FROM intents i JOIN payables p ON p.id = i.payable_id`)
+	// Accounts and references are a store's: another store's are
+	// qualified ("store/name", qualifiedSQL).
+	b.Queue(`SELECT i.id, i.status, p.kind, ` + qualifiedSQL("p.store_id", "p.reference") + `, ` + qualifiedSQL("p.store_id", "coalesce(p.account, '')") + `, i.payable_id, p.amount_cents,
+		i.overpaid, i.late, i.paid_at, i.store_id FROM intents i JOIN payables p ON p.id = i.payable_id`)
 	b.Queue(`SELECT t.id, t.network, t.txid, coalesce(t.intent_id, ''), t.status, t.classification,
 		coalesce(t.block_hash, ''), coalesce(r.action, ''), t.idx, t.block_height, t.credited, t.amount::text, t.asset, t.address_key
 		FROM transfers t LEFT JOIN LATERAL (SELECT action FROM resolutions r WHERE r.transfer_id = t.id AND r.voided_at IS NULL
 			ORDER BY r.seq DESC LIMIT 1) r ON TRUE ORDER BY t.network, t.txid, t.idx`)
-	b.Queue(`SELECT id, amount_cents, kind, reference, coalesce(paid_by_intent, ''), coalesce(paid_by_entry, ''), paid_at IS NOT NULL FROM payables`)
-	b.Queue(`SELECT seq, id, account, type, coalesce(intent_id, ''), coalesce(transfer_id, ''), reference,
+	b.Queue(`SELECT id, amount_cents, kind, ` + qualifiedSQL("store_id", "reference") + `, coalesce(paid_by_intent, ''), coalesce(paid_by_entry, ''), paid_at IS NOT NULL FROM payables`)
+	b.Queue(`SELECT seq, id, ` + qualifiedSQL("store_id", "account") + `, type, coalesce(intent_id, ''), coalesce(transfer_id, ''), ` + qualifiedSQL("store_id", "reference") + `,
 		amount_cents, balance_after_cents, unrecovered_cents FROM ledger_entries ORDER BY seq`)
-	b.Queue(`SELECT account, balance_cents FROM accounts`)
+	b.Queue(`SELECT ` + qualifiedSQL("store_id", "account") + `, balance_cents FROM accounts`)
 	b.Queue(`SELECT network, height, hash FROM cursors`)
 	b.Queue(`SELECT seq, type, coalesce(intent_id, ''), created_at, data FROM events WHERE seq > $1 ORDER BY seq`, r.chk.lastSeq)
 	b.Queue(`SELECT transfer_id, count(*), coalesce(sum(amount_cents), 0) FROM resolutions
@@ -208,7 +218,7 @@ func (r *run) load() (*state, error) {
 	}
 	for rows.Next() {
 		var i dbIntent
-		if err := rows.Scan(&i.id, &i.status, &i.kind, &i.ref, &i.account, &i.payable, &i.cents, &i.overpaid, &i.late, &i.paidAt); err != nil {
+		if err := rows.Scan(&i.id, &i.status, &i.kind, &i.ref, &i.account, &i.payable, &i.cents, &i.overpaid, &i.late, &i.paidAt, &i.shop); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -330,6 +340,7 @@ func (r *run) check() {
 	}
 	r.checkLedger(s)
 	r.checkResolved(s)
+	r.checkStores()
 	// The reconciliation and the API's balances change only with the
 	// transfers, the intents or the ledger.
 	var fp strings.Builder
@@ -623,7 +634,8 @@ func (r *run) checkBalancesAPI(s *state) {
 		last[e.account] = e.after
 	}
 	for a := range last {
-		st, body := r.w.do("GET", "/v1/accounts/"+a+"/balance", "storefront", nil)
+		shop, name := unqualified(a)
+		st, body := r.w.do("GET", "/v1/accounts/"+name+"/balance", "storefront", nil, named(shop)...)
 		var v struct {
 			Available string `json:"available_usd"`
 		}
@@ -807,7 +819,7 @@ func (r *run) checkEvents(s *state) {
 	for _, id := range ids {
 		var ev, api views.Intent
 		_ = json.Unmarshal(lastBody[id], &ev)
-		st, body := r.w.do("GET", "/v1/intents/"+id, "storefront", nil)
+		st, body := r.w.do("GET", "/v1/intents/"+id, "storefront", nil, named(s.intents[id].shop)...)
 		if st != 200 || json.Unmarshal(body, &api) != nil {
 			r.violate(Invariants[8], "GET intent %s: %d", id, st)
 			continue

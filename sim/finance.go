@@ -23,28 +23,30 @@ func (r *run) debit(a Action) {
 	ref := a.B % 3
 	account := fmt.Sprintf("acct-%d", ref%2)
 	usd := orderUSD[ref%len(orderUSD)]
+	shop := a.shop()
+	scope, as := r.as(shop, "storefront")
 	one := func(reference, amount string, key string) (int, []byte) {
 		body, _ := json.Marshal(finance.DebitRequest{Reference: reference, AmountUSD: amount})
-		return r.mutate("POST", "/v1/accounts/"+account+"/debits", "storefront", body, "Idempotency-Key", key)
+		return r.mutate("POST", "/v1/accounts/"+account+"/debits", scope, body, append(as, "Idempotency-Key", key)...)
 	}
 	// Two at once: the other one may change state while one is refused.
 	raw := func(reference, amount string, key string) (int, []byte) {
 		body, _ := json.Marshal(finance.DebitRequest{Reference: reference, AmountUSD: amount})
-		return r.w.do("POST", "/v1/accounts/"+account+"/debits", "storefront", body, "Idempotency-Key", key)
+		return r.w.do("POST", "/v1/accounts/"+account+"/debits", scope, body, append(as, "Idempotency-Key", key)...)
 	}
-	covered := r.coveredOrders()
+	covered := r.coveredOrders(shop)
 	reference := fmt.Sprintf("ord-%d", ref)
 	if a.C%3 != 0 {
 		key := fmt.Sprintf("d-%d-%d", r.h.Seed, r.step)
 		st, resp := one(reference, usd, key)
-		r.logf("debit %s %s USD from %s -> %d %s", reference, usd, account, st, brief(resp))
+		r.logf("%sdebit %s %s USD from %s -> %d %s", shopTag(shop), reference, usd, account, st, brief(resp))
 		r.checkDebit(reference, covered, st)
 		if st == 201 {
 			r.checkUpToDate("after a debit")
 		}
 		if st < 300 {
 			body, _ := json.Marshal(finance.DebitRequest{Reference: reference, AmountUSD: usd})
-			r.idem = append(r.idem, idemRec{method: "POST", path: "/v1/accounts/" + account + "/debits", key: key, body: body, status: st, resp: resp})
+			r.idem = append(r.idem, idemRec{method: "POST", path: "/v1/accounts/" + account + "/debits", key: key, body: body, status: st, resp: resp, scope: scope, as: as})
 		}
 		return
 	}
@@ -64,7 +66,7 @@ func (r *run) debit(a Action) {
 		}()
 	}
 	wg.Wait()
-	r.logf("two debits at once from %s: %s -> %d %s, %s -> %d %s", account, refs[0], st[0], brief(resp[0]), refs[1], st[1], brief(resp[1]))
+	r.logf("%stwo debits at once from %s: %s -> %d %s, %s -> %d %s", shopTag(shop), account, refs[0], st[0], brief(resp[0]), refs[1], st[1], brief(resp[1]))
 	for i := range 2 {
 		r.checkDebit(refs[i], covered, st[i])
 	}
@@ -75,10 +77,10 @@ func (r *run) debit(a Action) {
 
 // coveredOrders returns, by order reference, an intent that is detected
 // with a counting payment that covers it.
-func (r *run) coveredOrders() map[string]string {
+func (r *run) coveredOrders(shop string) map[string]string {
 	out := map[string]string{}
 	rows, err := r.w.e.Store.Pool().Query(r.ctx, `SELECT p.reference, i.id FROM intents i JOIN payables p ON p.id = i.payable_id
-		WHERE p.kind = 'order' AND i.status = 'detected' AND i.received >= i.amount - i.tolerance`)
+		WHERE p.kind = 'order' AND i.status = 'detected' AND i.received >= i.amount - i.tolerance AND p.store_id = $1`, store.StoreOr(shop))
 	if err != nil {
 		r.violate("harness", "covered orders: %v", err)
 		return out
@@ -100,18 +102,18 @@ func (r *run) checkDebit(reference string, covered map[string]string, st int) {
 }
 
 // cand is a transfer a finance decision is made on.
-type cand struct{ id, class, status, intent string }
+type cand struct{ id, class, status, intent, shop string }
 
 func (r *run) resolve(a Action) {
 	var cs []cand
-	rows, err := r.w.e.Store.Pool().Query(r.ctx, `SELECT id, classification, status, coalesce(intent_id, '') FROM transfers ORDER BY network, txid, idx`)
+	rows, err := r.w.e.Store.Pool().Query(r.ctx, `SELECT id, classification, status, coalesce(intent_id, ''), store_id FROM transfers ORDER BY network, txid, idx`)
 	if err != nil {
 		r.violate("harness", "transfers: %v", err)
 		return
 	}
 	for rows.Next() {
 		var c cand
-		if rows.Scan(&c.id, &c.class, &c.status, &c.intent) == nil {
+		if rows.Scan(&c.id, &c.class, &c.status, &c.intent, &c.shop) == nil {
 			cs = append(cs, c)
 		}
 	}
@@ -170,7 +172,7 @@ func (r *run) resolve(a Action) {
 			req["intent_id"] = own.id
 		case own != nil && a.C%3 == 1:
 			for _, in := range r.intents {
-				if in.ref == own.ref && in.kind == own.kind && in.id != own.id {
+				if in.ref == own.ref && in.kind == own.kind && in.shop == own.shop && in.id != own.id {
 					req["intent_id"] = in.id
 				}
 			}
@@ -196,7 +198,9 @@ func (r *run) resolve(a Action) {
 	case 2:
 		req["action"] = "pay_back"
 	}
+	r.across = (a.C>>13)%4 == 0
 	r.submitResolve(c, req, model)
+	r.across = false
 }
 
 // submitResolve sends finance's decision req on transfer c and checks the
@@ -209,8 +213,19 @@ func (r *run) submitResolve(c cand, req map[string]string, model creditModel) {
 		r.violate("harness", "unresolved part of %s: %v", c.id, err)
 		return
 	}
-	st, resp := r.mutate("POST", "/v1/transfers/"+c.id+"/resolve", "finance", req)
-	r.logf("resolve %s (%s, %s) %s %s %s -> %d %s", c.id, c.class, c.status, req["action"], req["intent_id"]+req["account"], req["usd_per_unit"], st, brief(resp))
+	shop := c.shop
+	if r.across {
+		// Finance acting for the other store (an every-store key naming
+		// it): refused, or in the transfer's store.
+		shop = shops[0]
+		if store.StoreOr(c.shop) == shops[0] {
+			shop = shops[1]
+		}
+	}
+	scope, as := r.as(shop, "finance")
+	st, resp := r.mutate("POST", "/v1/transfers/"+c.id+"/resolve", scope, req, as...)
+	r.checkAcross(c, req, shop, st, resp)
+	r.logf("%sresolve %s (%s, %s) %s %s %s -> %d %s", shopTag(shop), c.id, c.class, c.status, req["action"], req["intent_id"]+req["account"], req["usd_per_unit"], st, brief(resp))
 	if req["action"] == finance.ActionCreditAccount && req["note"] != "" {
 		r.checkCreditAt(c.id, model, req["usd_per_unit"], open, st, resp)
 	}
@@ -269,8 +284,8 @@ func (r *run) lateCredit(a Action) {
 	r.logf("%s late pay %s (%s) %s %s, tx %s, mined -> tip %d", n, in.id, in.ref, t.Amount, t.Asset, r.txName(txid), nd.f.TipHeight())
 	r.scanNet(n, "late credit")
 	var c cand
-	err := r.w.e.Store.Pool().QueryRow(r.ctx, `SELECT id, classification, status, coalesce(intent_id, '') FROM transfers
-		WHERE network = $1 AND txid = $2`, string(n), txid).Scan(&c.id, &c.class, &c.status, &c.intent)
+	err := r.w.e.Store.Pool().QueryRow(r.ctx, `SELECT id, classification, status, coalesce(intent_id, ''), store_id FROM transfers
+		WHERE network = $1 AND txid = $2`, string(n), txid).Scan(&c.id, &c.class, &c.status, &c.intent, &c.shop)
 	if err != nil {
 		// Not recorded (a fault or an outage stopped the scan): nothing to decide.
 		r.logf("late transfer %s not recorded: %v", r.txName(txid), err)

@@ -33,6 +33,8 @@ type intentRec struct {
 	asset                                   payment.Asset
 	amount                                  *big.Int
 	key                                     []byte
+	// shop is the intent's store.
+	shop string
 }
 
 // txRec is a transaction the history sent.
@@ -51,6 +53,10 @@ type idemRec struct {
 	status            int
 	resp              []byte
 	network           payment.Network
+	// scope and as: the key and headers it was sent with (scope "": the
+	// storefront key).
+	scope string
+	as    []string
 }
 
 // resolvedRec is a finance decision the history made.
@@ -95,6 +101,9 @@ type run struct {
 	holder    map[payment.Network]string
 	frozen    map[payment.Network]*hung
 	instances int
+	// across: the next finance decision is sent for the other store than
+	// its transfer's (stores.go).
+	across bool
 }
 
 func (r *run) logf(format string, args ...any) {
@@ -168,6 +177,10 @@ func (r *run) start() bool {
 	w, h := r.w, r.h
 	if err := w.reset(); err != nil {
 		r.violate("harness", "reset: %v", err)
+		return false
+	}
+	if err := w.ensureShops(r.ctx); err != nil {
+		r.violate("harness", "stores: %v", err)
 		return false
 	}
 	r.trace = append(r.trace, fmt.Sprintf("history seed=%d nets=%s steps=%d", h.Seed, netsString(h.Nets), len(h.Actions)))
@@ -329,8 +342,9 @@ func (r *run) exec(a Action) {
 		r.replay(a)
 	case Report:
 		if in := r.pick(a.A); in != nil {
-			st, body := r.mutate("POST", "/v1/intents/"+in.id+"/report", "storefront", nil)
-			r.logf("report %s (%s %s) -> %d %s", in.id, in.kind, in.ref, st, brief(body))
+			scope, as := r.as(in.shop, "storefront")
+			st, body := r.mutate("POST", "/v1/intents/"+in.id+"/report", scope, nil, as...)
+			r.logf("%sreport %s (%s %s) -> %d %s", shopTag(in.shop), in.id, in.kind, in.ref, st, brief(body))
 		}
 	case Renew:
 		if in := r.pick(a.A); in != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/paywatch/paywatch/addresses"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/store"
 	"github.com/paywatch/paywatch/views"
 )
 
@@ -27,6 +28,7 @@ func (r *run) mutate(method, path, scope string, body any, headers ...string) (i
 	var before string
 	_ = r.w.e.Store.Pool().QueryRow(r.ctx, fingerprint).Scan(&before)
 	st, resp := r.w.do(method, path, scope, body, headers...)
+	r.checkInternal(method, path, st, resp)
 	if st >= 400 {
 		var after string
 		_ = r.w.e.Store.Pool().QueryRow(r.ctx, fingerprint).Scan(&after)
@@ -82,15 +84,19 @@ func (r *run) create(n payment.Network, a Action) {
 		key = fmt.Sprintf("c-%d-%d", r.h.Seed, r.step)
 		hdr = []string{"Idempotency-Key", key}
 	}
-	open := r.openIntents(body["kind"], body["reference"])
-	st, resp := r.mutate("POST", "/v1/intents", "storefront", raw, hdr...)
-	r.logf("create %s %s %s %s USD -> %d %s", body["kind"], body["reference"], m.Method, body["amount_usd"], st, brief(resp))
+	shop := a.shop()
+	open := r.openIntents(shop, body["kind"], body["reference"])
+	before := r.payableOf(shop, body["kind"], body["reference"])
+	scope, as := r.as(shop, "storefront")
+	st, resp := r.mutate("POST", "/v1/intents", scope, raw, append(as, hdr...)...)
+	r.logf("%screate %s %s %s %s USD -> %d %s", shopTag(shop), body["kind"], body["reference"], m.Method, body["amount_usd"], st, brief(resp))
 	r.checkOpen(body["kind"], body["reference"], string(m.Method), open, st, resp)
+	r.checkNamespace(shop, body, before, st, resp)
 	if key != "" && st < 300 {
-		r.idem = append(r.idem, idemRec{method: "POST", path: "/v1/intents", key: key, body: raw, status: st, resp: resp, network: n})
+		r.idem = append(r.idem, idemRec{method: "POST", path: "/v1/intents", key: key, body: raw, status: st, resp: resp, network: n, scope: scope, as: as})
 	}
 	if st == 201 {
-		r.addIntent(resp)
+		r.addIntent(resp, shop)
 	}
 }
 
@@ -100,10 +106,11 @@ type openIntent struct{ id, method string }
 
 // openIntents reads the open intents of the payable (kind, ref) by the
 // clock, as the daemon counts them.
-func (r *run) openIntents(kind, ref string) []openIntent {
+func (r *run) openIntents(shop, kind, ref string) []openIntent {
 	rows, err := r.w.e.Store.Pool().Query(r.ctx, `SELECT i.id, i.method FROM intents i JOIN payables p ON p.id = i.payable_id
 		WHERE p.kind = $1 AND p.reference = $2 AND (i.status = 'detected' OR (i.status = 'awaiting_payment' AND i.expires_at > $3))
-		ORDER BY i.created_at, i.id`, kind, ref, r.w.e.Clock.Now())
+			AND p.store_id = $4
+		ORDER BY i.created_at, i.id`, kind, ref, r.w.e.Clock.Now(), store.StoreOr(shop))
 	if err != nil {
 		r.violate("harness", "open intents: %v", err)
 		return nil
@@ -150,7 +157,7 @@ func (r *run) checkOpen(kind, ref, method string, open []openIntent, st int, res
 	}
 }
 
-func (r *run) addIntent(resp []byte) {
+func (r *run) addIntent(resp []byte, shop string) {
 	var v views.Intent
 	if err := json.Unmarshal(resp, &v); err != nil {
 		r.violate("harness", "intent view: %v", err)
@@ -164,7 +171,7 @@ func (r *run) addIntent(resp []byte) {
 	}
 	amt, _ := new(big.Int).SetString(v.AmountBaseUnits, 10)
 	in := &intentRec{id: v.ID, kind: string(v.Kind), ref: v.Reference, method: v.Method, address: v.Address, network: n,
-		asset: payment.Asset(v.Asset), amount: amt, key: ad.Key}
+		asset: payment.Asset(v.Asset), amount: amt, key: ad.Key, shop: store.StoreOr(shop)}
 	if v.Account != nil {
 		in.account = *v.Account
 	}
@@ -188,19 +195,20 @@ func (r *run) renew(in *intentRec, a Action) {
 	// again first (a detected intent past its deadline may be underpaid),
 	// and renews only one that is no longer open.
 	var open []openIntent
-	for _, o := range r.openIntents(in.kind, in.ref) {
+	for _, o := range r.openIntents(in.shop, in.kind, in.ref) {
 		if o.id != in.id {
 			open = append(open, o)
 		}
 	}
-	st, resp := r.mutate("POST", path, "storefront", nil, hdr...)
-	r.logf("renew %s (%s) -> %d %s", in.id, in.ref, st, brief(resp))
+	scope, as := r.as(in.shop, "storefront")
+	st, resp := r.mutate("POST", path, scope, nil, append(as, hdr...)...)
+	r.logf("%srenew %s (%s) -> %d %s", shopTag(in.shop), in.id, in.ref, st, brief(resp))
 	r.checkOpen(in.kind, in.ref, in.method, open, st, resp)
 	if key != "" && st < 300 {
-		r.idem = append(r.idem, idemRec{method: "POST", path: path, key: key, status: st, resp: resp, network: in.network})
+		r.idem = append(r.idem, idemRec{method: "POST", path: path, key: key, status: st, resp: resp, network: in.network, scope: scope, as: as})
 	}
 	if st == 201 {
-		r.addIntent(resp)
+		r.addIntent(resp, in.shop)
 	}
 }
 
@@ -216,7 +224,11 @@ func (r *run) replay(a Action) {
 		r.nodes[q.network].f.FailTip(errInjected)
 		r.scanNet(q.network, "outage before replay")
 	}
-	st, resp := r.w.do(q.method, q.path, "storefront", q.body, "Idempotency-Key", q.key)
+	scope := q.scope
+	if scope == "" {
+		scope = "storefront"
+	}
+	st, resp := r.w.do(q.method, q.path, scope, q.body, append(q.as, "Idempotency-Key", q.key)...)
 	r.logf("replay %s %s key %s (outage %v) -> %d %s", q.method, q.path, q.key, outage, st, brief(resp))
 	if st != q.status || string(resp) != string(q.resp) {
 		r.violate("an idempotent replay returns the stored response", "%s %s key %s first %d %s, replay %d %s",

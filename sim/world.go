@@ -177,6 +177,8 @@ type world struct {
 	cur atomic.Pointer[run]
 	// hasSettled: the schema stores a transfer's settled part (0019).
 	hasSettled bool
+	// sh: the stores' keys and pools (stores.go).
+	sh shopWorld
 }
 
 // baseConfig is c's settings as a histConfig.
@@ -226,7 +228,7 @@ func simConfig(c *config.Config) {
 }
 
 func newWorld(t testing.TB) *world {
-	e := paywatchtest.New(t, paywatchtest.WithConfig(simConfig))
+	e := paywatchtest.New(t, paywatchtest.WithConfig(simConfig), paywatchtest.WithStores(shopSetups(t)))
 	w := &world{t: t, e: e}
 	ctx := context.Background()
 	// The commit-time kill: a deferred constraint trigger on the cursor
@@ -249,6 +251,7 @@ CREATE CONSTRAINT TRIGGER sim_fail_commit AFTER UPDATE ON cursors DEFERRABLE INI
 	}
 	e.Scanners = map[payment.Network]*chains.Scanner{}
 	w.base = baseConfig(e.Config)
+	w.initShops(t)
 	e.Store.OnCommit(func(events bool) {
 		if r := w.cur.Load(); r != nil {
 			r.onCommit(events)

@@ -1,0 +1,209 @@
+package sim
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paywatch/paywatch/addresses"
+	"github.com/paywatch/paywatch/api"
+	"github.com/paywatch/paywatch/intents"
+	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/store"
+)
+
+// Stores (issue 34): every history runs with two stores, the default one
+// and shopB, which has extended keys and a Solana pool of its own. Both
+// create intents, payables and debits with the same references and
+// accounts (a.shop picks the store of an action), so that anything keyed
+// by reference or account alone, or a row filed under the wrong store,
+// shows as a broken invariant.
+
+// shopB is the simulator's second store.
+const shopB = "shop-b"
+
+// shops are the stores of every history, the default first.
+var shops = []string{store.DefaultStore, shopB}
+
+// shopBKeys are shopB's extended public keys: account 1 of the public
+// Hardhat/Foundry test mnemonic (addresses.SandboxKeys are its account 0,
+// the default store's), m/84'/1'/1', m/84'/2'/1', m/44'/60'/1',
+// m/44'/195'/1'. Well-known test keys: never real money.
+var shopBKeys = map[payment.Network]string{
+	payment.Bitcoin:  "vpub5YRRorZVvAATN8pWpdmbkGYtgfKwktxaifQrSdz1CznbUoW6H3rxLekTEDJEfvuRSd5bUjT3zyeVRXQKQ1xbpvciWfvmycLChpLs7WFv3ZC",
+	payment.Litecoin: "Ltub2YWJAmaeQmhQCf7fhBU81XPAW9XBAQVLCi3hw7naRQQDVh98mdrgp7uAKAzbpfp49uwErvX3BsgwSXUn8ULqhSUQrBGjgAEmXHm64F7vjBp",
+	payment.Ethereum: "xpub6Ce9NcJvTk372KjsGfWqbcex5DumjpNquQLApoeQUavSCjEc823BV1tb4rXUuPuht8h2hSxkg2EXUaKUJmniJvRZAELxypsCzBFdtosmV76",
+	payment.Tron:     "xpub6BuRy7ZmkGfP4LfiwbWSuu7pRCfSbjyB59BHNudeJgwsJUu23Dzmz4fRKh7Bsfo1EgmmCxtCLsat66A3Fe28PGEzwkmiTChdjv5PDhyqh2Q",
+}
+
+// Solana pools: paywatchtest imports SandboxSolanaPool[:10] for the
+// default store; shopB's pool is the next ten.
+var (
+	defaultPool = addresses.SandboxSolanaPool[:10]
+	shopBPool   = addresses.SandboxSolanaPool[10:20]
+)
+
+// simChain is the chain every network of the simulator's Env is on.
+const simChain = "regtest"
+
+// shopSetups are the stores other than the default one as the daemon
+// builds them for intents.Options.Stores: per network an address source
+// from the store's own extended key (its fingerprint the derivation lane,
+// no look-ahead: a store's creation derives in its transaction), and for
+// Solana a source without a deriver (the store's pool lane).
+func shopSetups(t testing.TB) map[string]intents.StoreSetup {
+	src := map[payment.Network]intents.AddressSource{payment.Solana: {Store: shopB}}
+	for n, key := range shopBKeys {
+		der, err := addresses.NewDeriver(n, key, simChain)
+		if err != nil {
+			t.Fatalf("%s key of %s: %v", n, shopB, err)
+		}
+		fp, err := addresses.Fingerprint(key)
+		if err != nil {
+			t.Fatalf("%s key of %s: %v", n, shopB, err)
+		}
+		src[n] = intents.AddressSource{Deriver: der, Source: fp, Store: shopB}
+	}
+	return map[string]intents.StoreSetup{shopB: {Addresses: src}}
+}
+
+// initShops creates shopB's row, keys and pool, and API keys bound to it
+// ("storefront@shop-b", "finance@shop-b" in the Env's keys).
+func (w *world) initShops(t testing.TB) {
+	ctx := context.Background()
+	if err := w.ensureShops(ctx); err != nil {
+		t.Fatalf("stores: %v", err)
+	}
+	now := w.e.Clock.Now()
+	var rows []store.Address
+	for i, k := range shopBPool {
+		a, err := addresses.ParseAddress(payment.Solana, "mainnet", k)
+		if err != nil {
+			t.Fatalf("pool key %s: %v", k, err)
+		}
+		rows = append(rows, store.Address{Network: string(payment.Solana), Key: a.Key, Address: a.String, Source: "pool", Index: -1,
+			CreatedAt: now.Add(time.Duration(i) * time.Microsecond), Store: shopB})
+	}
+	if err := w.e.Store.InTx(ctx, func(tx *store.Tx) error { _, err := tx.AddAddresses(ctx, rows); return err }); err != nil {
+		t.Fatalf("import %s's pool: %v", shopB, err)
+	}
+	for _, scope := range []string{"storefront", "finance"} {
+		plain, _, err := w.e.Store.CreateStoreAPIKey(ctx, scope+"@"+shopB, []string{scope}, shopB, "", now)
+		if err != nil {
+			t.Fatalf("%s key of %s: %v", scope, shopB, err)
+		}
+		w.e.Keys[scope+"@"+shopB] = plain
+	}
+	w.sh.derivers = map[string]map[payment.Network]addresses.Deriver{}
+	w.sh.fingerprints = map[string]map[payment.Network]string{}
+	w.sh.pools = map[string]map[string]bool{}
+	for shop, keys := range map[string]map[payment.Network]string{store.DefaultStore: addresses.SandboxKeys, shopB: shopBKeys} {
+		w.sh.derivers[shop], w.sh.fingerprints[shop] = map[payment.Network]addresses.Deriver{}, map[payment.Network]string{}
+		for n, key := range keys {
+			der, err := addresses.NewDeriver(n, key, simChain)
+			if err != nil {
+				t.Fatalf("%s key of %s: %v", n, shop, err)
+			}
+			fp, _ := addresses.Fingerprint(key)
+			w.sh.derivers[shop][n], w.sh.fingerprints[shop][n] = der, fp
+		}
+	}
+	for shop, pool := range map[string][]string{store.DefaultStore: defaultPool, shopB: shopBPool} {
+		w.sh.pools[shop] = map[string]bool{}
+		for _, k := range pool {
+			a, _ := addresses.ParseAddress(payment.Solana, "mainnet", k)
+			w.sh.pools[shop][hex.EncodeToString(a.Key)] = true
+		}
+	}
+}
+
+// shopWorld is what a world knows of its stores' keys, for the address
+// check: each store's derivers and fingerprints by network, and its Solana
+// pool (keys in hex).
+type shopWorld struct {
+	derivers     map[string]map[payment.Network]addresses.Deriver
+	fingerprints map[string]map[payment.Network]string
+	pools        map[string]map[string]bool
+	// checked: the addresses (by seq) already checked.
+	checked int64
+}
+
+// ensureShops puts back shopB's row and keys (a reset deletes them; its
+// addresses and API keys stay).
+func (w *world) ensureShops(ctx context.Context) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, `INSERT INTO stores (id, name, created_at, updated_at) VALUES ('%s', 'second shop', now(), now()) ON CONFLICT DO NOTHING;`, shopB)
+	for n, key := range shopBKeys {
+		fp, err := addresses.Fingerprint(key)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, `INSERT INTO store_keys (store_id, network, account_key, fingerprint, added_at) VALUES ('%s', '%s', '%s', '%s', now()) ON CONFLICT DO NOTHING;`,
+			shopB, n, key, fp)
+	}
+	_, err := w.e.Store.Pool().Exec(ctx, b.String())
+	return err
+}
+
+// shop is the store an action acts in: shopB for a third of them.
+func (a Action) shop() string {
+	if (a.C>>12)%3 == 0 {
+		return shopB
+	}
+	return store.DefaultStore
+}
+
+// as is how a request acts for shop with scope: the default store with the
+// every-store key (as before stores); another store with the store's own
+// key or, every other step, the every-store key naming it in the
+// Paywatch-Store header.
+func (r *run) as(shop, scope string) (string, []string) {
+	if store.StoreOr(shop) == store.DefaultStore {
+		return scope, nil
+	}
+	if _, ok := r.w.e.Keys[scope+"@"+shop]; ok && r.step%2 == 0 {
+		return scope + "@" + shop, nil
+	}
+	return scope, []string{api.StoreHeader, shop}
+}
+
+// named is the every-store key naming shop in the header: how the checks
+// read a store's objects.
+func named(shop string) []string {
+	return []string{api.StoreHeader, store.StoreOr(shop)}
+}
+
+// qualified is how the checks name a store's account or reference: as is
+// in the default store, "store/name" in another (the SQL of load writes
+// the same, qualifiedSQL).
+func qualified(shop, name string) string {
+	if store.StoreOr(shop) == store.DefaultStore {
+		return name
+	}
+	return shop + "/" + name
+}
+
+// unqualified splits a qualified name into its store and name.
+func unqualified(q string) (string, string) {
+	if shop, name, ok := strings.Cut(q, "/"); ok {
+		return shop, name
+	}
+	return store.DefaultStore, q
+}
+
+// qualifiedSQL is qualified in SQL, for column col of a row whose store is
+// the column shop.
+func qualifiedSQL(shop, col string) string {
+	return fmt.Sprintf("CASE WHEN %s = 'default' THEN %s ELSE %s || '/' || %s END", shop, col, shop, col)
+}
+
+// shopTag is shop for a trace line ("" for the default store).
+func shopTag(shop string) string {
+	if store.StoreOr(shop) == store.DefaultStore {
+		return ""
+	}
+	return "[" + shop + "] "
+}
