@@ -160,6 +160,12 @@ func Run(w *world, h History) ([]Violation, []string) {
 			r.check()
 		}
 	}
+	if len(r.viol) == 0 && rebuildEnabled {
+		r.rebuildStore()
+		if len(r.viol) == 0 {
+			r.check()
+		}
+	}
 	_, _ = w.e.Store.Pool().Exec(r.ctx, `DELETE FROM sim_faults`)
 	return r.viol, r.trace
 }

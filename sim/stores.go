@@ -207,3 +207,96 @@ func shopTag(shop string) string {
 	}
 	return "[" + shop + "] "
 }
+
+// rebuildStore is "same facts, same books" per store, after the rebuild:
+// one store's decisions (its transfers' classes, settled parts and
+// notifications, its intents' statuses and sums) are forgotten while the
+// other store's stand, every chain is scanned again from its first height
+// and only that store's payables are decided again. Both stores' books
+// must come back as they were (a store's books follow from its own facts:
+// nothing of the other store's state stands in for them), and nothing of
+// the other store is written (no event). The store is the seed's, one a
+// history; a history none of whose intents is shopB's skips it.
+func (r *run) rebuildStore() {
+	var ids []string
+	usesB := false
+	for _, in := range r.intents {
+		usesB = usesB || in.shop == shopB
+	}
+	if !usesB {
+		return
+	}
+	shop := shops[r.h.Seed%2]
+	other := shops[(r.h.Seed+1)%2]
+	pool := r.w.e.Store.Pool()
+	rows, err := pool.Query(r.ctx, `SELECT id FROM intents WHERE store_id = $1 ORDER BY id`, shop)
+	if err != nil {
+		r.violate("harness", "intents of %s: %v", shop, err)
+		return
+	}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			r.violate("harness", "intents of %s: %v", shop, err)
+			return
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	before, err := r.books()
+	if err != nil {
+		r.violate("harness", "books: %v", err)
+		return
+	}
+	var seq int64
+	if err := pool.QueryRow(r.ctx, `SELECT coalesce(max(seq), 0) FROM events`).Scan(&seq); err != nil {
+		r.violate("harness", "events: %v", err)
+		return
+	}
+	forget := `UPDATE transfers SET notified_class = NULL,
+			classification = CASE WHEN intent_id IS NULL THEN classification ELSE 'partial' END
+		WHERE classification <> 'unexplained' AND store_id = '` + shop + `';
+		UPDATE intents SET status = CASE WHEN superseded_by IS NOT NULL THEN 'superseded' ELSE 'awaiting_payment' END,
+			received = 0, confirmed_sum = 0, overpaid = FALSE, late = FALSE WHERE store_id = '` + shop + `'`
+	if r.w.hasSettled {
+		forget += `; UPDATE transfers SET settled = 0 WHERE store_id = '` + shop + `'`
+	}
+	if _, err := pool.Exec(r.ctx, forget); err != nil {
+		r.violate("harness", "forget %s's decisions: %v", shop, err)
+		return
+	}
+	for _, n := range r.h.Nets {
+		if err := r.w.e.Store.RequestRescan(r.ctx, string(n), 1, r.w.e.Clock.Now()); err != nil {
+			r.violate("harness", "rescan: %v", err)
+			return
+		}
+		r.scanNet(n, "rebuild of "+shop)
+	}
+	if _, err := r.w.e.Service.Sweep(r.ctx); err != nil {
+		r.violate("no scanner halts on business state", "deadline sweep failed: %v", err)
+		return
+	}
+	if err := r.w.decideAll(r.ctx, ids); err != nil {
+		r.violate("harness", "decide %s's payables: %v", shop, err)
+		return
+	}
+	after, err := r.books()
+	if err != nil {
+		r.violate("harness", "books: %v", err)
+		return
+	}
+	r.logf("rebuild of store %s alone: its decisions forgotten, every chain scanned again, its %d intents decided", shop, len(ids))
+	if d := before.diff(after, nil); d != "" {
+		r.violate(Invariants[invStoreBooks], "store %s rebuilt alone: %s", shop, d)
+	}
+	var n int64
+	var types string
+	if err := pool.QueryRow(r.ctx, `SELECT count(*), coalesce(string_agg(type, ' '), '') FROM events WHERE seq > $1 AND store_id = $2`, seq, other).Scan(&n, &types); err != nil {
+		r.violate("harness", "events: %v", err)
+		return
+	}
+	if n > 0 {
+		r.violate(Invariants[invStoreBooks], "store %s rebuilt alone wrote %d events of store %s: %s", shop, n, other, types)
+	}
+}
