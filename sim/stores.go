@@ -216,15 +216,16 @@ func shopTag(shop string) string {
 // must come back as they were (a store's books follow from its own facts:
 // nothing of the other store's state stands in for them), and nothing of
 // the other store is written (no event). The store is the seed's, one a
-// history; a history none of whose intents is shopB's skips it.
+// history; a history none of whose intents is shopB's skips it, and so
+// does one the rebuild could not settle.
 func (r *run) rebuildStore() {
 	var ids []string
 	usesB := false
 	for _, in := range r.intents {
 		usesB = usesB || in.shop == shopB
 	}
-	if !usesB {
-		return
+	if !usesB || !r.rebuilt {
+		return // (the rebuild did not run: a network stopped on a deep reorg)
 	}
 	shop := shops[r.h.Seed%2]
 	other := shops[(r.h.Seed+1)%2]
