@@ -125,13 +125,14 @@ type checker struct {
 	evStatus   map[string]string // status of the last intent.<status> event
 	evLedger   map[string]int    // ledger entry id -> events about it
 	paidCounts map[int64]int
-	booksFP    string // the books at the last reconciliation check
-	storeSeq   int64  // the last event the stores check read
+	booksFP    string          // the books at the last reconciliation check
+	storeSeq   int64           // the last event the stores check read
+	addrOK     map[string]bool // intents whose address was checked
 }
 
 func (c *checker) init() {
 	*c = checker{status: map[string]string{}, paying: map[string][]string{}, counting: map[string][]string{},
-		evStatus: map[string]string{}, evLedger: map[string]int{}}
+		evStatus: map[string]string{}, evLedger: map[string]int{}, addrOK: map[string]bool{}}
 }
 
 type dbIntent struct {

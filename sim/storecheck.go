@@ -3,7 +3,6 @@ package sim
 import (
 	"encoding/hex"
 	"encoding/json"
-	"strings"
 
 	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/payment"
@@ -21,39 +20,40 @@ const (
 )
 
 // storeRowsSQL lists every row filed under another store than the row it
-// follows from, one line each.
+// follows from, one line each with the index of the invariant it breaks
+// (invStoreRows 28, invStoreValue 29, invStoreAddresses 31).
 const storeRowsSQL = `
-SELECT 'intent ' || i.id || ' is in store ' || i.store_id || ', its payable ' || p.id || ' in ' || p.store_id
+SELECT 28, 'intent ' || i.id || ' is in store ' || i.store_id || ', its payable ' || p.id || ' in ' || p.store_id
 	FROM intents i JOIN payables p ON p.id = i.payable_id WHERE i.store_id <> p.store_id
-UNION ALL SELECT 'transfer ' || t.id || ' is in store ' || t.store_id || ', the address it pays in ' || coalesce(a.store_id, 'none (default)')
+UNION ALL SELECT 28, 'transfer ' || t.id || ' is in store ' || t.store_id || ', the address it pays in ' || coalesce(a.store_id, 'none (default)')
 	FROM transfers t LEFT JOIN addresses a ON a.network = t.network AND a.key = t.address_key WHERE t.store_id <> coalesce(a.store_id, 'default')
-UNION ALL SELECT 'transfer ' || t.id || ' of store ' || t.store_id || ' counts for intent ' || i.id || ' of store ' || i.store_id
+UNION ALL SELECT 29, 'transfer ' || t.id || ' of store ' || t.store_id || ' counts for intent ' || i.id || ' of store ' || i.store_id
 	FROM transfers t JOIN intents i ON i.id = t.intent_id WHERE t.store_id <> i.store_id
-UNION ALL SELECT 'ledger entry ' || e.id || ' (' || e.type || ') is in store ' || e.store_id || ', its intent ' || i.id || ' in ' || i.store_id
+UNION ALL SELECT 28, 'ledger entry ' || e.id || ' (' || e.type || ') is in store ' || e.store_id || ', its intent ' || i.id || ' in ' || i.store_id
 	FROM ledger_entries e JOIN intents i ON i.id = e.intent_id WHERE e.store_id <> i.store_id
-UNION ALL SELECT 'ledger entry ' || e.id || ' (' || e.type || ') is in store ' || e.store_id || ', its transfer ' || t.id || ' in ' || t.store_id
+UNION ALL SELECT 28, 'ledger entry ' || e.id || ' (' || e.type || ') is in store ' || e.store_id || ', its transfer ' || t.id || ' in ' || t.store_id
 	FROM ledger_entries e JOIN transfers t ON t.id = e.transfer_id WHERE e.store_id <> t.store_id
-UNION ALL SELECT 'ledger entry ' || e.id || ' is in store ' || e.store_id || ', its account ' || e.account || ' has no row there'
+UNION ALL SELECT 28, 'ledger entry ' || e.id || ' is in store ' || e.store_id || ', its account ' || e.account || ' has no row there'
 	FROM ledger_entries e WHERE NOT EXISTS (SELECT 1 FROM accounts c WHERE c.store_id = e.store_id AND c.account = e.account)
-UNION ALL SELECT 'debit ' || e.id || ' of store ' || e.store_id || ' pays ' || p.kind || ' ' || p.reference || ' of store ' || p.store_id
+UNION ALL SELECT 29, 'debit ' || e.id || ' of store ' || e.store_id || ' pays ' || p.kind || ' ' || p.reference || ' of store ' || p.store_id
 	FROM payables p JOIN ledger_entries e ON e.id = p.paid_by_entry WHERE e.store_id <> p.store_id
-UNION ALL SELECT 'debit ' || e.id || ' of store ' || e.store_id || ' names order ' || e.reference || ', which that store does not have'
+UNION ALL SELECT 29, 'debit ' || e.id || ' of store ' || e.store_id || ' names order ' || e.reference || ', which that store does not have'
 	FROM ledger_entries e WHERE e.type = 'debit'
 		AND NOT EXISTS (SELECT 1 FROM payables p WHERE p.store_id = e.store_id AND p.kind = 'order' AND p.reference = e.reference)
-UNION ALL SELECT 'payable ' || p.id || ' of store ' || p.store_id || ' is paid by intent ' || i.id || ' of store ' || i.store_id
+UNION ALL SELECT 28, 'payable ' || p.id || ' of store ' || p.store_id || ' is paid by intent ' || i.id || ' of store ' || i.store_id
 	FROM payables p JOIN intents i ON i.id = p.paid_by_intent WHERE i.store_id <> p.store_id
-UNION ALL SELECT 'event ' || v.seq || ' ' || v.type || ' is in store ' || v.store_id || ', its intent ' || i.id || ' in ' || i.store_id
+UNION ALL SELECT 28, 'event ' || v.seq || ' ' || v.type || ' is in store ' || v.store_id || ', its intent ' || i.id || ' in ' || i.store_id
 	FROM events v JOIN intents i ON i.id = v.intent_id WHERE v.seq > $1 AND v.store_id <> i.store_id
-UNION ALL SELECT 'event ' || v.seq || ' ' || v.type || ' is in store ' || v.store_id || ', its transfer ' || t.id || ' in ' || t.store_id
+UNION ALL SELECT 28, 'event ' || v.seq || ' ' || v.type || ' is in store ' || v.store_id || ', its transfer ' || t.id || ' in ' || t.store_id
 	FROM events v JOIN transfers t ON t.id = v.transfer_id WHERE v.seq > $1 AND v.intent_id IS NULL AND v.store_id <> t.store_id
-UNION ALL SELECT 'event ' || v.seq || ' ' || v.type || ' is in store ' || v.store_id || ', its ledger entry ' || e.id || ' in ' || e.store_id
+UNION ALL SELECT 28, 'event ' || v.seq || ' ' || v.type || ' is in store ' || v.store_id || ', its ledger entry ' || e.id || ' in ' || e.store_id
 	FROM events v JOIN ledger_entries e ON e.id = v.data->>'id' WHERE v.seq > $1 AND v.type LIKE 'ledger.%' AND v.store_id <> e.store_id
-UNION ALL SELECT 'transfer ' || r.transfer_id || ' of store ' || t.store_id || ' is credited by finance to intent ' || i.id || ' of store ' || i.store_id
+UNION ALL SELECT 29, 'transfer ' || r.transfer_id || ' of store ' || t.store_id || ' is credited by finance to intent ' || i.id || ' of store ' || i.store_id
 	FROM resolutions r JOIN transfers t ON t.id = r.transfer_id JOIN intents i ON i.id = r.intent_id
 	WHERE r.voided_at IS NULL AND t.store_id <> i.store_id
-UNION ALL SELECT 'intent ' || i.id || ' of store ' || i.store_id || ' takes payment at ' || a.address || ', an address of store ' || a.store_id
+UNION ALL SELECT 31, 'intent ' || i.id || ' of store ' || i.store_id || ' takes payment at ' || a.address || ', an address of store ' || a.store_id
 	FROM intents i JOIN addresses a ON a.network = i.network AND a.key = i.address_key WHERE a.store_id <> i.store_id
-UNION ALL SELECT 'store ' || s.store_id || ': its accounts hold ' || s.balances || ' cents, its own ledger adds up to ' || coalesce(l.sum, 0)
+UNION ALL SELECT 29, 'store ' || s.store_id || ': its accounts hold ' || s.balances || ' cents, its own ledger adds up to ' || coalesce(l.sum, 0)
 	FROM (SELECT store_id, sum(balance_cents) AS balances FROM accounts GROUP BY store_id) s
 	LEFT JOIN (SELECT store_id, sum(balance_after_cents) AS sum FROM (SELECT DISTINCT ON (store_id, account) store_id, balance_after_cents
 		FROM ledger_entries ORDER BY store_id, account, seq DESC) last GROUP BY store_id) l ON l.store_id = s.store_id
@@ -68,10 +68,14 @@ func (r *run) checkStores() {
 		r.violate("harness", "stores: %v", err)
 		return
 	}
-	var lines []string
+	type line struct {
+		inv  int
+		text string
+	}
+	var lines []line
 	for rows.Next() {
-		var l string
-		if err := rows.Scan(&l); err != nil {
+		var l line
+		if err := rows.Scan(&l.inv, &l.text); err != nil {
 			rows.Close()
 			r.violate("harness", "stores: %v", err)
 			return
@@ -80,71 +84,66 @@ func (r *run) checkStores() {
 	}
 	rows.Close()
 	for _, l := range lines {
-		inv := invStoreRows
-		switch {
-		case strings.HasPrefix(l, "store "):
-			inv = invStoreValue
-		case strings.Contains(l, "credited by finance"), strings.Contains(l, " pays "):
-			inv = invStoreValue
-		case strings.Contains(l, "takes payment at"):
-			inv = invStoreAddresses
-		}
-		r.violate(Invariants[inv], "%s", l)
+		r.violate(Invariants[l.inv], "%s", l.text)
 	}
 	_ = r.w.e.Store.Pool().QueryRow(r.ctx, `SELECT coalesce(max(seq), 0) FROM events`).Scan(&r.chk.storeSeq)
 	r.checkAddresses()
 }
 
-// checkAddresses checks every address added since the last check: a
-// derived one derives, at its index, from its store's key for the network
-// (and its derivation lane is that key's fingerprint); a Solana one is in
-// its store's pool.
+// checkAddresses checks the address of every intent not checked yet: it
+// is its intent's store's, and a derived one derives, at its index, from
+// that store's key for the network (its derivation lane that key's
+// fingerprint); a Solana one is in that store's pool.
 func (r *run) checkAddresses() {
 	sh := &r.w.sh
-	rows, err := r.w.e.Store.Pool().Query(r.ctx, `SELECT seq, network, key, address, source, derivation_index, store_id FROM addresses
-		WHERE seq > $1 ORDER BY seq`, sh.checked)
+	rows, err := r.w.e.Store.Pool().Query(r.ctx, `SELECT i.id, i.store_id, a.network, a.key, a.address, a.source, a.derivation_index, a.store_id
+		FROM intents i JOIN addresses a ON a.network = i.network AND a.key = i.address_key`)
 	if err != nil {
 		r.violate("harness", "addresses: %v", err)
 		return
 	}
 	type addr struct {
-		seq                           int64
-		network, address, source, shp string
-		key                           []byte
-		idx                           *int64
+		intent, shop, network, address, source, shp string
+		key                                         []byte
+		idx                                         *int64
 	}
 	var as []addr
 	for rows.Next() {
 		var a addr
-		if err := rows.Scan(&a.seq, &a.network, &a.key, &a.address, &a.source, &a.idx, &a.shp); err != nil {
+		if err := rows.Scan(&a.intent, &a.shop, &a.network, &a.key, &a.address, &a.source, &a.idx, &a.shp); err != nil {
 			rows.Close()
 			r.violate("harness", "addresses: %v", err)
 			return
 		}
-		as = append(as, a)
+		if !r.chk.addrOK[a.intent] {
+			as = append(as, a)
+		}
 	}
 	rows.Close()
 	for _, a := range as {
 		n := payment.Network(a.network)
-		if a.idx == nil {
+		switch {
+		case a.shp != a.shop:
+			// checkStores names it.
+		case a.idx == nil:
 			if !sh.pools[a.shp][hex.EncodeToString(a.key)] {
-				r.violate(Invariants[invStoreAddresses], "%s address %s of store %s is not in that store's pool", n, a.address, a.shp)
+				r.violate(Invariants[invStoreAddresses], "intent %s of store %s: %s address %s is not in that store's pool", a.intent, a.shop, n, a.address)
+				continue
 			}
-			sh.checked = max(sh.checked, a.seq)
-			continue
+		default:
+			der := sh.derivers[a.shp][n]
+			if der == nil {
+				r.violate(Invariants[invStoreAddresses], "intent %s of store %s: %s address %s (index %d), but the store has no %s key", a.intent, a.shop, n, a.address, *a.idx, n)
+				continue
+			}
+			d, err := der.Derive(uint32(*a.idx))
+			if err != nil || string(d.Key) != string(a.key) || a.source != sh.fingerprints[a.shp][n] {
+				r.violate(Invariants[invStoreAddresses], "intent %s of store %s: %s address %s (index %d, lane %s) does not derive from that store's key (%s at that index)",
+					a.intent, a.shop, n, a.address, *a.idx, a.source, d.String)
+				continue
+			}
 		}
-		der := sh.derivers[a.shp][n]
-		if der == nil {
-			r.violate(Invariants[invStoreAddresses], "%s address %s (index %d) is filed under store %s, which has no %s key", n, a.address, *a.idx, a.shp, n)
-			continue
-		}
-		d, err := der.Derive(uint32(*a.idx))
-		if err != nil || string(d.Key) != string(a.key) || a.source != sh.fingerprints[a.shp][n] {
-			r.violate(Invariants[invStoreAddresses], "%s address %s (index %d, lane %s) of store %s does not derive from that store's key (%s at that index)",
-				n, a.address, *a.idx, a.source, a.shp, d.String)
-			continue
-		}
-		sh.checked = max(sh.checked, a.seq)
+		r.chk.addrOK[a.intent] = true
 	}
 }
 

@@ -127,8 +127,6 @@ type shopWorld struct {
 	derivers     map[string]map[payment.Network]addresses.Deriver
 	fingerprints map[string]map[payment.Network]string
 	pools        map[string]map[string]bool
-	// checked: the addresses (by seq) already checked.
-	checked int64
 }
 
 // ensureShops puts back shopB's row and keys (a reset deletes them; its
