@@ -70,8 +70,8 @@ func shopSetups(t testing.TB) map[string]intents.StoreSetup {
 	return map[string]intents.StoreSetup{shopB: {Addresses: src}}
 }
 
-// initShops creates shopB's row, keys and pool, and API keys bound to it
-// ("storefront@shop-b", "finance@shop-b" in the Env's keys).
+// initShops creates shopB's row, keys and pool, and API keys bound to each
+// store ("storefront@shop-b", "finance@default", … in the Env's keys).
 func (w *world) initShops(t testing.TB) {
 	ctx := context.Background()
 	if err := w.ensureShops(ctx); err != nil {
@@ -90,12 +90,14 @@ func (w *world) initShops(t testing.TB) {
 	if err := w.e.Store.InTx(ctx, func(tx *store.Tx) error { _, err := tx.AddAddresses(ctx, rows); return err }); err != nil {
 		t.Fatalf("import %s's pool: %v", shopB, err)
 	}
-	for _, scope := range []string{"storefront", "finance"} {
-		plain, _, err := w.e.Store.CreateStoreAPIKey(ctx, scope+"@"+shopB, []string{scope}, shopB, "", now)
-		if err != nil {
-			t.Fatalf("%s key of %s: %v", scope, shopB, err)
+	for _, shop := range shops {
+		for _, scope := range []string{"storefront", "finance"} {
+			plain, _, err := w.e.Store.CreateStoreAPIKey(ctx, scope+"@"+shop, []string{scope}, shop, "", now)
+			if err != nil {
+				t.Fatalf("%s key of %s: %v", scope, shop, err)
+			}
+			w.e.Keys[scope+"@"+shop] = plain
 		}
-		w.e.Keys[scope+"@"+shopB] = plain
 	}
 	w.sh.derivers = map[string]map[payment.Network]addresses.Deriver{}
 	w.sh.fingerprints = map[string]map[payment.Network]string{}
