@@ -1,0 +1,168 @@
+package endpointstest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/payment"
+)
+
+// everything is a source whose blocks carry every transfer, whatever the
+// scanner watches, so what a scanner applies compares in full with the
+// honest node's blocks. It hides the source's other capabilities: the
+// scanner reads block by block.
+type everything struct{ src chains.Source }
+
+func (e everything) Tip(ctx context.Context) (chains.Height, error) { return e.src.Tip(ctx) }
+func (e everything) FinalizedHeight(ctx context.Context) (chains.Height, error) {
+	return e.src.FinalizedHeight(ctx)
+}
+func (e everything) Block(ctx context.Context, h chains.Height, _ chains.Watched) (chains.Block, error) {
+	return e.src.Block(ctx, h, Everything{})
+}
+
+// memSink is a scanner's cursor and chain in memory: the blocks applied
+// on the current chain, and what would be a double or a rewind.
+type memSink struct {
+	mu      sync.Mutex
+	cur     chains.Cursor
+	blocks  map[chains.Height]chains.Block
+	doubles []string
+	rewinds []string
+}
+
+func newMemSink(h chains.Height, hash string) *memSink {
+	return &memSink{cur: chains.Cursor{Height: h, Hash: hash}, blocks: map[chains.Height]chains.Block{h: {BlockRef: chains.BlockRef{Height: h, Hash: hash}}}}
+}
+
+func (m *memSink) Cursor(context.Context, payment.Network) (chains.Cursor, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cur, nil
+}
+
+func (m *memSink) InitCursor(_ context.Context, _ payment.Network, h chains.Height, hash string) error {
+	return fmt.Errorf("the cursor is placed already")
+}
+
+func (m *memSink) Reset(_ context.Context, _ payment.Network, h chains.Height, hash string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.rewinds = append(m.rewinds, fmt.Sprintf("reset to %d", h))
+	m.cutLocked(h, hash)
+	return nil
+}
+
+func (m *memSink) cutLocked(h chains.Height, hash string) {
+	for k := range m.blocks {
+		if k > h {
+			delete(m.blocks, k)
+		}
+	}
+	m.cur = chains.Cursor{Height: h, Hash: hash}
+}
+
+func (m *memSink) BlockHash(_ context.Context, _ payment.Network, h chains.Height) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if b, ok := m.blocks[h]; ok {
+		return b.Hash, nil
+	}
+	return "", fmt.Errorf("height %d: %w", h, chains.ErrNoStoredBlock)
+}
+
+func (m *memSink) ApplyBlock(_ context.Context, _ payment.Network, b chains.Block, _ chains.Tips) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.blocks[b.Height]; ok {
+		m.doubles = append(m.doubles, fmt.Sprintf("block %d applied twice", b.Height))
+	}
+	m.blocks[b.Height] = b
+	m.cur = chains.Cursor{Height: b.Height, Hash: b.Hash}
+	return nil
+}
+
+func (m *memSink) Rewind(_ context.Context, _ payment.Network, h chains.Height, hash string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.rewinds = append(m.rewinds, fmt.Sprintf("rewind from %d to %d", m.cur.Height, h))
+	m.cutLocked(h, hash)
+	return nil
+}
+
+func (m *memSink) ApplyTips(context.Context, payment.Network, chains.Tips) error { return nil }
+func (m *memSink) ApplyPending(context.Context, payment.Network, []chains.Transfer) error {
+	return nil
+}
+func (m *memSink) SetHealth(context.Context, payment.Network, chains.Health) error { return nil }
+
+// scan runs a scanner over src from just above height h (whose hash is
+// hash) until ctx ends, into a memSink it returns.
+func scan(ctx context.Context, n payment.Network, src chains.Source, h chains.Height, hash string) *memSink {
+	sink := newMemSink(h, hash)
+	sc := chains.NewScanner(chains.ScannerConfig{Network: n, PollInterval: 50 * time.Millisecond, Parallel: 4, SafetyDepth: 50, MaxBackoff: 200 * time.Millisecond},
+		everything{src}, chains.Sinks{Cursor: sink, Chain: sink, Health: sink}, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	go sc.Run(ctx)
+	return sink
+}
+
+// check compares every block the sink holds from from to to with the
+// honest node's: none different, none applied twice, no rewind (the
+// chain never reorganised). With complete, every height must be there
+// (nothing missed).
+func (m *memSink) check(t *testing.T, what string, honest func(chains.Height) chains.Block, from, to chains.Height, complete bool) {
+	t.Helper()
+	m.mu.Lock()
+	blocks := make(map[chains.Height]chains.Block, len(m.blocks))
+	for k, v := range m.blocks {
+		blocks[k] = v
+	}
+	doubles, rewinds := append([]string(nil), m.doubles...), append([]string(nil), m.rewinds...)
+	m.mu.Unlock()
+	if len(doubles) > 0 || len(rewinds) > 0 {
+		t.Fatalf("%s: the scanner applied a block twice or rewound a chain that never reorganised: %v %v", what, doubles, rewinds)
+	}
+	for h := from; h <= to; h++ {
+		got, ok := blocks[h]
+		if !ok {
+			if complete {
+				t.Fatalf("%s: the scanner's cursor passed height %d without its block", what, h)
+			}
+			continue
+		}
+		if want := honest(h); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: the scanner applied block %d differing from the honest node's:\n got %+v\nwant %+v", what, h, got, want)
+		}
+	}
+}
+
+// waitCursor waits until the sink's cursor reaches h.
+func (m *memSink) waitCursor(ctx context.Context, t *testing.T, what string, h chains.Height) {
+	t.Helper()
+	for {
+		m.mu.Lock()
+		c := m.cur.Height
+		m.mu.Unlock()
+		if c >= h {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%s: the scanner never reached height %d (cursor %d): detection stopped", what, h, c)
+		}
+		pause(ctx)
+	}
+}
+
+// cursor is the sink's cursor height.
+func (m *memSink) cursor() chains.Height {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cur.Height
+}
