@@ -79,9 +79,9 @@ func TestEthereumPoolWithAFaultyEndpointMissesNothing(t *testing.T) {
 	alone, _ := pooled(ctx, t, endpoints.Spec{Name: "faulty", URL: faultyAlone.URL(), Scans: true})
 	endpointstest.Run(ctx, t, endpointstest.Setup{Network: payment.Ethereum, Faulty: faulty, FaultyAlone: faultyAlone, Src: src, Alone: alone, Honest: honest, Pool: pool,
 		Rate: rate, Burst: burst, Step: func(i, k int) {
-		to := common.BigToAddress(big.NewInt(int64(0x1000 + i*16 + k)))
-		if _, err := a.SendETH(ctx, to, big.NewInt(int64(1e9+i*10+k))); err != nil {
-			t.Fatal(err)
-		}
-	}})
+			to := common.BigToAddress(big.NewInt(int64(0x1000 + i*16 + k)))
+			if _, err := a.SendETH(ctx, to, big.NewInt(int64(1e9+i*10+k))); err != nil {
+				t.Fatal(err)
+			}
+		}})
 }
