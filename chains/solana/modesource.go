@@ -73,7 +73,9 @@ func (m *ModeSource) FinalizedHeight(ctx context.Context) (chains.Height, error)
 }
 
 func (m *ModeSource) finalized(ctx context.Context) (chains.Height, error) {
-	slot, err := m.Client.FinalizedHeight(ctx)
+	// The Client's Tip: the finalized slot, which a pool records as the
+	// head of the endpoint that answered it.
+	slot, err := m.Client.Tip(ctx)
 	if err != nil {
 		return 0, err
 	}

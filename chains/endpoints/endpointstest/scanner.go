@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"reflect"
+	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -36,10 +37,12 @@ type memSink struct {
 	blocks  map[chains.Height]chains.Block
 	doubles []string
 	rewinds []string
+	at      map[chains.Height]time.Time // when each height was applied
 }
 
 func newMemSink(h chains.Height, hash string) *memSink {
-	return &memSink{cur: chains.Cursor{Height: h, Hash: hash}, blocks: map[chains.Height]chains.Block{h: {BlockRef: chains.BlockRef{Height: h, Hash: hash}}}}
+	return &memSink{cur: chains.Cursor{Height: h, Hash: hash}, blocks: map[chains.Height]chains.Block{h: {BlockRef: chains.BlockRef{Height: h, Hash: hash}}},
+		at: map[chains.Height]time.Time{}}
 }
 
 func (m *memSink) Cursor(context.Context, payment.Network) (chains.Cursor, error) {
@@ -85,6 +88,7 @@ func (m *memSink) ApplyBlock(_ context.Context, _ payment.Network, b chains.Bloc
 		m.doubles = append(m.doubles, fmt.Sprintf("block %d applied twice", b.Height))
 	}
 	m.blocks[b.Height] = b
+	m.at[b.Height] = time.Now()
 	m.cur = chains.Cursor{Height: b.Height, Hash: b.Hash}
 	return nil
 }
@@ -165,4 +169,74 @@ func (m *memSink) cursor() chains.Height {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.cur.Height
+}
+
+// Scanned is a real chains.Scanner over a source, applying into memory,
+// for the benchmarks of detection.
+type Scanned struct{ sink *memSink }
+
+// Scan runs a scanner (polling every 50ms) over src from just above block
+// base until ctx ends.
+func Scan(ctx context.Context, n payment.Network, src chains.Source, base chains.BlockRef) *Scanned {
+	return &Scanned{sink: scan(ctx, n, src, base.Height, base.Hash)}
+}
+
+// WaitApplied waits until the scanner has applied height h and returns
+// when it did.
+func (s *Scanned) WaitApplied(ctx context.Context, h chains.Height) (time.Time, error) {
+	for {
+		s.sink.mu.Lock()
+		at, ok := s.sink.at[h]
+		s.sink.mu.Unlock()
+		if ok {
+			return at, nil
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, fmt.Errorf("block %d never applied: %w", h, ctx.Err())
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// DetectionP95 runs a scanner over src from its tip, mines n blocks one
+// at a time with mine (each with a payment), each waited until the
+// scanner applied it, and returns the 95th percentile of the time from
+// mining to applying (detection latency).
+func DetectionP95(ctx context.Context, t testing.TB, network payment.Network, src chains.Source, n int, mine func()) time.Duration {
+	t.Helper()
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	tip, err := src.Tip(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := src.Block(ctx, tip, Everything{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := Scan(sctx, network, src, base.BlockRef)
+	lat := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
+		start := time.Now()
+		mine()
+		at, err := sc.WaitApplied(ctx, tip+chains.Height(i)+1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lat = append(lat, at.Sub(start))
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	return lat[min(len(lat)-1, len(lat)*95/100)]
+}
+
+// ReportDetection reports detection p95s (healthy, the preferred endpoint
+// down, lagging) and their ratios to healthy as benchmark metrics.
+func ReportDetection(b *testing.B, healthy, down, lagging time.Duration) {
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(ms(healthy), "p95_healthy_ms")
+	b.ReportMetric(ms(down), "p95_down_ms")
+	b.ReportMetric(ms(lagging), "p95_lagging_ms")
+	b.ReportMetric(float64(down)/float64(healthy), "down/healthy")
+	b.ReportMetric(float64(lagging)/float64(healthy), "lagging/healthy")
 }
