@@ -20,8 +20,8 @@ import (
 	"github.com/paywatch/paywatch/devnet"
 	"github.com/paywatch/paywatch/devnet/devnettest"
 	"github.com/paywatch/paywatch/devnet/faultyproxy"
-	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/paywatchtest"
 )
 
 // BenchmarkCallsPerBlock counts the node requests of the steady state per
