@@ -148,6 +148,11 @@ func BenchmarkEthereumDetectionWithThePreferredEndpointDown(b *testing.B) {
 	if err := a.Mine(ctx, 10); err != nil {
 		b.Fatal(err)
 	}
+	honest, err := evm.New(ctx, evm.Config{URL: a.RPCURL})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer honest.Close()
 	i := 0
 	mine := func() {
 		i++
@@ -179,7 +184,11 @@ func BenchmarkEthereumDetectionWithThePreferredEndpointDown(b *testing.B) {
 			return int64(h), err
 		}}, 50*time.Millisecond)
 		preferred.Set(fault)
-		return endpointstest.DetectionP95(ctx, b, payment.Ethereum, c, b.N, mine)
+		tip, err := honest.Tip(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return endpointstest.DetectionP95(ctx, b, payment.Ethereum, c, tip, b.N, mine)
 	}
 	endpointstest.ReportDetection(b, p95(faultyproxy.Fault{}), p95(faultyproxy.Fault{Unavailable: true}), p95(faultyproxy.Fault{Lag: 5}))
 }

@@ -266,7 +266,7 @@ func BenchmarkCallsPerIntent(b *testing.B) {
 //	go test -run '^$' -bench DetectionWithThePreferred -benchtime 100x ./chains/nodes
 func BenchmarkDetectionWithThePreferredEndpointDown(b *testing.B) {
 	ctx := context.Background()
-	measure := func(b *testing.B, n payment.Network, kind faultyproxy.Kind, backend string, mine func()) {
+	measure := func(b *testing.B, n payment.Network, kind faultyproxy.Kind, backend string, tip func() chains.Height, mine func()) {
 		p95 := func(fault faultyproxy.Fault) time.Duration {
 			preferred := faultyproxy.New(kind, backend)
 			defer preferred.Close()
@@ -281,7 +281,7 @@ func BenchmarkDetectionWithThePreferredEndpointDown(b *testing.B) {
 				b.Fatal(err)
 			}
 			preferred.Set(fault)
-			return endpointstest.DetectionP95(ctx, b, n, src, b.N, mine)
+			return endpointstest.DetectionP95(ctx, b, n, src, tip(), b.N, mine)
 		}
 		endpointstest.ReportDetection(b, p95(faultyproxy.Fault{}), p95(faultyproxy.Fault{Unavailable: true}), p95(faultyproxy.Fault{Lag: 5}))
 	}
@@ -292,7 +292,7 @@ func BenchmarkDetectionWithThePreferredEndpointDown(b *testing.B) {
 		node.Mine(10)
 		payer := make([]byte, 20)
 		i := 0
-		measure(b, payment.Tron, faultyproxy.Tron, srv.URL, func() {
+		measure(b, payment.Tron, faultyproxy.Tron, srv.URL, func() chains.Height { return chains.Height(node.Tip()) }, func() {
 			i++
 			to := make([]byte, 20)
 			to[0], to[1] = byte(i>>8), byte(i)
@@ -309,7 +309,7 @@ func BenchmarkDetectionWithThePreferredEndpointDown(b *testing.B) {
 		node.Fund(payer, 1e15)
 		node.Mine(10)
 		i := 0
-		measure(b, payment.Solana, faultyproxy.Solana, srv.URL, func() {
+		measure(b, payment.Solana, faultyproxy.Solana, srv.URL, func() chains.Height { return chains.Height(node.Tip()) }, func() {
 			i++
 			var to [32]byte
 			to[0], to[1], to[2] = 2, byte(i>>8), byte(i)

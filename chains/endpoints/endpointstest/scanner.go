@@ -199,21 +199,27 @@ func (s *Scanned) WaitApplied(ctx context.Context, h chains.Height) (time.Time, 
 	}
 }
 
-// DetectionP95 runs a scanner over src from its tip, mines n blocks one
-// at a time with mine (each with a payment), each waited until the
-// scanner applied it, and returns the 95th percentile of the time from
-// mining to applying (detection latency).
-func DetectionP95(ctx context.Context, t testing.TB, network payment.Network, src chains.Source, n int, mine func()) time.Duration {
+// DetectionP95 runs a scanner over src from the node's tip (tip: its
+// height on the honest node, which src is waited on to reach), mines n
+// blocks one at a time with mine (each with a payment), each waited until
+// the scanner applied it, and returns the 95th percentile of the time
+// from mining to applying (detection latency).
+func DetectionP95(ctx context.Context, t testing.TB, network payment.Network, src chains.Source, tip chains.Height, n int, mine func()) time.Duration {
 	t.Helper()
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
-	tip, err := src.Tip(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, err := src.Block(ctx, tip, Everything{})
-	if err != nil {
-		t.Fatal(err)
+	var base chains.Block
+	for {
+		got, err := src.Tip(ctx)
+		if err == nil && got >= tip {
+			if base, err = src.Block(ctx, tip, Everything{}); err == nil {
+				break
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the pool never served block %d: %v", tip, err)
+		}
+		pause(ctx)
 	}
 	sc := Scan(sctx, network, src, base.BlockRef)
 	lat := make([]time.Duration, 0, n)
