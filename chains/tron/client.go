@@ -225,7 +225,12 @@ func (c *Client) Blocks(ctx context.Context, low, high chains.Height, w chains.W
 			return nil, fmt.Errorf("tron: blocks [%d, %d): %w: %v", start, end, chains.ErrInvalidResponse, err)
 		}
 		if list.Block == nil {
-			// The node answers {} only to a range it considers invalid.
+			// The node answers {} only to a range it considers invalid:
+			// from an endpoint of a pool that showed start (a stale
+			// backend), the range is asked of another.
+			if endpoints.Refuse(ctx, "no blocks from a height it showed") {
+				continue
+			}
 			return nil, fmt.Errorf("tron: blocks [%d, %d): %w: no \"block\" list", start, end, chains.ErrInvalidResponse)
 		}
 		got := uint64(len(*list.Block))

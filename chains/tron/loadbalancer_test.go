@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"testing"
 	"time"
 
@@ -61,4 +62,23 @@ func TestTronInfosFromAStaleBackendAreReadElsewhere(t *testing.T) {
 		return int64(n), err
 	}, int64(h))
 	endpointstest.ReadTwiceThroughLoadBalancer(ctx, t, c, pool, lb, h, want)
+	// The batch read of the catch-up too: {} from the stale backend for
+	// a range the endpoint showed is asked of the honest endpoint.
+	wantRange, err := honest.Blocks(ctx, h-1, h+1, endpointstest.Everything{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if i == 1 {
+			// One call in between: the batch's first request lands on
+			// the other backend than the first time.
+			if _, err := c.Tip(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := c.Blocks(ctx, h-1, h+1, endpointstest.Everything{})
+		if err != nil || !reflect.DeepEqual(got, wantRange) {
+			t.Errorf("blocks %d..%d read %d through the load balancer: %v\n got %+v\nwant %+v", h-1, h, i+1, err, got, wantRange)
+		}
+	}
 }
