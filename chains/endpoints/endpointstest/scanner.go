@@ -29,6 +29,25 @@ func (e everything) Block(ctx context.Context, h chains.Height, _ chains.Watched
 	return e.src.Block(ctx, h, Everything{})
 }
 
+// everythingHeaders is everything with the source's header reads (the
+// scanner's walk-back and its check of a node behind it).
+type everythingHeaders struct {
+	everything
+	h chains.HeaderSource
+}
+
+func (e everythingHeaders) Header(ctx context.Context, h chains.Height) (chains.BlockRef, error) {
+	return e.h.Header(ctx, h)
+}
+
+// forScan is src as the scanner over it sees it.
+func forScan(src chains.Source) chains.Source {
+	if h, ok := src.(chains.HeaderSource); ok {
+		return everythingHeaders{everything{src}, h}
+	}
+	return everything{src}
+}
+
 // memSink is a scanner's cursor and chain in memory: the blocks applied
 // on the current chain, and what would be a double or a rewind.
 type memSink struct {
@@ -112,7 +131,7 @@ func (m *memSink) SetHealth(context.Context, payment.Network, chains.Health) err
 func scan(ctx context.Context, n payment.Network, src chains.Source, h chains.Height, hash string) *memSink {
 	sink := newMemSink(h, hash)
 	sc := chains.NewScanner(chains.ScannerConfig{Network: n, PollInterval: 50 * time.Millisecond, Parallel: 4, SafetyDepth: 50, MaxBackoff: 200 * time.Millisecond},
-		everything{src}, chains.Sinks{Cursor: sink, Chain: sink, Health: sink}, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		forScan(src), chains.Sinks{Cursor: sink, Chain: sink, Health: sink}, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	go sc.Run(ctx)
 	return sink
 }
