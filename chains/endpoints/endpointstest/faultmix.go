@@ -54,7 +54,7 @@ var Mixes = []Mix{
 // The generator's flags: how many mixes after the fixed ones, and their
 // seed. A failure prints the seed and the flags that run it again.
 var (
-	mixCount = flag.Int("faultmixes", 3, "generated fault mixes each endpoint-pool fault test runs after the fixed ones (issue 33 item 7)")
+	mixCount = flag.Int("faultmixes", 2, "generated fault mixes each endpoint-pool fault test runs after the fixed ones (issue 33 item 7)")
 	mixSeed  = flag.Int64("faultseed", 0, "seed of the generated fault mixes (0: a new one each run)")
 )
 
