@@ -76,9 +76,9 @@ type Options struct {
 	// Stores are the stores other than the default one, by id (issue 34).
 	// Their creations take no pre-derived address: each derives its own,
 	// in its transaction, from the store's key.
-	Stores map[string]StoreSetup
-	Chains ChainStatus
-	Watcher   Watcher
+	Stores  map[string]StoreSetup
+	Chains  ChainStatus
+	Watcher Watcher
 	// Clock is the clock of decisions and of the deadline sweeps; nil is
 	// the wall clock.
 	Clock clock.Clock

@@ -29,9 +29,9 @@ type Event struct {
 	Account    string
 	// Store is the store the event belongs to: its intent's, else its
 	// transfer's, else the one its writer named.
-	Store      string
-	Data       json.RawMessage
-	CreatedAt  time.Time
+	Store     string
+	Data      json.RawMessage
+	CreatedAt time.Time
 }
 
 // AppendEvent appends an event. Call it last in a transaction: it takes the

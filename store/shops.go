@@ -182,7 +182,7 @@ func (s *Store) ShopKeys(ctx context.Context) ([]ShopKey, error) {
 	})
 }
 
-// PoolLane is the free_addresses lane of a store's Solana pool ('' is the
+// PoolLane is the free_addresses lane of a store's Solana pool (” is the
 // default store's, as it was before stores).
 func PoolLane(store string) string {
 	if StoreOr(store) == DefaultStore {
