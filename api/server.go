@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -563,7 +564,18 @@ func idem(r *http.Request, key store.APIKey, body []byte) (*intents.Idem, error)
 	if err := checkText("Idempotency-Key", k, maxText, false); err != nil {
 		return nil, err
 	}
-	return &intents.Idem{KeyID: key.ID, Key: k, Hash: intents.RequestHash(r.Method, r.URL.Path, body)}, nil
+	hash := intents.RequestHash(r.Method, r.URL.Path, body)
+	if shop := key.StoreFor(r.Header.Get(StoreHeader)); shop != store.DefaultStore {
+		// The store is part of the request: an every-store key's key and
+		// body sent for another store is another request, never answered
+		// with the first store's response (issue 34). The default store's
+		// hash is the one from before stores.
+		h := sha256.New()
+		h.Write(hash)
+		fmt.Fprintf(h, "\nstore %s", shop)
+		hash = h.Sum(nil)
+	}
+	return &intents.Idem{KeyID: key.ID, Key: k, Hash: hash}, nil
 }
 
 // StoreHeader names the store an every-store key acts for (absent: the

@@ -138,3 +138,37 @@ func (r *run) checkIsolation() {
 		}
 	}
 }
+
+// An every-store key's Idempotency-Key names one request in one store: the
+// same key and body sent for another store is not answered with the first
+// store's intent (issue 34).
+func TestIdempotencyKeyIsPerStore(t *testing.T) {
+	w := newWorld(t)
+	r := newRun(w, History{Seed: 1, Nets: []payment.Network{payment.Bitcoin}})
+	w.cur.Store(r)
+	defer w.cur.Store(nil)
+	defer r.releaseAll()
+	if !r.start() {
+		t.Fatalf("start: %v", r.viol)
+	}
+	body := `{"kind":"order","reference":"ord-1","account":"acct-0","amount_usd":"37.50","method":"BTC"}`
+	st, first := w.do("POST", "/v1/intents", "storefront", body, "Idempotency-Key", "same-key", "Paywatch-Store", shopB)
+	if st != 201 {
+		t.Fatalf("create in %s: %d %s", shopB, st, first)
+	}
+	st, second := w.do("POST", "/v1/intents", "storefront", body, "Idempotency-Key", "same-key")
+	var a, b struct {
+		ID string `json:"id"`
+	}
+	_ = json.Unmarshal(first, &a)
+	_ = json.Unmarshal(second, &b)
+	if st < 300 && b.ID == a.ID {
+		t.Fatalf("the same Idempotency-Key for the default store answered %d with %s's intent %s", st, shopB, a.ID)
+	}
+	var shop string
+	if st < 300 {
+		if err := w.e.Store.Pool().QueryRow(r.ctx, `SELECT store_id FROM intents WHERE id = $1`, b.ID).Scan(&shop); err != nil || shop != "default" {
+			t.Fatalf("the default store's creation answered %d with intent %s of store %q (%v)", st, b.ID, shop, err)
+		}
+	}
+}
