@@ -237,4 +237,7 @@ func (r *run) replay(a Action) {
 	if outage {
 		r.nodes[q.network].f.FailTip(nil)
 	}
+	if a.C%3 == 0 {
+		r.replayAcross(q)
+	}
 }

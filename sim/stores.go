@@ -301,3 +301,27 @@ func (r *run) rebuildStore() {
 		r.violate(Invariants[invStoreBooks], "store %s rebuilt alone wrote %d events of store %s: %s", shop, n, other, types)
 	}
 }
+
+// replayAcross sends a completed idempotent request of an every-store key
+// again with its Idempotency-Key and body, for the other store: it is
+// another request, so it is never answered with the first store's response
+// (it may be refused as a reuse of the key).
+func (r *run) replayAcross(q idemRec) {
+	scope := q.scope
+	if scope == "" {
+		scope = "storefront"
+	}
+	if strings.Contains(scope, "@") || q.status >= 300 {
+		return // a store's own key acts for its store only
+	}
+	from, to := store.DefaultStore, shopB
+	if len(q.as) == 2 && q.as[0] == api.StoreHeader {
+		from, to = q.as[1], store.DefaultStore
+	}
+	st, resp := r.mutate(q.method, q.path, scope, q.body, api.StoreHeader, to, "Idempotency-Key", q.key)
+	r.logf("%sreplay %s %s key %s of store %s -> %d %s", shopTag(to), q.method, q.path, q.key, from, st, brief(resp))
+	if st < 300 && string(resp) == string(q.resp) {
+		r.violate(Invariants[invStoreNames], "%s %s with Idempotency-Key %s for store %s answered store %s's response: %d %s",
+			q.method, q.path, q.key, to, from, st, shorten(string(resp)))
+	}
+}
