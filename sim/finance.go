@@ -38,7 +38,9 @@ func (r *run) debit(a Action) {
 	reference := fmt.Sprintf("ord-%d", ref)
 	if a.C%3 != 0 {
 		key := fmt.Sprintf("d-%d-%d", r.h.Seed, r.step)
+		before := r.payableOf(shop, "order", reference)
 		st, resp := one(reference, usd, key)
+		r.checkDebitNamespace(shop, reference, account, usd, before, st, resp)
 		r.logf("%sdebit %s %s USD from %s -> %d %s", shopTag(shop), reference, usd, account, st, brief(resp))
 		r.checkDebit(reference, covered, st)
 		if st == 201 {

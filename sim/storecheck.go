@@ -152,13 +152,16 @@ type payableRec struct {
 	found         bool
 	cents         int64
 	account, kind string
+	paid          bool // paid by an intent
+	debited       bool // paid by a debit
 }
 
 // payableOf reads shop's payable (kind, ref), if any.
 func (r *run) payableOf(shop, kind, ref string) payableRec {
 	var p payableRec
-	err := r.w.e.Store.Pool().QueryRow(r.ctx, `SELECT amount_cents, coalesce(account, '') FROM payables WHERE store_id = $1 AND kind = $2 AND reference = $3`,
-		store.StoreOr(shop), kind, ref).Scan(&p.cents, &p.account)
+	err := r.w.e.Store.Pool().QueryRow(r.ctx, `SELECT amount_cents, coalesce(account, ''), paid_by_intent IS NOT NULL, paid_by_entry IS NOT NULL
+		FROM payables WHERE store_id = $1 AND kind = $2 AND reference = $3`,
+		store.StoreOr(shop), kind, ref).Scan(&p.cents, &p.account, &p.paid, &p.debited)
 	p.found = err == nil
 	return p
 }
@@ -209,5 +212,26 @@ func (r *run) checkAcross(c cand, req map[string]string, shop string, st int, re
 			r.violate(Invariants[invStoreValue], "finance (acting for %s) credited transfer %s of store %s to intent %s of store %s: %d %s",
 				shop, c.id, c.shop, in.id, in.shop, st, brief(resp))
 		}
+	}
+}
+
+// checkDebitNamespace checks a debit's answer against its own store's
+// order before it: already_paid only when that order is paid by an
+// intent, a conflict only when it has another amount or account, an
+// answer of 200 (the debit again) only when it was debited.
+func (r *run) checkDebitNamespace(shop, ref, account, usd string, before payableRec, st int, resp []byte) {
+	cents, _ := payment.ParseUSD(usd)
+	var bad bool
+	switch code := brief(resp); {
+	case st == 409 && code == "already_paid":
+		bad = !before.paid
+	case st == 409 && code == "conflict":
+		bad = !before.found || (before.cents == int64(cents) && before.account == account)
+	case st == 200:
+		bad = !before.debited
+	}
+	if bad {
+		r.violate(Invariants[invStoreNames], "store %s: debit of order %s (%s USD from %s) answered %d %s, but that store's order is %+v",
+			shop, ref, usd, account, st, brief(resp), before)
 	}
 }

@@ -96,6 +96,16 @@ func (r *run) checkIsolation() {
 					r.violate(Invariants[invStoreRows], "store %s's key reads intent %s of store %s: %d %s; an unknown id: %d %s",
 						shop, in.id, in.shop, st, shorten(string(body)), ust, shorten(string(ubody)))
 				}
+				// Reporting or renewing it is as unknown, and changes nothing.
+				for _, act := range []string{"report", "renew"} {
+					st, body := r.mutate("POST", "/v1/intents/"+in.id+"/"+act, keyOf(shop), nil)
+					ust, ubody := r.w.do("POST", "/v1/intents/"+unknown+"/"+act, keyOf(shop), nil)
+					leaks(shop, act+" "+in.id, body, in.id)
+					if st != 404 || ust != st || strings.ReplaceAll(string(body), in.id, unknown) != string(ubody) {
+						r.violate(Invariants[invStoreRows], "store %s's key %ss intent %s of store %s: %d %s; an unknown id: %d %s",
+							shop, act, in.id, in.shop, st, shorten(string(body)), ust, shorten(string(ubody)))
+					}
+				}
 			}
 		}
 	}
