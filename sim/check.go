@@ -128,6 +128,9 @@ type checker struct {
 	booksFP    string          // the books at the last reconciliation check
 	storeSeq   int64           // the last event the stores check read
 	addrOK     map[string]bool // intents whose address was checked
+	// storeCounts: the intents, transfers, entries and payables at the
+	// last stores check.
+	storeCounts [4]int
 }
 
 func (c *checker) init() {
@@ -341,7 +344,7 @@ func (r *run) check() {
 	}
 	r.checkLedger(s)
 	r.checkResolved(s)
-	r.checkStores()
+	r.checkStores(s)
 	// The reconciliation and the API's balances change only with the
 	// transfers, the intents or the ledger.
 	var fp strings.Builder

@@ -31,5 +31,7 @@
 // chain.go, roundtrip.go and lose.go are the actions (API requests,
 // finance decisions and debits, payments, reorgs and node faults, round
 // trips and rebuilds, a lost write); check.go, books.go, bodies.go and
-// parts.go are the invariants and what they read.
+// parts.go are the invariants and what they read. stores.go and
+// storecheck.go run every history with two stores (issue 34) and check
+// that nothing crosses between them.
 package sim
