@@ -193,7 +193,7 @@ func New(ep Endpoint, opt Options) *Sender {
 func (s *Sender) Run(ctx context.Context) error {
 	// The database keeps the URL redacted: the API, the console and the
 	// CLI show it, and a credential there would be shown too.
-	if err := s.opt.Store.EnsureWebhookEndpoint(ctx, s.ep.Name, RedactURL(s.ep.URL), s.ep.StartNow, s.clock.Now().UTC()); err != nil {
+	if err := s.opt.Store.EnsureWebhookEndpoint(ctx, s.ep.Name, RedactURL(s.ep.URL), s.ep.Store, s.ep.StartNow, s.clock.Now().UTC()); err != nil {
 		return fmt.Errorf("webhook %s: %w", s.ep.Name, err)
 	}
 	var sub *store.Subscription
