@@ -107,7 +107,9 @@ func (p page) StoreLabel() string {
 
 // AllStores reports whether the signed-in key is an every-store key: its
 // pages show a store column and a store filter.
-func (p page) AllStores() bool { return p.Session != nil && p.Session.ownStore() == "" && p.Session.stores }
+func (p page) AllStores() bool {
+	return p.Session != nil && p.Session.ownStore() == "" && p.Session.stores
+}
 
 // Instance reports whether the signed-in key may open the instance's own
 // pages (networks): an every-store key with the operator scope.
