@@ -42,11 +42,13 @@ func (s *Store) CreateConsoleSession(ctx context.Context, token, keyID string, n
 	return translate(err)
 }
 
-const sessionColumns = `c.id, k.id, k.name, k.scopes, k.created_at, k.revoked_at, c.created_at, c.expires_at, c.last_seen_at`
+const sessionColumns = `c.id, k.id, k.name, k.scopes, k.created_at, k.revoked_at, c.created_at, c.expires_at, c.last_seen_at,
+	coalesce(k.store_id, '')`
 
 func scanSession(row pgx.Row) (ConsoleSession, error) {
 	var cs ConsoleSession
-	err := row.Scan(&cs.ID, &cs.Key.ID, &cs.Key.Name, &cs.Key.Scopes, &cs.Key.CreatedAt, &cs.Key.RevokedAt, &cs.CreatedAt, &cs.ExpiresAt, &cs.LastSeenAt)
+	err := row.Scan(&cs.ID, &cs.Key.ID, &cs.Key.Name, &cs.Key.Scopes, &cs.Key.CreatedAt, &cs.Key.RevokedAt, &cs.CreatedAt, &cs.ExpiresAt, &cs.LastSeenAt,
+		&cs.Key.Store)
 	return cs, err
 }
 
@@ -114,8 +116,8 @@ func (s *Store) UseSignInToken(ctx context.Context, token string, now time.Time)
 	err := s.pool.QueryRow(ctx, `WITH used AS (
 			UPDATE console_signin_tokens SET used_at = $2
 			WHERE hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING api_key_id)
-		SELECT k.id, k.name, k.scopes, k.created_at, k.revoked_at FROM used JOIN api_keys k ON k.id = used.api_key_id
-		WHERE k.revoked_at IS NULL`, secretHash(token), now).Scan(&k.ID, &k.Name, &k.Scopes, &k.CreatedAt, &k.RevokedAt)
+		SELECT k.id, k.name, k.scopes, k.created_at, k.revoked_at, coalesce(k.store_id, '') FROM used JOIN api_keys k ON k.id = used.api_key_id
+		WHERE k.revoked_at IS NULL`, secretHash(token), now).Scan(&k.ID, &k.Name, &k.Scopes, &k.CreatedAt, &k.RevokedAt, &k.Store)
 	return k, translate(err)
 }
 
