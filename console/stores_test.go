@@ -152,7 +152,7 @@ func TestStoreClerkSeesOnlyItsStore(t *testing.T) {
 	if _, page := c.get(t, "/console/payables/order/ORD-UNDER"); !strings.Contains(page, s.BUnder.ID) || strings.Contains(page, s.A.Under.ID) {
 		t.Errorf("ORD-UNDER for shop-b's clerk is not shop-b's order")
 	}
-	if _, page := c.get(t, "/console/intents/" + s.BUnder.ID); !strings.Contains(page, "ORD-UNDER") {
+	if _, page := c.get(t, "/console/intents/"+s.BUnder.ID); !strings.Contains(page, "ORD-UNDER") {
 		t.Errorf("shop-b's own intent does not open")
 	}
 
@@ -292,3 +292,53 @@ func (s *twoStores) byDefaultClass(t *testing.T, class string) string {
 var errorMessage = regexp.MustCompile(`id="error-message"[^>]*>([^<]*)<`)
 
 func itoa(n int64) string { return big.NewInt(n).String() }
+
+// A clerk of shop-b in a real browser: the header names the store, the
+// inbox lists shop-b's transfers alone, the menu has no Networks, the
+// decision form names the store, and the default store's transfer, intent
+// and payable by URL are "not found" as unknown ones (issue 34 item 2).
+func TestChromiumStoreClerkSeesItsStore(t *testing.T) {
+	s := newTwoStores(t)
+	ctx := browser(t, 1280)
+	dir := shotDir(t)
+	signInBrowser(t, ctx, s.URL, s.BKey)
+	if got := text(t, ctx, "#signed-store"); got != "store shop-b" {
+		t.Fatalf("the header says %q, want store shop-b", got)
+	}
+	if st := open(t, ctx, s.URL+"/console/inbox"); st != 200 {
+		t.Fatalf("inbox: %d", st)
+	}
+	if got := inboxIDs(t, ctx); strings.Join(got, ",") != s.BTransfers[0] {
+		t.Fatalf("shop-b's inbox lists %v, want only %s", got, s.BTransfers[0])
+	}
+	if got := text(t, ctx, "#inbox-total"); got != "1" {
+		t.Errorf("shop-b's inbox count is %s, want 1", got)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll('.top nav a[href="/console/networks"], #store-filter, th.store').length`); n != 0 {
+		t.Errorf("a store's clerk is offered Networks or a store filter (%d)", n)
+	}
+	shoot(t, ctx, dir, "store-clerk-inbox")
+	if st := open(t, ctx, s.URL+"/console/transfers/"+s.BTransfers[0]); st != 200 {
+		t.Fatalf("shop-b's transfer: %d", st)
+	}
+	if got := text(t, ctx, "#transfer-store"); got != "shop-b" {
+		t.Errorf("the transfer page names store %q", got)
+	}
+	other := s.byDefaultClass(t, "dust")
+	for path, want := range map[string]string{
+		"/console/transfers/" + other:                  "no transfer " + other,
+		"/console/intents/" + s.A.Dup.ID:               `no intent "` + s.A.Dup.ID + `"`,
+		"/console/payables/order/" + s.A.Dup.Reference: "no order " + s.A.Dup.Reference,
+	} {
+		if st := open(t, ctx, s.URL+path); st != 404 {
+			t.Errorf("%s: %d, want 404", path, st)
+			continue
+		}
+		if got := text(t, ctx, "#error-message"); got != want {
+			t.Errorf("%s says %q, want %q", path, got, want)
+		}
+	}
+	// The live count is shop-b's (the default store has four unresolved).
+	open(t, ctx, s.URL+"/console/inbox")
+	waitFor(t, ctx, `document.querySelector('[data-live="inbox"]') && document.querySelector('[data-live="inbox"]').textContent === "1"`)
+}
