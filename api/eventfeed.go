@@ -99,7 +99,7 @@ type eventFeed struct {
 type waiter struct {
 	key   string
 	shop  string // the store whose events it wants ("": every store's)
-	after int64 // the events it wants are after this (advanced past checked ones)
+	after int64  // the events it wants are after this (advanced past checked ones)
 	types []string
 	limit int
 	ready chan []store.Event // buffered 1; written once, under mu
