@@ -555,3 +555,43 @@ func mustNeuter(t *testing.T, k *hdkeychain.ExtendedKey) string {
 	}
 	return p.String()
 }
+
+// A store's operator key sees the webhook endpoints that hear its store,
+// and their deliveries, only; the every-store key sees them all.
+func TestWebhooksOfAStore(t *testing.T) {
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
+	ctx := context.Background()
+	for _, shop := range []string{"shop-a", "shop-b"} {
+		if st, body := e.Do("POST", "/v1/stores", "operator", map[string]any{"id": shop, "name": shop}); st != 201 {
+			t.Fatalf("create %s: %d %s", shop, st, body)
+		}
+	}
+	st, body := e.Do("POST", "/v1/stores/shop-a/api-keys", "operator", map[string]any{"name": "op-a", "scopes": []string{"operator"}})
+	if st != 201 {
+		t.Fatalf("key: %d %s", st, body)
+	}
+	e.Keys["op-a"] = decodeInto[api.StoreKeyView](t, body).Key
+	for _, ep := range []struct{ name, shop string }{{"hook-a", "shop-a"}, {"hook-b", "shop-b"}, {"hook-all", ""}} {
+		if _, err := e.Store.Pool().Exec(ctx, `INSERT INTO webhook_endpoints (name, url, last_seq, updated_at, store_id) VALUES ($1, $2, 0, now(), NULLIF($3, ''))`,
+			ep.name, "https://"+ep.name+".example/hook", ep.shop); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Store.Pool().Exec(ctx, `INSERT INTO webhook_attempts (endpoint, event_seq, event_id, duration_ms, created_at) VALUES ($1, 1, 'ev_x', 5, now())`, ep.name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, body = e.Do("GET", "/v1/webhooks", "op-a", nil)
+	if st != 200 || !strings.Contains(string(body), "hook-a") || strings.Contains(string(body), "hook-b") || strings.Contains(string(body), "hook-all") {
+		t.Errorf("op-a's endpoints: %d %s", st, body)
+	}
+	for _, q := range []string{"", "?endpoint=hook-b"} {
+		st, body = e.Do("GET", "/v1/webhooks/deliveries"+q, "op-a", nil)
+		if st != 200 || strings.Contains(string(body), "hook-b") || strings.Contains(string(body), "hook-all") || (q == "") != strings.Contains(string(body), "hook-a") {
+			t.Errorf("op-a's deliveries%s: %d %s", q, st, body)
+		}
+	}
+	st, body = e.Do("GET", "/v1/webhooks", "operator", nil)
+	if st != 200 || strings.Count(string(body), `"name"`) != 3 {
+		t.Errorf("every endpoint: %d %s", st, body)
+	}
+}
