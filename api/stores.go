@@ -350,8 +350,8 @@ func keyViewOf(plain string, k store.APIKey) StoreKeyView {
 
 // rotateStoreKey replaces a store's key by a new one with the same name,
 // scopes and account prefix, and revokes the old one at once (no grace
-// period: the old key is refused within the API's key cache, 5 s, on
-// every instance).
+// period: this instance refuses the old key at once, another within its
+// key cache's 5 s).
 func (s *Server) rotateStoreKey(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
 	sh, ok := s.pathShop(w, r)
 	if !ok {
@@ -359,6 +359,7 @@ func (s *Server) rotateStoreKey(w http.ResponseWriter, r *http.Request, _ store.
 	}
 	name := r.PathValue("name")
 	plain, k, err := s.store.RotateStoreAPIKey(r.Context(), sh.ID, name, s.now().UTC())
+	s.keys.forget(sh.ID, name)
 	if errors.Is(err, store.ErrNotFound) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("store %s has no active API key named %s", quoted(sh.ID), quoted(name)))
 		return
