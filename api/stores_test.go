@@ -308,7 +308,13 @@ func TestStoresCannotSeeEachOther(t *testing.T) {
 	if p := decodeInto[api.EventsPage](t, body); st != 200 || len(p.Events) != 0 || p.Next != next {
 		t.Errorf("B's long-poll after A's event: %d %s", st, body)
 	}
+	create(t, e, "sf-a", "order", "ORD-LATER-A2", "", "2.00")
 	laterB := create(t, e, "sf-b", "order", "ORD-LATER-B", "", "3.00")
+	// A page of one is B's next event, not one of A's in between.
+	st, body = doB("sf-b", "GET", "/v1/events?limit=1&after="+next, nil)
+	if p := decodeInto[api.EventsPage](t, body); st != 200 || len(p.Events) != 1 || !strings.Contains(string(p.Events[0].Data), laterB.ID) {
+		t.Errorf("B's page of one: %d %s", st, body)
+	}
 	st, body = doB("sf-b", "GET", "/v1/events?wait=30s&after="+next, nil)
 	if p := decodeInto[api.EventsPage](t, body); st != 200 || len(p.Events) != 1 || !strings.Contains(string(p.Events[0].Data), laterB.ID) || p.Next != p.Events[0].ID {
 		t.Errorf("B's long-poll after B's event: %d %s", st, body)
