@@ -75,6 +75,7 @@ func (t *Tx) QueueAppendStoreEvent(store string, typ payment.EventType, account 
 	if err != nil {
 		return fmt.Errorf("event %s: %w", typ, err)
 	}
+	t.events = true
 	t.tx.queueAtCommit(`SELECT paywatch_append_store_event($1, $2, '', '', $3, $4, $5, $6)`, NewID("ev"), typ, account, body, now, StoreOr(store))
 	return nil
 }
