@@ -122,13 +122,16 @@ func (r *run) books() (*books, error) {
 			return nil, err
 		}
 	}
+	// Each store's reconciliation.
 	now := r.w.e.Clock.Now()
-	rep, err := r.w.e.Reports.Reconcile(ctx, "", time.Unix(0, 0), now.Add(48*time.Hour), now)
-	if err != nil {
-		return nil, err
-	}
-	for _, m := range rep.Totals {
-		b.recon[m.Method] = fmt.Sprintf("settled %s unresolved %s resolved %s", m.Settled, m.Unresolved, m.Resolved)
+	for _, shop := range shops {
+		rep, err := r.w.e.Reports.Reconcile(ctx, shop, time.Unix(0, 0), now.Add(48*time.Hour), now)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range rep.Totals {
+			b.recon[qualified(shop, m.Method)] = fmt.Sprintf("settled %s unresolved %s resolved %s", m.Settled, m.Unresolved, m.Resolved)
+		}
 	}
 	return b, nil
 }

@@ -149,6 +149,7 @@ type dbIntent struct {
 type dbTransfer struct {
 	id, network, txid, intent, status, class, hash, action string
 	asset                                                  string
+	shop                                                   string
 	key                                                    []byte
 	idx                                                    int64
 	height                                                 *int64
@@ -203,7 +204,7 @@ func (r *run) load() (*state, error) {
 	b.Queue(`SELECT i.id, i.status, p.kind, ` + qualifiedSQL("p.store_id", "p.reference") + `, ` + qualifiedSQL("p.store_id", "coalesce(p.account, '')") + `, i.payable_id, p.amount_cents,
 		i.overpaid, i.late, i.paid_at, i.store_id FROM intents i JOIN payables p ON p.id = i.payable_id`)
 	b.Queue(`SELECT t.id, t.network, t.txid, coalesce(t.intent_id, ''), t.status, t.classification,
-		coalesce(t.block_hash, ''), coalesce(r.action, ''), t.idx, t.block_height, t.credited, t.amount::text, t.asset, t.address_key
+		coalesce(t.block_hash, ''), coalesce(r.action, ''), t.idx, t.block_height, t.credited, t.amount::text, t.asset, t.address_key, t.store_id
 		FROM transfers t LEFT JOIN LATERAL (SELECT action FROM resolutions r WHERE r.transfer_id = t.id AND r.voided_at IS NULL
 			ORDER BY r.seq DESC LIMIT 1) r ON TRUE ORDER BY t.network, t.txid, t.idx`)
 	b.Queue(`SELECT id, amount_cents, kind, ` + qualifiedSQL("store_id", "reference") + `, coalesce(paid_by_intent, ''), coalesce(paid_by_entry, ''), paid_at IS NOT NULL FROM payables`)
@@ -236,7 +237,7 @@ func (r *run) load() (*state, error) {
 	for rows.Next() {
 		var t dbTransfer
 		var amt string
-		if err := rows.Scan(&t.id, &t.network, &t.txid, &t.intent, &t.status, &t.class, &t.hash, &t.action, &t.idx, &t.height, &t.credited, &amt, &t.asset, &t.key); err != nil {
+		if err := rows.Scan(&t.id, &t.network, &t.txid, &t.intent, &t.status, &t.class, &t.hash, &t.action, &t.idx, &t.height, &t.credited, &amt, &t.asset, &t.key, &t.shop); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -719,14 +720,26 @@ func (r *run) checkResolved(s *state) {
 	}
 }
 
+// checkRecon checks each store's reconciliation against its transfers.
 func (r *run) checkRecon(s *state) {
-	rep, err := r.w.e.Reports.Reconcile(r.ctx, "", time.Unix(0, 0), r.w.e.Clock.Now().Add(48*time.Hour), r.w.e.Clock.Now())
+	for _, shop := range shops {
+		r.checkReconOf(s, shop)
+	}
+}
+
+func (r *run) checkReconOf(s *state, shop string) {
+	rep, err := r.w.e.Reports.Reconcile(r.ctx, shop, time.Unix(0, 0), r.w.e.Clock.Now().Add(48*time.Hour), r.w.e.Clock.Now())
 	if err != nil {
-		r.violate(Invariants[7], "reconciliation: %v", err)
+		r.violate(Invariants[7], "reconciliation of %s: %v", shop, err)
 		return
 	}
 	all := map[string]*big.Int{}
+	n := 0
 	for _, t := range s.transfers {
+		if t.shop != shop {
+			continue
+		}
+		n++
 		m := t.network + "/"
 		for _, tt := range rep.Rows {
 			if tt.TransferID == t.id {
@@ -751,8 +764,8 @@ func (r *run) checkRecon(s *state) {
 				row.TransferID, row.Classification, row.Status, got, want)
 		}
 	}
-	if len(rep.Rows) != len(s.transfers) {
-		r.violate(Invariants[7], "reconciliation lists %d transfers, %d are recorded", len(rep.Rows), len(s.transfers))
+	if len(rep.Rows) != n {
+		r.violate(Invariants[7], "the reconciliation of %s lists %d transfers, %d of that store's are recorded", shop, len(rep.Rows), n)
 	}
 	for _, mt := range rep.Totals {
 		parse := func(x string) *big.Int { v, _ := new(big.Int).SetString(x, 10); return v }
