@@ -352,8 +352,15 @@ func (r *run) check() {
 	for _, t := range s.transfers {
 		fmt.Fprintf(&fp, "%s %s %s %s %v %s;", t.id, t.status, t.class, t.action, t.credited, t.amount)
 	}
-	for _, i := range s.intents {
-		fmt.Fprintf(&fp, "%s %s;", i.id, i.status)
+	// In the order of their ids: a map's order changes from one range
+	// to the next, and made every check's fingerprint new.
+	ids := make([]string, 0, len(s.intents))
+	for id := range s.intents {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		fmt.Fprintf(&fp, "%s %s;", id, s.intents[id].status)
 	}
 	fmt.Fprintf(&fp, "%d", len(s.entries))
 	if f := fp.String(); f != r.chk.booksFP {
