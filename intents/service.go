@@ -118,6 +118,8 @@ type Service struct {
 	// toppedTo when this service last vacuumed the free-address queue: the
 	// rounds since derived as many addresses as were claimed.
 	lowSeen, toppedTo, vacuumedTo map[payment.Network]int64
+	// storeSetups is Options.Stores as SetStores last replaced it.
+	storeSetups atomic.Pointer[map[string]StoreSetup]
 }
 
 // New returns a Service.
