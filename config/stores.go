@@ -116,58 +116,11 @@ func (c *Config) validateStores() error {
 			return invalid(f+".id", "%q is also stores[%d].id", s.ID, j)
 		}
 		seen[s.ID] = i
-		if len(s.Name) > 200 || len(s.DisplayName) > 200 {
-			return invalid(f+".name", "name and display_name must be at most 200 characters")
-		}
-		if len(s.LogoURL) > 2000 {
-			return invalid(f+".logo_url", "must be at most 2000 characters")
-		}
-		if s.LogoURL != "" && !strings.HasPrefix(s.LogoURL, "https://") && !strings.HasPrefix(s.LogoURL, "/") {
-			return invalid(f+".logo_url", "must be an https:// URL or a path on this listener")
-		}
-		if s.Colour != "" && !colourPattern.MatchString(s.Colour) {
-			return invalid(f+".colour", "%q is not a colour like #1a2b3c", s.Colour)
-		}
-		for j, l := range s.Languages {
-			if !slices.Contains(PageLanguages, l) {
-				return invalid(fmt.Sprintf("%s.languages[%d]", f, j), "%q is not a language of the page (%s)", l, strings.Join(PageLanguages, ", "))
-			}
-		}
-		for j, h := range s.ReturnHosts {
-			if !hostPattern.MatchString(h) || len(h) > 260 {
-				return invalid(fmt.Sprintf("%s.return_hosts[%d]", f, j), "%q is not a lower-case host[:port] or *.domain, like shop.example.com", h)
-			}
+		if err := c.CheckStore(f, s); err != nil {
+			return err
 		}
 		if s.ID == DefaultStore {
-			// The default store's keys and settings are the instance's own
-			// (networks.<n>.account_key, methods.<m>.confirmations): here
-			// only its look.
-			if len(s.Networks) > 0 {
-				return invalid(f+".networks", "the default store's keys are networks.<network>.account_key")
-			}
-			if len(s.Confirmations) > 0 || s.ToleranceBPS != nil {
-				return invalid(f+".confirmations", "the default store's settings are methods.<method>.confirmations and tolerance")
-			}
 			continue
-		}
-		for m, n := range s.Confirmations {
-			mf := fmt.Sprintf("%s.confirmations.%s", f, m)
-			info, ok := payment.LookupMethod(m)
-			if !ok {
-				return invalid(mf, "unknown method")
-			}
-			if mc := c.Methods[m]; mc == nil || !mc.Enabled {
-				return invalid(mf, "methods.%s is not enabled", m)
-			}
-			if n < 0 || n > 10000 {
-				return invalid(mf, "must be between 0 and 10000")
-			}
-			if (info.Network == payment.Bitcoin || info.Network == payment.Litecoin) && n == 0 {
-				return invalid(mf, "must be at least 1: %s has no finality marker", info.Network)
-			}
-		}
-		if b := s.ToleranceBPS; b != nil && (*b < 0 || *b > 1000) {
-			return invalid(f+".tolerance_bps", "must be between 0 and 1000")
 		}
 		for _, n := range payment.Networks {
 			sn, ok := s.Networks[n]
@@ -189,6 +142,68 @@ func (c *Config) validateStores() error {
 				return invalid(fmt.Sprintf("%s.networks.%s", f, n), "unknown network (known: bitcoin, litecoin, ethereum, tron)")
 			}
 		}
+	}
+	return nil
+}
+
+// CheckStore checks one store's id, name, look and settings (not its keys:
+// CheckStoreKey); field prefixes the keys named in an error.
+func (c *Config) CheckStore(f string, s Store) error {
+	if !storeIDPattern.MatchString(s.ID) {
+		return invalid(f+".id", "%q: 1 to 40 of a-z, 0-9, - and _, starting with a letter or digit", s.ID)
+	}
+	if len(s.Name) > 200 || len(s.DisplayName) > 200 {
+		return invalid(f+".name", "name and display_name must be at most 200 characters")
+	}
+	if len(s.LogoURL) > 2000 {
+		return invalid(f+".logo_url", "must be at most 2000 characters")
+	}
+	if s.LogoURL != "" && !strings.HasPrefix(s.LogoURL, "https://") && !strings.HasPrefix(s.LogoURL, "/") {
+		return invalid(f+".logo_url", "must be an https:// URL or a path on this listener")
+	}
+	if s.Colour != "" && !colourPattern.MatchString(s.Colour) {
+		return invalid(f+".colour", "%q is not a colour like #1a2b3c", s.Colour)
+	}
+	for j, l := range s.Languages {
+		if !slices.Contains(PageLanguages, l) {
+			return invalid(fmt.Sprintf("%s.languages[%d]", f, j), "%q is not a language of the page (%s)", l, strings.Join(PageLanguages, ", "))
+		}
+	}
+	for j, h := range s.ReturnHosts {
+		if !hostPattern.MatchString(h) || len(h) > 260 {
+			return invalid(fmt.Sprintf("%s.return_hosts[%d]", f, j), "%q is not a lower-case host[:port] or *.domain, like shop.example.com", h)
+		}
+	}
+	if s.ID == DefaultStore {
+		// The default store's keys and settings are the instance's own
+		// (networks.<n>.account_key, methods.<m>.confirmations): here
+		// only its look.
+		if len(s.Networks) > 0 {
+			return invalid(f+".networks", "the default store's keys are networks.<network>.account_key")
+		}
+		if len(s.Confirmations) > 0 || s.ToleranceBPS != nil {
+			return invalid(f+".confirmations", "the default store's settings are methods.<method>.confirmations and tolerance")
+		}
+		return nil
+	}
+	for m, n := range s.Confirmations {
+		mf := fmt.Sprintf("%s.confirmations.%s", f, m)
+		info, ok := payment.LookupMethod(m)
+		if !ok {
+			return invalid(mf, "unknown method")
+		}
+		if mc := c.Methods[m]; mc == nil || !mc.Enabled {
+			return invalid(mf, "methods.%s is not enabled", m)
+		}
+		if n < 0 || n > 10000 {
+			return invalid(mf, "must be between 0 and 10000")
+		}
+		if (info.Network == payment.Bitcoin || info.Network == payment.Litecoin) && n == 0 {
+			return invalid(mf, "must be at least 1: %s has no finality marker", info.Network)
+		}
+	}
+	if b := s.ToleranceBPS; b != nil && (*b < 0 || *b > 1000) {
+		return invalid(f+".tolerance_bps", "must be between 0 and 1000")
 	}
 	return nil
 }
