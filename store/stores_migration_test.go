@@ -157,7 +157,6 @@ func fillBeforeStores(t *testing.T, ctx context.Context, conn *pgx.Conn) {
 	}
 }
 
-
 // snapshot is every row of every table but schema_migrations, as JSON
 // without store_id, sorted, by table.
 func snapshot(t *testing.T, ctx context.Context, conn *pgx.Conn) map[string][]string {
