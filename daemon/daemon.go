@@ -100,6 +100,7 @@ type Daemon struct {
 	api       *api.Server
 	console   *console.Console // nil when console.enabled is false
 	pages     *checkout.Page   // nil when checkout.enabled is false
+	links     *checkout.Links  // the pages' links; nil when checkout is off
 	reg       *prometheus.Registry
 	metrics   *scanMetrics
 	ops       *opsMetrics
@@ -350,6 +351,7 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 	}
 	if links != nil {
 		opt.Pages = links
+		d.links = links
 	}
 	d.svc = intents.New(opt)
 	if err := d.ReloadStores(ctx); err != nil {

@@ -178,6 +178,9 @@ func (d *Daemon) ReloadStores(ctx context.Context) error {
 		d.log.Warn("a store's key is not used", "err", e)
 	}
 	d.svc.SetStores(setups)
+	if d.links != nil {
+		d.links.SetShops(shops)
+	}
 	d.storesSeen = &now
 	if len(setups) > 0 {
 		d.log.Info("stores loaded", "stores", len(setups)+1, "keys", len(keys))

@@ -57,12 +57,13 @@ type Pages interface {
 	// PageURL returns the page URL of an intent id.
 	PageURL(intentID string) string
 	// CheckReturnURL returns why a storefront's return_url cannot be
-	// offered on the page (not http(s), or a host that is not allowed), or
+	// offered on the page of an intent of shop (not http(s), or a host
+	// that is not allowed: the store's return hosts, else the page's), or
 	// nil.
-	CheckReturnURL(raw string) error
+	CheckReturnURL(shop, raw string) error
 	// CheckLocale returns why a storefront's locale is not a language of
-	// the page, or nil.
-	CheckLocale(tag string) error
+	// the page that shop offers, or nil.
+	CheckLocale(shop, tag string) error
 	// PayablePageURL returns the page URL of a payable made for the page.
 	PayablePageURL(payableID int64) string
 }
