@@ -77,16 +77,9 @@ func (c *Config) CheckStoreKey(field string, network payment.Network, key string
 	if key == "" {
 		return "", invalid(field, "must be the account-level extended public key")
 	}
-	if looksPrivate(key) {
-		return "", invalid(field, "is a PRIVATE extended key; paywatch is watch-only and needs the public key (xpub)")
-	}
-	if err := checkKeyVersion(network, n.Chain, key); err != nil {
-		return "", invalid(field, "%s", strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": networks."+string(network)+".account_key: "))
-	}
-	if n.Chain == "mainnet" {
-		if what, ok := addresses.WellKnownTestKey(key); ok {
-			return "", invalid(field, "%s is the well-known test key %s: its private keys are public; chain: mainnet needs your own wallet's key", abbreviate(key), what)
-		}
+	// As the API's stores routes check a store's key.
+	if err := CheckAccountKey(network, n.Chain, field, key); err != nil {
+		return "", fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	if _, err := addresses.NewDeriver(network, key, n.Chain); err != nil {
 		return "", invalid(field, "%v", err)

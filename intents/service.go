@@ -338,6 +338,10 @@ func (s *Service) allocate(ctx context.Context, tx *store.Tx, in *store.Intent, 
 	}
 	if src.Deriver == nil {
 		a, err := tx.TakePoolAddress(ctx, in.Network, store.PoolLane(in.Store), in.ID)
+		if errors.Is(err, store.ErrNotFound) && store.StoreOr(in.Store) != store.DefaultStore {
+			return nil, Fail(AddressPoolEmpty, "this store's %s address pool is empty: an operator must import keys with `paywatch pool import --network %s --store %s FILE`",
+				in.Network, in.Network, in.Store)
+		}
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, Fail(AddressPoolEmpty, "the %s address pool is empty: an operator must import keys with `paywatch pool import --network %s FILE`", in.Network, in.Network)
 		}

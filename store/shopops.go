@@ -2,41 +2,32 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base32"
-	"fmt"
-	"strings"
 	"time"
 )
 
-// newAPIKeySecret is a new key's secret, as CreateStoreAPIKey makes one:
-// pw_ and 160 random bits.
-func newAPIKeySecret() string {
-	var raw [20]byte
-	rand.Read(raw[:]) // never fails (crypto/rand since Go 1.24)
-	return "pw_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(raw[:]))
-}
-
 // RotateAPIKey replaces the active key called name by a new one with the
 // same name, scopes, account prefix and store, in one transaction: the old
-// key is revoked and renamed "NAME@rotated-<time>" (names are unique), so
-// the new one keeps the name finance decisions are filed under. It returns
-// the new key's secret, once. No active key of that name is ErrNotFound.
+// key is revoked and renamed NAME.<its id> (names are unique), as
+// RotateStoreAPIKey does, so the new one keeps the name finance decisions
+// are filed under. Any key, an every-store one too (the operator's
+// command). It returns the new key's secret, once. No active key of that
+// name is ErrNotFound.
 func (s *Store) RotateAPIKey(ctx context.Context, name string, now time.Time) (string, APIKey, error) {
-	var plain string
+	plain, err := newPlainKey()
+	if err != nil {
+		return "", APIKey{}, err
+	}
 	var k APIKey
-	err := s.InTx(ctx, func(tx *Tx) error {
+	err = s.InTx(ctx, func(tx *Tx) error {
 		var old APIKey
 		err := tx.tx.QueryRow(ctx, `SELECT id, scopes, coalesce(account_prefix, ''), coalesce(store_id, '') FROM api_keys
 			WHERE name = $1 AND revoked_at IS NULL FOR UPDATE`, name).Scan(&old.ID, &old.Scopes, &old.AccountPrefix, &old.Store)
 		if err != nil {
 			return translate(err)
 		}
-		renamed := fmt.Sprintf("%.70s@rotated-%s", name, now.UTC().Format("20060102T150405.000000Z"))
-		if _, err := tx.tx.Exec(ctx, `UPDATE api_keys SET revoked_at = $2, name = $3 WHERE id = $1`, old.ID, now, renamed); err != nil {
+		if _, err := tx.tx.Exec(ctx, `UPDATE api_keys SET revoked_at = $2, name = left(name, 60) || '.' || id WHERE id = $1`, old.ID, now); err != nil {
 			return translate(err)
 		}
-		plain = newAPIKeySecret()
 		k = APIKey{ID: NewID("key"), Name: name, Scopes: old.Scopes, CreatedAt: now, AccountPrefix: old.AccountPrefix, Store: old.Store}
 		_, err = tx.tx.Exec(ctx, `INSERT INTO api_keys (id, name, hash, scopes, created_at, account_prefix, store_id) VALUES ($1, $2, $3, $4, $5, NULLIF($6, ''), NULLIF($7, ''))`,
 			k.ID, name, HashAPIKey(plain), k.Scopes, now, k.AccountPrefix, k.Store)

@@ -162,7 +162,7 @@ func apiKeyRotate(ctx context.Context, st *store.Store, name string, stdout, std
 		return err
 	}
 	fmt.Fprintln(stdout, plain)
-	fmt.Fprintf(stderr, "rotated API key %q (scopes %s): the old key is revoked now; the new one is shown once and stored hashed\n",
+	fmt.Fprintf(stderr, "rotated API key %q (scopes %s): the old key is revoked (running daemons refuse it within 5 s); the new one is shown once and stored hashed\n",
 		name, strings.Join(k.Scopes, ","))
 	return nil
 }

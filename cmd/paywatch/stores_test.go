@@ -196,7 +196,7 @@ func TestAPIKeyOfAStoreAndRotate(t *testing.T) {
 	}
 	out, _, err = runCLI(t, "apikey", "list")
 	if err != nil || !regexp.MustCompile(`(?m)^shop-b-front\s.*\sshop-b$`).MatchString(out) ||
-		!regexp.MustCompile(`(?m)^shop-b-front@rotated-\S+\s.*\sshop-b$`).MatchString(out) || !strings.Contains(out, "every store") {
+		!regexp.MustCompile(`(?m)^shop-b-front\.key_\S+\s.*\sshop-b$`).MatchString(out) || !strings.Contains(out, "every store") {
 		t.Fatalf("apikey list:\n%s %v", out, err)
 	}
 }
