@@ -284,17 +284,8 @@ func TestMigrationIntoStoresLosesNothing(t *testing.T) {
 	}
 
 	// A second store's ORD-1 is its own order, and the default's is untouched.
-	if _, err := e.Store.CreateShop(ctx, store.Shop{ID: "shop-b", Name: "Shop B"}, e.Clock.Now()); err != nil {
-		t.Fatal(err)
-	}
-	keyB := "tpubDCM3fYoVu75K7pyQkiBKWjbkFAseES1vDrSxKRKFKQCUzWVVXi647rqXMuDMW8TM8rza6jM4NNKbfJ9fc4kVr1DQTPAF9uGBR553JbwEnwU"
-	fpB, _ := addresses.Fingerprint(keyB)
-	if err := e.Store.AddShopKey(ctx, store.ShopKey{Store: "shop-b", Network: "bitcoin", AccountKey: keyB, Fingerprint: fpB}, e.Clock.Now()); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Daemon.ReloadStores(ctx); err != nil {
-		t.Fatal(err)
-	}
+	e.AddShop("shop-b")
+	e.AddShopKey("shop-b", payment.Bitcoin, "tpubDCM3fYoVu75K7pyQkiBKWjbkFAseES1vDrSxKRKFKQCUzWVVXi647rqXMuDMW8TM8rza6jM4NNKbfJ9fc4kVr1DQTPAF9uGBR553JbwEnwU")
 	status, body = e.Do("POST", "/v1/intents", "storefront", map[string]string{"kind": "order", "reference": "ORD-1", "amount_usd": "75.00", "method": "BTC"},
 		api.StoreHeader, "shop-b")
 	var b views.Intent
