@@ -68,7 +68,9 @@ type Env struct {
 	log     *slog.Logger
 	pages   *checkout.Links
 	pools   map[payment.Network]*endpoints.Pool
-	stores  map[string]intents.StoreSetup
+	// premigrate runs on the new, empty database before the migrations
+	// (BeforeMigrate).
+	premigrate func(url string)
 }
 
 // Option adjusts an Env before it starts: its Config, or a real Source for
@@ -102,6 +104,11 @@ func WithLog(log *slog.Logger) Option {
 	return func(e *Env) { e.log = log }
 }
 
+// BeforeMigrate runs f on the Env's new, empty database before the Env
+// applies the migrations: a test of an old database's migration fills it
+// at an older schema there.
+func BeforeMigrate(f func(url string)) Option { return func(e *Env) { e.premigrate = f } }
+
 // WithPages gives intents the links of their hosted payment page
 // (checkout.Links), as serve does when checkout.enabled.
 func WithPages(p *checkout.Links) Option {
@@ -112,13 +119,6 @@ func WithPages(p *checkout.Links) Option {
 // symbol left out has no rate at all.
 func WithQuotes(prices map[string]string) Option {
 	return func(e *Env) { e.prices = prices }
-}
-
-// WithStores gives the Service stores other than the default one
-// (intents.Options.Stores), as serve does for the stores it has keys of;
-// the caller creates their rows.
-func WithStores(stores map[string]intents.StoreSetup) Option {
-	return func(e *Env) { e.stores = stores }
 }
 
 // Only enables just the given networks (and their methods).
@@ -186,6 +186,9 @@ func New(t testing.TB, opts ...Option) *Env {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(st.Close)
+	if e.premigrate != nil {
+		e.premigrate(cfg.DatabaseURL)
+	}
 	if _, err := st.Migrate(ctx); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
@@ -259,7 +262,7 @@ func (e *Env) startService() {
 		return nil
 	}
 	d, err := daemon.New(context.Background(), e.Config, daemon.Deps{Log: e.log, Clock: e.Clock, Store: e.Store, Sources: sources,
-		Quotes: e.book, Links: e.pages, StatusCache: -1, Pools: pools, Stores: e.stores})
+		Quotes: e.book, Links: e.pages, StatusCache: -1, Pools: pools})
 	if err != nil {
 		e.T.Fatalf("daemon: %v", err)
 	}

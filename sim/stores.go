@@ -10,7 +10,6 @@ import (
 
 	"github.com/paywatch/paywatch/addresses"
 	"github.com/paywatch/paywatch/api"
-	"github.com/paywatch/paywatch/intents"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
 )
@@ -49,29 +48,10 @@ var (
 // simChain is the chain every network of the simulator's Env is on.
 const simChain = "regtest"
 
-// shopSetups are the stores other than the default one as the daemon
-// builds them for intents.Options.Stores: per network an address source
-// from the store's own extended key (its fingerprint the derivation lane,
-// no look-ahead: a store's creation derives in its transaction), and for
-// Solana a source without a deriver (the store's pool lane).
-func shopSetups(t testing.TB) map[string]intents.StoreSetup {
-	src := map[payment.Network]intents.AddressSource{payment.Solana: {Store: shopB}}
-	for n, key := range shopBKeys {
-		der, err := addresses.NewDeriver(n, key, simChain)
-		if err != nil {
-			t.Fatalf("%s key of %s: %v", n, shopB, err)
-		}
-		fp, err := addresses.Fingerprint(key)
-		if err != nil {
-			t.Fatalf("%s key of %s: %v", n, shopB, err)
-		}
-		src[n] = intents.AddressSource{Deriver: der, Source: fp, Store: shopB}
-	}
-	return map[string]intents.StoreSetup{shopB: {Addresses: src}}
-}
-
 // initShops creates shopB's row, keys and pool, and API keys bound to each
-// store ("storefront@shop-b", "finance@default", … in the Env's keys).
+// store ("storefront@shop-b", "finance@default", … in the Env's keys). The
+// daemon builds the payment core's setup of shopB from its row and keys
+// (daemon.StoreSetups) each time a history restarts the service.
 func (w *world) initShops(t testing.TB) {
 	ctx := context.Background()
 	if err := w.ensureShops(ctx); err != nil {

@@ -228,7 +228,7 @@ func simConfig(c *config.Config) {
 }
 
 func newWorld(t testing.TB) *world {
-	e := paywatchtest.New(t, paywatchtest.WithConfig(simConfig), paywatchtest.WithStores(shopSetups(t)))
+	e := paywatchtest.New(t, paywatchtest.WithConfig(simConfig))
 	w := &world{t: t, e: e}
 	ctx := context.Background()
 	// The commit-time kill: a deferred constraint trigger on the cursor
