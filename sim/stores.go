@@ -195,9 +195,10 @@ func shopTag(shop string) string {
 // and only that store's payables are decided again. Both stores' books
 // must come back as they were (a store's books follow from its own facts:
 // nothing of the other store's state stands in for them), and nothing of
-// the other store is written (no event). The store is the seed's, one a
-// history; a history none of whose intents is shopB's skips it, and so
-// does one the rebuild could not settle.
+// the other store is written (no event). It runs in every other history
+// (even seeds, to keep make test's time) for one store, the seed's; a
+// history none of whose intents is shopB's skips it, and so does one the
+// rebuild could not settle.
 func (r *run) rebuildStore() {
 	var ids []string
 	usesB := false
