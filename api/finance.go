@@ -13,8 +13,15 @@ import (
 	"github.com/paywatch/paywatch/webhooks"
 )
 
-func (s *Server) listTransfers(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+func (s *Server) listTransfers(w http.ResponseWriter, r *http.Request, key store.APIKey) {
 	limit, ok := limitParam(w, r, 100, 1000)
+	if !ok {
+		return
+	}
+	// A store's key lists its store's transfers (another store's cursor is
+	// as unknown as a made-up one); an every-store key, the store
+	// Paywatch-Store names, else every store's.
+	shop, ok := s.listStore(w, r, key)
 	if !ok {
 		return
 	}
@@ -25,7 +32,7 @@ func (s *Server) listTransfers(w http.ResponseWriter, r *http.Request, _ store.A
 		return
 	}
 	page, err := s.finance.Inbox(r.Context(), store.InboxFilter{Status: q.Get("status"), Network: q.Get("network"),
-		Classification: q.Get("classification"), After: after, Limit: limit})
+		Classification: q.Get("classification"), After: after, Limit: limit, Store: shop})
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -33,9 +40,10 @@ func (s *Server) listTransfers(w http.ResponseWriter, r *http.Request, _ store.A
 	writeJSON(w, 200, page)
 }
 
-func (s *Server) getTransfer(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+func (s *Server) getTransfer(w http.ResponseWriter, r *http.Request, key store.APIKey) {
 	t, err := s.store.GetTransfer(r.Context(), r.PathValue("id"))
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !key.Sees(t.Store)) {
+		// Another store's transfer is as unknown as one that never was.
 		writeError(w, http.StatusNotFound, "not_found", "no transfer "+strconv.Quote(r.PathValue("id")))
 		return
 	}
@@ -58,6 +66,7 @@ func (s *Server) resolveTransfer(w http.ResponseWriter, r *http.Request, key sto
 	if !ok {
 		return
 	}
+	req.Store = key.Store // another store's transfer is not found
 	res, err := s.finance.Resolve(r.Context(), r.PathValue("id"), req, key.Name, claim)
 	if err != nil {
 		s.fail(w, r, err)
@@ -68,8 +77,13 @@ func (s *Server) resolveTransfer(w http.ResponseWriter, r *http.Request, key sto
 
 // reconciliation serves the report as JSON (rows and totals) or CSV (one
 // row per transfer), as of ?as_of= (default: now; a closed period without
-// as_of is served as stored when it was closed).
-func (s *Server) reconciliation(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+// as_of is served as stored when it was closed). It is the books of the
+// key's store.
+func (s *Server) reconciliation(w http.ResponseWriter, r *http.Request, key store.APIKey) {
+	shop, ok := s.shopOf(w, r, key)
+	if !ok {
+		return
+	}
 	q := r.URL.Query()
 	from, to, ok := reportPeriod(w, q.Get("from"), q.Get("to"))
 	if !ok {
@@ -88,7 +102,7 @@ func (s *Server) reconciliation(w http.ResponseWriter, r *http.Request, _ store.
 	if format == "" {
 		format = reports.FormatJSON
 	}
-	body, closed, err := s.reports.RenderReconciliation(r.Context(), from, to, asOf, format)
+	body, closed, err := s.reports.RenderReconciliation(r.Context(), shop, from, to, asOf, format)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -123,8 +137,13 @@ func reportPeriod(w http.ResponseWriter, fromS, toS string) (time.Time, time.Tim
 }
 
 // closePeriod closes a reporting period: 201 the close, or 200 the
-// existing close of the same period.
+// existing close of the same period. It closes the books of the key's
+// store.
 func (s *Server) closePeriod(w http.ResponseWriter, r *http.Request, key store.APIKey) {
+	shop, ok := s.shopOf(w, r, key)
+	if !ok {
+		return
+	}
 	var req struct {
 		From string `json:"from"`
 		To   string `json:"to"`
@@ -136,7 +155,7 @@ func (s *Server) closePeriod(w http.ResponseWriter, r *http.Request, key store.A
 	if !ok {
 		return
 	}
-	c, created, err := s.reports.ClosePeriod(r.Context(), from, to, key.Name)
+	c, created, err := s.reports.ClosePeriod(r.Context(), shop, from, to, key.Name)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -148,8 +167,13 @@ func (s *Server) closePeriod(w http.ResponseWriter, r *http.Request, key store.A
 	writeJSON(w, status, c)
 }
 
-func (s *Server) listCloses(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
-	cs, err := s.reports.ReportCloses(r.Context())
+// listCloses lists the closes of the key's store.
+func (s *Server) listCloses(w http.ResponseWriter, r *http.Request, key store.APIKey) {
+	shop, ok := s.shopOf(w, r, key)
+	if !ok {
+		return
+	}
+	cs, err := s.reports.ReportCloses(r.Context(), shop)
 	if err != nil {
 		s.internal(w, r, err)
 		return
@@ -183,8 +207,10 @@ type DeliveryView struct {
 	CreatedAt  time.Time `json:"created_at"`
 }
 
-func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
-	eps, err := s.store.WebhookEndpoints(r.Context())
+// listWebhooks lists the endpoints: a store's key sees the ones that hear
+// its store only (an every-store endpoint is the operator's).
+func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, key store.APIKey) {
+	eps, err := s.store.WebhookEndpointsOf(r.Context(), key.Store)
 	if err != nil {
 		s.internal(w, r, err)
 		return
@@ -200,7 +226,7 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, _ store.AP
 }
 
 // webhookDeliveries serves the delivery log, newest first; ?before= pages.
-func (s *Server) webhookDeliveries(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+func (s *Server) webhookDeliveries(w http.ResponseWriter, r *http.Request, key store.APIKey) {
 	limit, ok := limitParam(w, r, 100, 1000)
 	if !ok {
 		return
@@ -214,7 +240,7 @@ func (s *Server) webhookDeliveries(w http.ResponseWriter, r *http.Request, _ sto
 		}
 		before = n
 	}
-	as, err := s.store.WebhookAttempts(r.Context(), r.URL.Query().Get("endpoint"), before, limit)
+	as, err := s.store.WebhookAttemptsOf(r.Context(), key.Store, r.URL.Query().Get("endpoint"), before, limit)
 	if err != nil {
 		s.internal(w, r, err)
 		return
