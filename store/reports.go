@@ -119,7 +119,8 @@ func (s *Store) ReportCloses(ctx context.Context) ([]ReportClose, error) {
 var reconRowsAsOfSQL = `SELECT t.id, t.network, t.txid, t.idx, t.asset, t.address, t.address_key, t.amount::text,
 	coalesce(h.intent_id, ''), h.block_height, coalesce(h.block_hash, ''), t.first_seen_at, h.status,
 	t.confirmations_required, h.confirmed_at, h.classification, h.credited, coalesce(t.notified_class, ''), t.created_at, h.recorded_at,
-	t.recorded, h.settled::text, h.resolved::text, t.coinbase,
+	t.recorded, h.settled::text, h.resolved::text, t.coinbase, t.scanned_by, coalesce(t.verify_state, ''), t.verify_endpoint,
+	t.verify_detail, t.verify_checked_at,
 	(SELECT json_agg(json_build_object('seq', r.seq, 'action', r.action, 'note', r.note, 'actor', r.actor,
 		'intent_id', r.intent_id, 'account', r.account, 'amount_cents', r.amount_cents, 'refund_txid', r.refund_txid,
 		'covers', r.covers::text, 'created_at', r.created_at, 'recorded', r.recorded) ORDER BY r.seq)

@@ -253,6 +253,7 @@ func (c *Client) Block(ctx context.Context, height chains.Height, w chains.Watch
 		BlockRef:  chains.BlockRef{Height: height, Hash: d.hash, Parent: d.parent},
 		Time:      d.time,
 		Transfers: d.transfers,
+		Endpoint:  endpoints.ServedBy(ctx),
 	}, nil
 }
 

@@ -88,6 +88,8 @@ type Pool struct {
 	mu   sync.Mutex
 	eps  []*endpoint
 	best int64 // the highest head any endpoint proved
+	// scanning is the endpoint the scanner's last read went to.
+	scanning string
 }
 
 // endpoint is one endpoint's configuration and state, guarded by Pool.mu.
@@ -316,12 +318,29 @@ type choice struct {
 	why  string
 }
 
+// ask is what a request asks of pick.
+type ask struct {
+	// pinned is the endpoint the request must go to ("": any).
+	pinned  string
+	minHead int64
+	// scan: the scanner's transport (endpoints of role verify only serve
+	// probes, verifications and second looks).
+	scan, probe bool
+	// verify: a second source's read, never to avoid (Verify).
+	verify bool
+	avoid  string
+	// elsewhere: another endpoint than the scanner's first (Elsewhere).
+	elsewhere bool
+	exclude   map[string]bool
+}
+
 // pick chooses the endpoint of a request: the pinned one when pinned,
 // else the best usable one with a token, skipping excluded ones and,
 // when minHead > 0, those that have not shown a head of at least minHead.
 // A probe goes to its endpoint whatever its lag or chain (to see them
 // change). It takes the token.
-func (p *Pool) pick(pinned string, minHead int64, scan, probe bool, exclude map[string]bool) choice {
+func (p *Pool) pick(q ask) choice {
+	pinned, minHead, scan, probe, exclude := q.pinned, q.minHead, q.scan, q.probe, q.exclude
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.clk.Now()
@@ -332,7 +351,9 @@ func (p *Pool) pick(pinned string, minHead int64, scan, probe bool, exclude map[
 		switch {
 		case pinned != "" && e.spec.Name != pinned:
 			continue
-		case scan && !probe && !e.spec.Scans:
+		case q.verify && (e.spec.Name == q.avoid || (q.avoid == "" && e.spec.Scans)):
+			continue
+		case scan && !probe && !q.verify && !q.elsewhere && !e.spec.Scans:
 			continue
 		case exclude[e.spec.Name]:
 			why = append(why, e.spec.Name+" failed")
@@ -348,6 +369,17 @@ func (p *Pool) pick(pinned string, minHead int64, scan, probe bool, exclude map[
 	}
 	sort.SliceStable(cands, func(i, j int) bool {
 		a, b := cands[i], cands[j]
+		if q.elsewhere {
+			// The scanner's endpoint last, one of role verify first.
+			if sa, sb := a.spec.Name == p.scanning, b.spec.Name == p.scanning; sa != sb {
+				return sb
+			}
+		}
+		if q.verify || q.elsewhere {
+			if a.spec.Scans != b.spec.Scans {
+				return b.spec.Scans
+			}
+		}
 		// An endpoint behind the best head by more than the bound is
 		// asked last even before its grace time is up (when it is
 		// lagging, not at all): a tip read goes to an endpoint at the
@@ -401,6 +433,9 @@ func (p *Pool) pick(pinned string, minHead int64, scan, probe bool, exclude map[
 			continue
 		}
 		e.takeLocked(now)
+		if scan && !probe && !q.verify && !q.elsewhere {
+			p.scanning = e.spec.Name
+		}
 		return choice{e: e}
 	}
 	if wait < 0 {
@@ -531,6 +566,19 @@ func (p *Pool) Serving() bool {
 		}
 	}
 	return false
+}
+
+// Verifiers returns the names of the endpoints that may verify a block the
+// endpoint named scannedBy served (Verify's choice: another name; role
+// verify only when scannedBy is ""), whatever their state now.
+func (p *Pool) Verifiers(scannedBy string) []string {
+	var out []string
+	for _, e := range p.eps {
+		if e.spec.Name != scannedBy && (scannedBy != "" || !e.spec.Scans) {
+			out = append(out, e.spec.Name)
+		}
+	}
+	return out
 }
 
 // Best returns the highest head any endpoint proved.

@@ -27,6 +27,13 @@ type pin struct {
 	minHead int64
 	forced  bool  // a probe of one endpoint: name is fixed from the start
 	pool    *Pool // the pool that served, for ObserveHead
+	// verify: a second source's reads (Verify): never the endpoint named
+	// avoid, never a scanning one when avoid is unknown ("").
+	verify bool
+	avoid  string
+	// elsewhere: reads that prefer another endpoint than the scanner's
+	// (Elsewhere).
+	elsewhere bool
 }
 
 type pinKey struct{}
@@ -46,6 +53,25 @@ func Pin(ctx context.Context, height int64) context.Context {
 		return ctx
 	}
 	return context.WithValue(ctx, pinKey{}, &pin{minHead: height})
+}
+
+// Verify returns a context whose requests are a second source's reads of
+// a block the endpoint named scannedBy served to the scanner (issue 33
+// item 5): they go to one endpoint, of another name, that showed height
+// (its head at or above it), an endpoint of role verify before one of role
+// both. scannedBy "" (not known) leaves only endpoints of role verify.
+// When none can serve, a request fails with ErrNoEndpoint: the transfer is
+// not verified. It replaces a pin ctx had.
+func Verify(ctx context.Context, scannedBy string, height int64) context.Context {
+	return context.WithValue(ctx, pinKey{}, &pin{minHead: height, verify: true, avoid: scannedBy})
+}
+
+// Elsewhere returns a context whose requests, pinned to one endpoint as
+// Pin's are, go to another endpoint than the one that serves the scanner
+// now where there is one (an endpoint of role verify first): the
+// reconciler's reads are a second look, not the scanner's answers again.
+func Elsewhere(ctx context.Context, height int64) context.Context {
+	return context.WithValue(ctx, pinKey{}, &pin{minHead: height, elsewhere: true})
 }
 
 // on returns a context whose requests go to endpoint name only (a probe).
@@ -115,13 +141,15 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var deadline time.Time
 	var lastWhy string
 	for {
-		pinned, minHead, probe := "", int64(0), false
+		var q ask
 		if pn != nil {
 			pn.mu.Lock()
-			pinned, minHead, probe = pn.name, pn.minHead, pn.forced
+			q = ask{pinned: pn.name, minHead: pn.minHead, probe: pn.forced, verify: pn.verify, avoid: pn.avoid, elsewhere: pn.elsewhere}
 			pn.mu.Unlock()
 		}
-		c := t.pool.pick(pinned, minHead, t.scan, probe, exclude)
+		pinned := q.pinned
+		q.scan, q.exclude = t.scan, exclude
+		c := t.pool.pick(q)
 		if c.e == nil {
 			if c.why != "" {
 				lastWhy = c.why

@@ -104,6 +104,7 @@ func (c *Client) Block(ctx context.Context, height chains.Height, w chains.Watch
 		BlockRef: chains.BlockRef{Height: height, Hash: blk.Hash.Hex(), Parent: blk.ParentHash.Hex()},
 		Time:     time.Unix(int64(*blk.Timestamp), 0).UTC(),
 	}
+	out.Endpoint = endpoints.ServedBy(ctx)
 	if len(blk.Transactions) == 0 {
 		return out, nil
 	}

@@ -175,6 +175,7 @@ func (c *Client) Block(ctx context.Context, height chains.Height, w chains.Watch
 	})
 	if err == nil {
 		c.log.Debug("solana block", "slot", slot, "hash", b.Hash, "transfers", len(b.Transfers))
+		b.Endpoint = endpoints.ServedBy(ctx)
 		return b, nil
 	}
 	err = c.confirmSkip(ctx, slot, classify(err, "getBlock", slot))

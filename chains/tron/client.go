@@ -179,7 +179,9 @@ func (c *Client) Block(ctx context.Context, at chains.Height, w chains.Watched) 
 	if err := json.Unmarshal(body, &b); err != nil {
 		return chains.Block{}, fmt.Errorf("tron: block %d: %w: %v", height, chains.ErrInvalidResponse, err)
 	}
-	return c.assemble(ctx, height, &b, w)
+	out, err := c.assemble(ctx, height, &b, w)
+	out.Endpoint = endpoints.ServedBy(ctx)
+	return out, err
 }
 
 // Blocks returns the blocks from (inclusive) to to (exclusive) using
@@ -221,6 +223,7 @@ func (c *Client) Blocks(ctx context.Context, low, high chains.Height, w chains.W
 			if err != nil {
 				return nil, err
 			}
+			blk.Endpoint = endpoints.ServedBy(ctx)
 			out = append(out, blk)
 		}
 		if got < end-start {
