@@ -32,9 +32,9 @@ import (
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/rates"
 	"github.com/paywatch/paywatch/reconcile"
-	"github.com/paywatch/paywatch/verify"
 	"github.com/paywatch/paywatch/reports"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/verify"
 )
 
 // Deps are what a Daemon takes from its caller rather than from its
@@ -306,7 +306,7 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 		cache = time.Second
 	}
 	d.nets = &availability.Networks{Store: d.store, Config: cfg, Sources: sourcesByNet, CacheFor: max(cache, 0), Clock: deps.Clock,
-		Endpoints: d.endpointStatus,
+		Endpoints:    d.endpointStatus,
 		Verification: d.verificationStatus,
 		Modes: func(n payment.Network) string {
 			if f := d.modes[n]; f != nil {

@@ -266,4 +266,3 @@ func depth(ctx context.Context, src chains.Source, height chains.Height, require
 type oneKey []byte
 
 func (k oneKey) Contains(key []byte) bool { return bytes.Equal(key, k) }
-
