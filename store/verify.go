@@ -46,8 +46,8 @@ func (v Verification) Verified() bool { return v.State == VerifyVerified }
 // whose intent is not settled otherwise (awaiting or detected), oldest
 // first, at most limit.
 func (s *Store) ToVerify(ctx context.Context, network string, minCents int64, limit int) ([]Transfer, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+transferColumns+transferFrom+`JOIN intents i ON i.id = t.intent_id
-		WHERE t.network = $1 AND t.status = 'confirmed' AND t.block_hash IS NOT NULL AND i.amount_cents >= $2
+	rows, err := s.pool.Query(ctx, `SELECT `+transferColumns+transferFrom+`JOIN intents i ON i.id = t.intent_id JOIN payables p ON p.id = i.payable_id
+		WHERE t.network = $1 AND t.status = 'confirmed' AND t.block_hash IS NOT NULL AND p.amount_cents >= $2
 			AND i.status IN ('awaiting_payment', 'detected') AND t.verify_state IS DISTINCT FROM 'verified'
 		ORDER BY t.first_seen_at, t.id LIMIT $3`, network, minCents, limit)
 	if err != nil {
@@ -92,8 +92,8 @@ func (s *Store) HeldByVerification(ctx context.Context, network string, minCents
 	rows, err := s.pool.Query(ctx, `SELECT t.intent_id,
 			(array_agg(coalesce(t.verify_state, '') ORDER BY CASE coalesce(t.verify_state, '') WHEN 'disagrees' THEN 0
 				WHEN 'unseen' THEN 1 WHEN 'no_verifier' THEN 2 WHEN 'pending' THEN 3 ELSE 4 END))[1]
-		FROM transfers t JOIN intents i ON i.id = t.intent_id
-		WHERE t.network = $1 AND t.status = 'confirmed' AND i.amount_cents >= $2
+		FROM transfers t JOIN intents i ON i.id = t.intent_id JOIN payables p ON p.id = i.payable_id
+		WHERE t.network = $1 AND t.status = 'confirmed' AND p.amount_cents >= $2
 			AND i.status IN ('awaiting_payment', 'detected') AND t.verify_state IS DISTINCT FROM 'verified'
 		GROUP BY t.intent_id ORDER BY min(t.first_seen_at), t.intent_id LIMIT $3`, network, minCents, limit)
 	if err != nil {
