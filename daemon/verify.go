@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -94,7 +95,8 @@ func (m *verifyMetrics) Describe(ch chan<- *prometheus.Desc) {
 var heldStates = []string{"", store.VerifyPending, store.VerifyUnseen, store.VerifyDisagrees, store.VerifyNoVerifier}
 
 func (m *verifyMetrics) Collect(ch chan<- prometheus.Metric) {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
 	for _, n := range m.d.verifier.Networks() {
 		ch <- prometheus.MustNewConstMetric(m.disagreements, prometheus.CounterValue, float64(m.d.verifier.Disagreements(n)), string(n))
 		large, _ := m.d.cfg.Networks[n].LargeAmount()

@@ -17,3 +17,7 @@ ALTER TABLE transfers
     ADD COLUMN verify_detail     TEXT NOT NULL DEFAULT '',
     ADD COLUMN verify_checked_at TIMESTAMPTZ;
 
+
+-- The verifier's work list is read from the intents in flight (detected:
+-- a held one stays so), a few, never by scanning every confirmed transfer.
+CREATE INDEX intents_detected_network ON intents (network) WHERE status = 'detected';
