@@ -196,3 +196,110 @@ func scrape(t *testing.T, url string) string {
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
 }
+
+// Issue 33 item 5: a network that sets large_amount_usd with one rpc_url
+// (no endpoint of another provider) starts with a warning naming the key,
+// and holds its large intents (no_verifier), never paying them, while a
+// small one is paid.
+func TestServeHoldsLargePaymentsWithoutASecondSource(t *testing.T) {
+	db := devnettest.Database(t)
+	tron := tronfake.New()
+	tronSrv := httptest.NewServer(tron)
+	defer tronSrv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go tron.Produce(ctx, 50*time.Millisecond)
+	cfgPath := filepath.Join(t.TempDir(), "paywatch.yaml")
+	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(`
+listen: 127.0.0.1:0
+database_url: %q
+log_level: info
+rates: {sources: [static], min_sources: 1, static: {TRX: "0.25"}}
+methods:
+  TRX: {enabled: true, confirmations: 0}
+networks:
+  tron: {enabled: true, chain: regtest, account_key: %q, poll_interval: 50ms, max_lag_blocks: 50, large_amount_usd: "100.00", rpc_url: %q}
+`, db, addresses.SandboxKeys[payment.Tron], tronSrv.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	d, err := newDaemon(ctx, cfg, newLogger(&logs, "info"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if !strings.Contains(logs.String(), "networks.tron.large_amount_usd is set but the network has no second endpoint") {
+		t.Fatalf("no warning at start:\n%s", logs.String())
+	}
+	plain, _, err := d.Store().CreateAPIKey(ctx, "shop", []string{"storefront", "operator"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrCh := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx, func(a string) { addrCh <- a }) }()
+	call := apiCaller(t, "http://"+<-addrCh, plain)
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		tick := time.NewTicker(25 * time.Millisecond)
+		defer tick.Stop()
+		timeout := time.After(90 * time.Second)
+		for !cond() {
+			select {
+			case <-tick.C:
+			case <-timeout:
+				t.Fatalf("timed out waiting for %s\n%s", what, logs.String())
+			}
+		}
+	}
+	pay := func(ref, usd string, sun int64) string {
+		t.Helper()
+		var in map[string]any
+		waitFor("a TRX intent to be accepted", func() bool {
+			st, v, _ := call("POST", "/v1/intents", map[string]string{"kind": "order", "reference": ref, "amount_usd": usd, "method": "TRX"})
+			in = v
+			return st == 201
+		})
+		to, err := addresses.TronAccount(in["address"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tron.PayTRX(bytes.Repeat([]byte{7}, 20), to, sun, true)
+		return in["id"].(string)
+	}
+	status := func(id string) string {
+		_, v, _ := call("GET", "/v1/intents/"+id, nil)
+		s, _ := v["status"].(string)
+		return s
+	}
+	large := pay("ORD-LARGE", "200.00", 800_000_000)
+	waitFor("the large intent to be held: no verifier", func() bool {
+		_, v, _ := call("GET", "/v1/status", nil)
+		for _, n := range v["networks"].([]any) {
+			n := n.(map[string]any)
+			ver, _ := n["verification"].(map[string]any)
+			hs, _ := ver["held_intents"].([]any)
+			for _, h := range hs {
+				if h := h.(map[string]any); h["intent_id"] == large && h["state"] == "no_verifier" {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	// A later small payment is paid: the scan went past the large one's
+	// block, which is confirmed, yet that intent stays detected.
+	small := pay("ORD-SMALL", "5.00", 20_000_000)
+	waitFor("the small intent to be paid", func() bool { return status(small) == "paid" })
+	if st := status(large); st != "detected" {
+		t.Fatalf("a large intent without a second source is %s, want detected", st)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve returned %v on cancel, want nil", err)
+	}
+}
