@@ -242,3 +242,63 @@ func TestCheckAgainstSolanafake(t *testing.T) {
 			return &faultyproxy.Lie{Find: `7654321`, Replace: `7650000`}
 		}})
 }
+
+// Two endpoints of role both: the block the scan read from one is
+// verified by the other, whichever served it, and a lie of the other
+// disagrees.
+func TestCheckWithTwoEndpointsOfRoleBoth(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	node := tronfake.New()
+	srv := httptest.NewServer(node)
+	defer srv.Close()
+	to := bytes.Repeat([]byte{0x66}, 20)
+	node.PayTRX(bytes.Repeat([]byte{7}, 20), to, 321_000_000, true)
+	node.Mine(30)
+	pa, pb := faultyproxy.New(faultyproxy.Tron, srv.URL), faultyproxy.New(faultyproxy.Tron, srv.URL)
+	defer pa.Close()
+	defer pb.Close()
+	s := setup{n: payment.Tron}
+	src := poolSource(t, ctx, s, fmt.Sprintf("      - {name: a, url: %q}\n      - {name: b, url: %q, priority: 1}", pa.URL(), pb.URL()))
+	tip, err := src.Tip(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr store.Transfer
+	for h := tip; h > 0 && tr.TxID == ""; h-- {
+		b, err := src.Block(ctx, h, oneKey(to))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b.Transfers) == 1 {
+			x, height := b.Transfers[0], int64(h)
+			tr = store.Transfer{TxID: x.TxID, Index: x.Index, Asset: string(x.Asset), AddressKey: x.Key, Amount: x.Amount,
+				BlockHeight: &height, BlockHash: b.Hash, ScannedBy: b.Endpoint}
+		}
+	}
+	if tr.ScannedBy != "a" {
+		t.Fatalf("scanned by %q, want a (priority 0)", tr.ScannedBy)
+	}
+	v := verify.New(nil, nil, verify.Config{Networks: map[payment.Network]verify.Network{payment.Tron: {Source: src, Pool: nodes.Pool(src), MinCents: 1}}})
+	until := func(tr store.Transfer, want, by string) {
+		t.Helper()
+		for {
+			got := v.Check(ctx, payment.Tron, tr)
+			if got.State != store.VerifyPending || ctx.Err() != nil {
+				if got.State != want || got.Endpoint != by {
+					t.Fatalf("scanned by %s: %+v, want %s by %s", tr.ScannedBy, got, want, by)
+				}
+				return
+			}
+			time.Sleep(20 * time.Millisecond) // the pool's probe learns b's head
+		}
+	}
+	until(tr, store.VerifyVerified, "b")
+	byB := tr
+	byB.ScannedBy = "b"
+	until(byB, store.VerifyVerified, "a")
+	pb.Set(faultyproxy.Fault{Lie: &faultyproxy.Lie{Find: `"amount":321000000`, Replace: `"amount":320000000`}})
+	until(tr, store.VerifyDisagrees, "b")
+	// The liar's own reads are not checked by itself: a's block is.
+	until(byB, store.VerifyVerified, "a")
+}
