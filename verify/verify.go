@@ -156,10 +156,14 @@ func (v *Verifier) record(ctx context.Context, n payment.Network, t store.Transf
 		v.checks[n] = map[string]int64{}
 	}
 	v.checks[n][res.State]++
-	if changed && (res.State == store.VerifyDisagrees || res.State == store.VerifyUnseen) {
+	disagrees := res.State == store.VerifyDisagrees || res.State == store.VerifyUnseen
+	if changed && disagrees {
 		v.disagreements[n]++
 	}
 	v.mu.Unlock()
+	if p := v.cfg.Networks[n].Pool; p != nil && changed && res.Endpoint != "" && (disagrees || res.State == store.VerifyVerified) {
+		p.CountVerification(res.Endpoint, !disagrees)
+	}
 	if changed {
 		attrs := []any{"network", n, "transfer", t.ID, "intent", t.IntentID, "txid", t.TxID, "scanned_by", t.ScannedBy,
 			"verifier", res.Endpoint, "state", res.State, "detail", res.Detail}

@@ -123,6 +123,10 @@ type endpoint struct {
 	minute               time.Time // start of the minute being counted
 	thisMinute, lastMin  int64
 	callsTotal, inflight int64
+
+	// verifications and disagreements are the second source's findings
+	// on this endpoint's answers (CountVerification).
+	verifications, disagreements int64
 }
 
 // New builds the pool of specs. An error names the endpoint, never its URL.
@@ -517,6 +521,11 @@ type Status struct {
 	BudgetShare    float64 `json:"budget_share,omitempty"`
 	HeadBackwards  int64   `json:"head_backwards"`
 	WrongChain     string  `json:"wrong_chain,omitempty"`
+	// Verifications and Disagreements are the large payments this
+	// endpoint, as the second source, confirmed or showed otherwise than
+	// the scan (issue 33 item 5).
+	Verifications int64 `json:"verifications,omitempty"`
+	Disagreements int64 `json:"disagreements,omitempty"`
 }
 
 // Status returns each endpoint's state in configured order.
@@ -529,7 +538,8 @@ func (p *Pool) Status() []Status {
 	for _, e := range p.eps {
 		s := Status{Name: e.spec.Name, State: p.stateLocked(e, now), Priority: e.spec.Priority, Scans: e.spec.Scans,
 			Head: e.head, Lag: p.best - e.head, LatencyMillis: e.latency.Milliseconds(), Throttles: e.throttles,
-			Errors: e.errorsTotal, Calls: e.callsTotal, DailyBudget: e.spec.DailyBudget, HeadBackwards: e.backwards, WrongChain: e.wrongChain}
+			Errors: e.errorsTotal, Calls: e.callsTotal, DailyBudget: e.spec.DailyBudget, HeadBackwards: e.backwards, WrongChain: e.wrongChain,
+			Verifications: e.verifications, Disagreements: e.disagreements}
 		m := now.Truncate(time.Minute)
 		switch {
 		case m.Equal(e.minute):
@@ -566,6 +576,20 @@ func (p *Pool) Serving() bool {
 		}
 	}
 	return false
+}
+
+// CountVerification records a second source's finding by endpoint name:
+// it confirmed a transfer (agrees) or showed it otherwise than the scan.
+func (p *Pool) CountVerification(name string, agrees bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e := p.find(name); e != nil {
+		if agrees {
+			e.verifications++
+		} else {
+			e.disagreements++
+		}
+	}
 }
 
 // Verifiers returns the names of the endpoints that may verify a block the

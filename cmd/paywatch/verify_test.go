@@ -151,7 +151,8 @@ networks:
 	}
 	metrics := scrape(t, base+"/metrics")
 	for _, want := range []string{`paywatch_verification_disagreements_total{network="tron"} 1`,
-		`paywatch_verification_held_intents{network="tron",state="disagrees"} 1`} {
+		`paywatch_verification_held_intents{network="tron",state="disagrees"} 1`,
+		`paywatch_endpoint_verifications_total{endpoint="checker",network="tron",result="disagrees"} 1`} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("metrics lack %s", want)
 		}
@@ -173,6 +174,15 @@ networks:
 		if n := n.(map[string]any); n["network"] == "tron" {
 			if ver := n["verification"].(map[string]any); ver["held"].(float64) != 0 {
 				t.Fatalf("still held after agreement: %v", ver)
+			}
+			for _, e := range n["endpoints"].([]any) {
+				e := e.(map[string]any)
+				if e["name"] == "checker" && (e["verifications"] != 1.0 || e["disagreements"] != 1.0) {
+					t.Fatalf("the checker's counts: %v", e)
+				}
+				if e["name"] == "scanner" && (e["verifications"] != nil || e["disagreements"] != nil) {
+					t.Fatalf("the scanner verified: %v", e)
+				}
 			}
 		}
 	}
