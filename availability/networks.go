@@ -84,9 +84,10 @@ type Networks struct {
 	// network of one rpc_url: no pool). New intents are refused when a
 	// pool has no endpoint that can serve within max_lag_blocks.
 	Endpoints func(network payment.Network) []endpoints.Status
-	// Verification reports a network's second source for large payments
-	// (nil, or a nil answer, when it sets no large_amount_usd).
-	Verification func(ctx context.Context, network payment.Network) (*VerificationStatus, error)
+	// Verification adds what this instance knows of a network's second
+	// source (its verifiers, the disagreements it found) to the status a
+	// network setting large_amount_usd has (nil: nothing to add).
+	Verification func(network payment.Network, st *VerificationStatus)
 	// Sources gives the derivation source of each derived network.
 	Sources map[payment.Network]string
 	// Clock is the clock of availability answers; nil is the wall clock.
@@ -283,12 +284,41 @@ func (n *Networks) Networks(ctx context.Context) ([]NetworkStatus, error) {
 		if n.Endpoints != nil {
 			st.Endpoints = n.Endpoints(net)
 		}
-		if n.Verification != nil && st.Enabled {
-			if st.Verification, err = n.Verification(ctx, net); err != nil {
+		if st.Enabled && nc != nil {
+			if st.Verification, err = n.verification(ctx, net, nc); err != nil {
 				return nil, err
 			}
 		}
 		out = append(out, st)
 	}
 	return out, nil
+}
+
+// heldShown bounds the held intents a status lists (their count is whole
+// up to heldCounted).
+const heldShown, heldCounted = 20, 1000
+
+// verification is network's second source for large payments, when it
+// sets large_amount_usd (nil otherwise): the intents it holds, read from
+// the store, and what the Verification hook adds.
+func (n *Networks) verification(ctx context.Context, net payment.Network, nc *config.Network) (*VerificationStatus, error) {
+	large, ok := nc.LargeAmount()
+	if !ok {
+		return nil, nil
+	}
+	held, err := n.Store.HeldByVerification(ctx, string(net), int64(large), heldCounted)
+	if err != nil {
+		return nil, err
+	}
+	st := &VerificationStatus{LargeAmountUSD: large.String(), Held: int64(len(held)), HeldIntents: []HeldIntent{}}
+	for i, h := range held {
+		if i == heldShown {
+			break
+		}
+		st.HeldIntents = append(st.HeldIntents, HeldIntent{IntentID: h.IntentID, State: h.State})
+	}
+	if n.Verification != nil {
+		n.Verification(net, st)
+	}
+	return st, nil
 }

@@ -42,25 +42,13 @@ func (d *Daemon) wireVerifier() {
 			[]string{"network"}, nil)})
 }
 
-// heldLimit bounds the held intents read for the status and the metric.
+// heldLimit bounds the held intents read for the metric.
 const heldLimit = 1000
 
-// verificationStatus is network n's verification in the status answer
-// (nil when it sets no large_amount_usd).
-func (d *Daemon) verificationStatus(ctx context.Context, n payment.Network) (*availability.VerificationStatus, error) {
-	nc := d.cfg.Networks[n]
-	if nc == nil {
-		return nil, nil
-	}
-	large, ok := nc.LargeAmount()
-	if !ok {
-		return nil, nil
-	}
-	held, err := d.store.HeldByVerification(ctx, string(n), int64(large), heldLimit)
-	if err != nil {
-		return nil, err
-	}
-	st := &availability.VerificationStatus{LargeAmountUSD: large.String(), Held: int64(len(held)), HeldIntents: []availability.HeldIntent{}}
+// verificationStatus adds this instance's view of network n's second
+// source to its status: the endpoints of role verify and the
+// disagreements its verifier found.
+func (d *Daemon) verificationStatus(n payment.Network, st *availability.VerificationStatus) {
 	if p := d.pools[n]; p != nil {
 		for _, s := range p.Status() {
 			if !s.Scans {
@@ -71,13 +59,6 @@ func (d *Daemon) verificationStatus(ctx context.Context, n payment.Network) (*av
 	if d.verifier != nil {
 		st.Disagreements = d.verifier.Disagreements(n)
 	}
-	for i, h := range held {
-		if i == 20 {
-			break
-		}
-		st.HeldIntents = append(st.HeldIntents, availability.HeldIntent{IntentID: h.IntentID, State: h.State})
-	}
-	return st, nil
 }
 
 // verifyMetrics exports the held intents (read from the store at each

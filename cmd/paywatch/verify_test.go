@@ -308,6 +308,14 @@ networks:
 	if st := status(large); st != "detected" {
 		t.Fatalf("a large intent without a second source is %s, want detected", st)
 	}
+	// `paywatch status` reads the same from the database.
+	var out, errb bytes.Buffer
+	if err := runStatus(ctx, []string{"--config", cfgPath}, &out, &errb); err != nil {
+		t.Fatalf("paywatch status: %v %s", err, errb.String())
+	}
+	if !strings.Contains(out.String(), "1 large payment(s) held for a second source") {
+		t.Fatalf("paywatch status does not show the held payment:\n%s", out.String())
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("serve returned %v on cancel, want nil", err)
