@@ -26,7 +26,11 @@ func (d *Daemon) wireVerifier() {
 		if !ok {
 			continue
 		}
-		nets[n] = verify.Network{Source: src, Pool: d.pools[n], MinCents: int64(large)}
+		nw := verify.Network{Source: src, MinCents: int64(large)}
+		if p := d.pools[n]; p != nil {
+			nw.Pool = p
+		}
+		nets[n] = nw
 	}
 	if len(nets) == 0 {
 		return

@@ -41,14 +41,15 @@ type Verification struct {
 // confirmed.
 func (v Verification) Verified() bool { return v.State == VerifyVerified }
 
-// ToVerify lists network's confirmed transfers to detected intents of at
-// least minCents that still wait on a second source (every state but
-// verified), oldest first, at most limit. A held intent stays detected, so
-// the list is read from the intents in flight.
+// ToVerify lists network's confirmed transfers to detected (or reverted)
+// intents of at least minCents that still wait on a second source (every
+// state but verified), oldest first, at most limit. A held intent stays
+// detected (a reverted one reverted), so the list is read from the intents
+// in flight.
 func (s *Store) ToVerify(ctx context.Context, network string, minCents int64, limit int) ([]Transfer, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+transferColumns+` FROM intents i JOIN payables p ON p.id = i.payable_id
 		JOIN transfers t ON t.intent_id = i.id
-		WHERE i.network = $1 AND i.status = 'detected' AND p.amount_cents >= $2
+		WHERE i.network = $1 AND i.status IN ('detected', 'reverted') AND p.amount_cents >= $2
 			AND t.status = 'confirmed' AND t.block_hash IS NOT NULL AND t.verify_state IS DISTINCT FROM 'verified'
 		ORDER BY t.first_seen_at, t.id LIMIT $3`, network, minCents, limit)
 	if err != nil {
@@ -86,7 +87,7 @@ type HeldIntent struct {
 	State string
 }
 
-// HeldByVerification lists network's detected intents of at least
+// HeldByVerification lists network's detected (or reverted) intents of at least
 // minCents that a confirmed, unverified transfer holds (not paid while it
 // is so), at most limit, oldest first.
 func (s *Store) HeldByVerification(ctx context.Context, network string, minCents int64, limit int) ([]HeldIntent, error) {
@@ -94,7 +95,7 @@ func (s *Store) HeldByVerification(ctx context.Context, network string, minCents
 			(array_agg(coalesce(t.verify_state, '') ORDER BY CASE coalesce(t.verify_state, '') WHEN 'disagrees' THEN 0
 				WHEN 'unseen' THEN 1 WHEN 'no_verifier' THEN 2 WHEN 'pending' THEN 3 ELSE 4 END))[1]
 		FROM intents i JOIN payables p ON p.id = i.payable_id JOIN transfers t ON t.intent_id = i.id
-		WHERE i.network = $1 AND i.status = 'detected' AND p.amount_cents >= $2
+		WHERE i.network = $1 AND i.status IN ('detected', 'reverted') AND p.amount_cents >= $2
 			AND t.status = 'confirmed' AND t.verify_state IS DISTINCT FROM 'verified'
 		GROUP BY t.intent_id ORDER BY min(t.first_seen_at), t.intent_id LIMIT $3`, network, minCents, limit)
 	if err != nil {

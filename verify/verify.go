@@ -22,13 +22,24 @@ type Decider interface {
 	RedecideAll(ctx context.Context, tx *store.Tx, ids []string, now time.Time) error
 }
 
+// Endpoints is what the verifier needs of a network's endpoint pool
+// (*endpoints.Pool): who may verify a block, and where to count what they
+// found.
+type Endpoints interface {
+	Verifiers(scannedBy string) []string
+	CountVerification(name string, agrees bool)
+}
+
+var _ Endpoints = (*endpoints.Pool)(nil)
+
 // Network is one network the verifier checks.
 type Network struct {
-	// Source reads blocks and heads; with Pool, through it.
+	// Source reads blocks and heads; with Pool, through it (the reads
+	// pinned with endpoints.Verify).
 	Source chains.Source
 	// Pool is the network's endpoint pool (nil: one rpc_url, nothing can
 	// verify: large intents are held as no_verifier).
-	Pool *endpoints.Pool
+	Pool Endpoints
 	// MinCents is large_amount_usd: intents of at least this are checked.
 	MinCents int64
 }

@@ -19,5 +19,6 @@ ALTER TABLE transfers
 
 
 -- The verifier's work list is read from the intents in flight (detected:
--- a held one stays so), a few, never by scanning every confirmed transfer.
-CREATE INDEX intents_detected_network ON intents (network) WHERE status = 'detected';
+-- a held one stays so; reverted: its payment mined again in another block
+-- is verified again), a few, never by scanning every confirmed transfer.
+CREATE INDEX intents_unsettled_network ON intents (network) WHERE status IN ('detected', 'reverted');
