@@ -80,6 +80,10 @@ func (s *Server) createIntent(w http.ResponseWriter, r *http.Request, key store.
 	if !s.creationAllowed(w, key) {
 		return
 	}
+	shop, ok := s.shopOf(w, r, key)
+	if !ok {
+		return
+	}
 	var req intents.CreateRequest
 	claim, ok := s.decodeClaim(w, r, key, &req)
 	if !ok {
@@ -88,6 +92,7 @@ func (s *Server) createIntent(w http.ResponseWriter, r *http.Request, key store.
 	if !forbidAccount(w, key, req.Account) {
 		return
 	}
+	req.Store = shop
 	res, err := s.svc.Create(r.Context(), req, claim)
 	if err != nil {
 		s.fail(w, r, err)
@@ -97,7 +102,7 @@ func (s *Server) createIntent(w http.ResponseWriter, r *http.Request, key store.
 }
 
 func (s *Server) getIntent(w http.ResponseWriter, r *http.Request, key store.APIKey) {
-	v, err := s.svc.Get(r.Context(), r.PathValue("id"))
+	v, err := s.visibleIntent(r, key)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -109,7 +114,7 @@ func (s *Server) getIntent(w http.ResponseWriter, r *http.Request, key store.API
 }
 
 func (s *Server) intentQR(w http.ResponseWriter, r *http.Request, key store.APIKey) {
-	v, err := s.svc.Get(r.Context(), r.PathValue("id"))
+	v, err := s.visibleIntent(r, key)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -178,15 +183,26 @@ type PayableView struct {
 	Intents      []views.Intent      `json:"intents"`
 }
 
+// visibleIntent is the intent of the path as the key may see it: another
+// store's intent is not found, with the body of an id that does not exist.
+func (s *Server) visibleIntent(r *http.Request, key store.APIKey) (views.Intent, error) {
+	id := r.PathValue("id")
+	v, err := s.svc.Get(r.Context(), id)
+	if err == nil && !key.Sees(v.Store) {
+		return views.Intent{}, intents.Fail(intents.NotFound, "no intent %q", id)
+	}
+	return v, err
+}
+
 // intentCovered checks, before a change, that the intent of the path is
-// in the key's binding; false means an answer was written.
+// in the key's store and binding; false means an answer was written.
 func (s *Server) intentCovered(w http.ResponseWriter, r *http.Request, key store.APIKey) bool {
-	if key.AccountPrefix == "" {
+	if key.AccountPrefix == "" && key.Store == "" {
 		return true
 	}
 	in, err := s.store.GetIntent(r.Context(), r.PathValue("id"))
-	if errors.Is(err, store.ErrNotFound) {
-		writeError(w, http.StatusNotFound, "not_found", "no intent "+quoted(r.PathValue("id")))
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !key.Sees(in.Store)) {
+		s.fail(w, r, intents.Fail(intents.NotFound, "no intent %q", r.PathValue("id")))
 		return false
 	}
 	if err != nil {
@@ -205,7 +221,11 @@ func deref(s *string) string {
 
 func (s *Server) getPayable(w http.ResponseWriter, r *http.Request, key store.APIKey) {
 	kind, ref := r.PathValue("kind"), r.PathValue("reference") // checked at the edge
-	p, err := s.store.PayableByReference(r.Context(), kind, ref)
+	shop, ok := s.shopOf(w, r, key)
+	if !ok {
+		return
+	}
+	p, err := s.store.PayableByReference(r.Context(), shop, kind, ref)
 	if errors.Is(err, store.ErrNotFound) {
 		writeError(w, http.StatusNotFound, "not_found", "no "+kind+" "+ref)
 		return

@@ -44,7 +44,11 @@ func (s *Server) getBalance(w http.ResponseWriter, r *http.Request, key store.AP
 	if !forbidAccount(w, key, r.PathValue("account")) {
 		return
 	}
-	v, err := s.finance.Balance(r.Context(), r.PathValue("account"))
+	shop, ok := s.shopOf(w, r, key)
+	if !ok {
+		return
+	}
+	v, err := s.finance.Balance(r.Context(), shop, r.PathValue("account"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -65,7 +69,11 @@ func (s *Server) getLedger(w http.ResponseWriter, r *http.Request, key store.API
 		writeEdge(w, err)
 		return
 	}
-	page, err := s.finance.Ledger(r.Context(), r.PathValue("account"), after, limit)
+	shop, ok := s.shopOf(w, r, key)
+	if !ok {
+		return
+	}
+	page, err := s.finance.Ledger(r.Context(), shop, r.PathValue("account"), after, limit)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -77,12 +85,16 @@ func (s *Server) postDebit(w http.ResponseWriter, r *http.Request, key store.API
 	if !forbidAccount(w, key, r.PathValue("account")) {
 		return
 	}
+	shop, ok := s.shopOf(w, r, key)
+	if !ok {
+		return
+	}
 	var req finance.DebitRequest
 	claim, ok := s.decodeClaim(w, r, key, &req)
 	if !ok {
 		return
 	}
-	res, err := s.finance.Debit(r.Context(), r.PathValue("account"), req, claim)
+	res, err := s.finance.Debit(r.Context(), shop, r.PathValue("account"), req, claim)
 	if err != nil {
 		s.fail(w, r, err)
 		return

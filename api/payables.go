@@ -13,6 +13,10 @@ import (
 // same payable again (idempotent on kind and reference); no intent and no
 // address is made until the customer picks.
 func (s *Server) createPayable(w http.ResponseWriter, r *http.Request, key store.APIKey) {
+	shop, ok := s.shopOf(w, r, key)
+	if !ok {
+		return
+	}
 	var req intents.PayableRequest
 	if _, ok := s.decode(w, r, &req, false); !ok {
 		return
@@ -20,6 +24,7 @@ func (s *Server) createPayable(w http.ResponseWriter, r *http.Request, key store
 	if !forbidAccount(w, key, req.Account) {
 		return
 	}
+	req.Store = shop
 	res, err := s.svc.CreatePayable(r.Context(), req)
 	if err != nil {
 		s.fail(w, r, err)

@@ -565,3 +565,37 @@ func idem(r *http.Request, key store.APIKey, body []byte) (*intents.Idem, error)
 	}
 	return &intents.Idem{KeyID: key.ID, Key: k, Hash: intents.RequestHash(r.Method, r.URL.Path, body)}, nil
 }
+
+// StoreHeader names the store an every-store key acts for (absent: the
+// default store). A store's own key may send it only with its own store.
+const StoreHeader = "Paywatch-Store"
+
+// shopOf is the store a request acts in: the key's own store, or for an
+// every-store key the one StoreHeader names (which must exist), else the
+// default store. false means an answer was written. A store's key naming
+// another store is refused without saying anything of that store.
+func (s *Server) shopOf(w http.ResponseWriter, r *http.Request, key store.APIKey) (string, bool) {
+	asked := r.Header.Get(StoreHeader)
+	if key.Store != "" {
+		if asked != "" && asked != key.Store {
+			writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("this API key belongs to store %s; it acts for that store only", quoted(key.Store)))
+			return "", false
+		}
+		return key.Store, true
+	}
+	if asked == "" {
+		return store.DefaultStore, true
+	}
+	if !store.ValidStoreID(asked) {
+		writeError(w, http.StatusBadRequest, "invalid_request", StoreHeader+" must be a store id: 1 to 40 of a-z, 0-9, - and _")
+		return "", false
+	}
+	if _, err := s.store.Shop(r.Context(), asked); errors.Is(err, store.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "not_found", "no store "+quoted(asked))
+		return "", false
+	} else if err != nil {
+		s.internal(w, r, err)
+		return "", false
+	}
+	return asked, true
+}

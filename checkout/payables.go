@@ -15,7 +15,7 @@ import (
 // method. *intents.Service implements it.
 type Payables interface {
 	PagePayable(ctx context.Context, id int64) (intents.PagePayable, error)
-	PagePayableOf(ctx context.Context, kind payment.PayableKind, reference string) (intents.PagePayable, error)
+	PagePayableOf(ctx context.Context, shop string, kind payment.PayableKind, reference string) (intents.PagePayable, error)
 	Choose(ctx context.Context, payableID int64, method string) (views.Intent, error)
 }
 
@@ -160,7 +160,7 @@ func (p *Page) changeLink(ctx context.Context, v views.Intent, l *Lang) string {
 	if p.payables == nil || seenOn(v) {
 		return ""
 	}
-	pp, err := p.payables.PagePayableOf(ctx, v.Kind, v.Reference)
+	pp, err := p.payables.PagePayableOf(ctx, v.Store, v.Kind, v.Reference)
 	if err != nil {
 		return "" // no page of its own, or a failed read: no link
 	}

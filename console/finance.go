@@ -523,13 +523,13 @@ func (c *Console) balances(w http.ResponseWriter, r *http.Request, s *session) {
 		}
 	}
 	if d.Account != "" {
-		b, err := c.finance.Balance(r.Context(), d.Account)
+		b, err := c.finance.Balance(r.Context(), s.key.StoreFor(""), d.Account)
 		if err != nil {
 			c.fail(w, r, s, err)
 			return
 		}
 		d.Balance = &b
-		if d.Ledger, err = c.finance.Ledger(r.Context(), d.Account, q.Get("after"), 100); err != nil {
+		if d.Ledger, err = c.finance.Ledger(r.Context(), s.key.StoreFor(""), d.Account, q.Get("after"), 100); err != nil {
 			c.fail(w, r, s, err)
 			return
 		}

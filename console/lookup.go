@@ -113,7 +113,7 @@ func (c *Console) intent(w http.ResponseWriter, r *http.Request, s *session) {
 		}
 	}
 	sort.SliceStable(d.Timeline, func(i, j int) bool { return d.Timeline[i].At.Before(d.Timeline[j].At) })
-	p, err := c.store.PayableByReference(r.Context(), string(v.Kind), v.Reference)
+	p, err := c.store.PayableByReference(r.Context(), v.Store, string(v.Kind), v.Reference)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		c.internal(w, r, err)
 		return
@@ -199,7 +199,7 @@ func (c *Console) payable(w http.ResponseWriter, r *http.Request, s *session) {
 		c.render(w, r, http.StatusBadRequest, "error", s, "Refused", errorData{Message: "kind must be order or topup"})
 		return
 	}
-	p, err := c.store.PayableByReference(r.Context(), kind, ref)
+	p, err := c.store.PayableByReference(r.Context(), s.key.StoreFor(""), kind, ref)
 	if errors.Is(err, store.ErrNotFound) {
 		c.render(w, r, http.StatusNotFound, "error", s, "Not found", errorData{Message: "no " + kind + " " + ref})
 		return

@@ -110,6 +110,9 @@ type networksData struct {
 	// not resolved.
 	Runs     []store.ReconcileRun
 	Findings []store.Finding
+	// HasEndpoints is set when a network lists node endpoints (issue 33
+	// item 6): their table is shown, names and states, never URLs.
+	HasEndpoints bool
 }
 
 func (c *Console) networks(w http.ResponseWriter, r *http.Request, s *session) {
@@ -124,6 +127,7 @@ func (c *Console) networks(w http.ResponseWriter, r *http.Request, s *session) {
 			continue
 		}
 		d.Nets = append(d.Nets, n)
+		d.HasEndpoints = d.HasEndpoints || len(n.Endpoints) > 0
 		if n.Critical != "" {
 			d.Critical = append(d.Critical, n)
 		}

@@ -28,7 +28,7 @@ type Reader interface {
 	GetTransfer(ctx context.Context, id string) (store.Transfer, error)
 	IntentsByIDs(ctx context.Context, ids []string) ([]store.Intent, error)
 	IntentsByPayable(ctx context.Context, payableID int64) ([]store.Intent, error)
-	PayableByReference(ctx context.Context, kind, reference string) (store.Payable, error)
+	PayableByReference(ctx context.Context, shop, kind, reference string) (store.Payable, error)
 	Search(ctx context.Context, q string) ([]store.SearchHit, error)
 	Accounts(ctx context.Context, q string, limit int) ([]store.AccountSummary, error)
 	InboxCounts(ctx context.Context, f store.InboxFilter) (map[string]int64, error)

@@ -151,7 +151,7 @@ func TestSpentAccountCreditOfATransferThatLeavesTheChainIsUnrecoveredThenRecover
 
 func ledgerPage(t *testing.T, e *paywatchtest.Env, account string) finance.LedgerPage {
 	t.Helper()
-	page, err := e.Finance.Ledger(context.Background(), account, "", 100)
+	page, err := e.Finance.Ledger(context.Background(), "", account, "", 100)
 	if err != nil {
 		t.Fatal(err)
 	}

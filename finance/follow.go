@@ -50,7 +50,7 @@ func (s *Service) follow(ctx context.Context, tx *store.Tx, t store.Transfer, r 
 	if err != nil {
 		return err
 	}
-	entry := store.LedgerEntry{Account: r.Account, AmountCents: *r.AmountCents, Reference: "transfer:" + t.ID, TransferID: t.ID, ResolutionSeq: r.Seq}
+	entry := store.LedgerEntry{Store: t.Store, Account: r.Account, AmountCents: *r.AmountCents, Reference: "transfer:" + t.ID, TransferID: t.ID, ResolutionSeq: r.Seq}
 	var out []store.LedgerEntry
 	switch {
 	case t.Status != payment.TransferConfirmed && n > 0:

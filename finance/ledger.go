@@ -32,11 +32,11 @@ type DebitRequest struct {
 }
 
 // Balance returns an account's available and pending balance.
-func (s *Service) Balance(ctx context.Context, account string) (BalanceView, error) {
+func (s *Service) Balance(ctx context.Context, shop, account string) (BalanceView, error) {
 	if !intents.ValidName(account) {
 		return BalanceView{}, intents.Invalid("account", intents.InvalidRequest, "account must be 1-200 characters of letters, digits and ._:/#-")
 	}
-	b, err := s.store.Balance(ctx, account)
+	b, err := s.store.Balance(ctx, shop, account)
 	if err != nil {
 		return BalanceView{}, err
 	}
@@ -50,11 +50,11 @@ func (s *Service) Balance(ctx context.Context, account string) (BalanceView, err
 
 // Ledger returns one page of an account's entries, oldest first, after the
 // entry id after ("" from the first).
-func (s *Service) Ledger(ctx context.Context, account, after string, limit int) (LedgerPage, error) {
+func (s *Service) Ledger(ctx context.Context, shop, account, after string, limit int) (LedgerPage, error) {
 	if !intents.ValidName(account) {
 		return LedgerPage{}, intents.Invalid("account", intents.InvalidRequest, "account must be 1-200 characters of letters, digits and ._:/#-")
 	}
-	es, err := s.store.LedgerEntries(ctx, account, after, limit)
+	es, err := s.store.LedgerEntries(ctx, shop, account, after, limit)
 	if errors.Is(err, store.ErrNotFound) {
 		return LedgerPage{}, intents.Invalid("after", intents.InvalidRequest, "after=%q is not an entry of account %s", after, account)
 	}
@@ -84,7 +84,7 @@ func (s *Service) Ledger(ctx context.Context, account, after string, limit int) 
 // that covers it and waits for confirmations is payment_in_progress (the
 // customer would pay twice); a reference known with another amount or
 // account is a conflict.
-func (s *Service) Debit(ctx context.Context, account string, req DebitRequest, idem *intents.Idem) (intents.Result[views.LedgerEntry], error) {
+func (s *Service) Debit(ctx context.Context, shop, account string, req DebitRequest, idem *intents.Idem) (intents.Result[views.LedgerEntry], error) {
 	if !intents.ValidName(account) {
 		return intents.Result[views.LedgerEntry]{}, intents.Invalid("account", intents.InvalidRequest, "account must be 1-200 characters of letters, digits and ._:/#-")
 	}
@@ -96,7 +96,7 @@ func (s *Service) Debit(ctx context.Context, account string, req DebitRequest, i
 		return intents.Result[views.LedgerEntry]{}, intents.Invalid("amount_usd", intents.InvalidAmount, "amount_usd must be a positive decimal string with at most 2 decimals, like \"249.00\"")
 	}
 	return intents.Idempotent(ctx, s.store, s.now, idem, func(tx *store.Tx, now time.Time) (intents.Outcome, views.LedgerEntry, error) {
-		p, err := tx.EnsurePayable(ctx, store.Payable{Kind: payment.Order, Reference: req.Reference, Account: account,
+		p, err := tx.EnsurePayable(ctx, store.Payable{Store: shop, Kind: payment.Order, Reference: req.Reference, Account: account,
 			AmountCents: int64(usd), CreatedAt: now})
 		if err != nil {
 			return 0, views.LedgerEntry{}, err
@@ -125,7 +125,7 @@ func (s *Service) Debit(ctx context.Context, account string, req DebitRequest, i
 			return 0, views.LedgerEntry{}, intents.Fail(intents.PaymentInProgress, "order %s has a crypto payment in progress: intent %s has received the full amount and waits for confirmations; nothing was debited (wait for intent.paid, or debit again if the intent leaves detected without being paid)",
 				p.Reference, id)
 		}
-		e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: account, Type: payment.EntryDebit, AmountCents: int64(usd),
+		e, err := tx.AppendLedger(ctx, store.LedgerEntry{Store: store.StoreOr(shop), Account: account, Type: payment.EntryDebit, AmountCents: int64(usd),
 			Reference: req.Reference}, now)
 		if errors.Is(err, store.ErrInsufficientFunds) {
 			return 0, views.LedgerEntry{}, intents.Fail(intents.InsufficientFunds, "account %s has less than %s USD available; nothing was debited", account, usd)
@@ -142,7 +142,7 @@ func (s *Service) Debit(ctx context.Context, account string, req DebitRequest, i
 			return 0, views.LedgerEntry{}, err
 		}
 		view := views.LedgerEntryOf(e)
-		if err := tx.QueueAppendEvent(payment.EventLedgerDebited, "", "", account, view, now); err != nil {
+		if err := tx.QueueAppendStoreEvent(shop, payment.EventLedgerDebited, account, view, now); err != nil {
 			return 0, views.LedgerEntry{}, err
 		}
 		return intents.Created, view, nil

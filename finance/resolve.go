@@ -297,7 +297,7 @@ func (s *Service) applyResolution(ctx context.Context, tx *store.Tx, tr store.Tr
 	if req.Action != ActionCreditAccount {
 		return res, nil, reeval, nil
 	}
-	e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: req.Account, Type: payment.EntryCredit, AmountCents: cents,
+	e, err := tx.AppendLedger(ctx, store.LedgerEntry{Store: tr.Store, Account: req.Account, Type: payment.EntryCredit, AmountCents: cents,
 		Reference: "transfer:" + tr.ID, TransferID: tr.ID, ResolutionSeq: seq}, now)
 	if err != nil {
 		return res, nil, nil, err
@@ -349,6 +349,11 @@ func (s *Service) creditIntent(ctx context.Context, tx *store.Tx, tr store.Trans
 	}
 	if err != nil {
 		return 0, err
+	}
+	if in.Store != tr.Store {
+		// Another store's intent is as unknown as a missing one: a
+		// finance decision never moves value between stores.
+		return 0, intents.Fail(intents.NotFound, "no intent %q", intentID)
 	}
 	if in.Network != tr.Network || in.Asset != tr.Asset {
 		return 0, intents.Fail(intents.Conflict, "transfer %s moved %s on %s but intent %s asks for %s on %s; use credit_account or refunded",

@@ -267,7 +267,7 @@ func creationsOf(b []*creation, network payment.Network, source string, now time
 		if j.idem != nil {
 			c.Claims = append(c.Claims, store.IdempotencyClaim{APIKeyID: j.idem.KeyID, Key: j.idem.Key, Hash: j.idem.Hash})
 		}
-		c.Payables = append(c.Payables, store.Payable{Kind: j.req.Kind, Reference: j.req.Reference, Account: j.req.Account,
+		c.Payables = append(c.Payables, store.Payable{Store: j.req.Store, Kind: j.req.Kind, Reference: j.req.Reference, Account: j.req.Account,
 			AmountCents: int64(j.usd), CreatedAt: now})
 		c.IntentIDs = append(c.IntentIDs, store.NewID("pi"))
 	}

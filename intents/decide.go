@@ -414,7 +414,7 @@ func (s *Service) creditFollows(ctx context.Context, tx *store.Tx, in store.Inte
 	case paid && n < 1:
 		return s.credit(ctx, tx, in, now)
 	case !paid && n > 0:
-		e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: in.Account, Type: payment.EntryReversal, AmountCents: in.AmountCents,
+		e, err := tx.AppendLedger(ctx, store.LedgerEntry{Store: in.Store, Account: in.Account, Type: payment.EntryReversal, AmountCents: in.AmountCents,
 			Reference: in.Reference, IntentID: in.ID}, now)
 		if err != nil {
 			return nil, err
@@ -433,7 +433,7 @@ func (s *Service) creditFollows(ctx context.Context, tx *store.Tx, in store.Inte
 // credit credits a paid top-up intent, then recovers what an earlier
 // reversal of the top-up could not take back.
 func (s *Service) credit(ctx context.Context, tx *store.Tx, in store.Intent, now time.Time) ([]store.LedgerEntry, error) {
-	e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: in.Account, Type: payment.EntryCredit, AmountCents: in.AmountCents,
+	e, err := tx.AppendLedger(ctx, store.LedgerEntry{Store: in.Store, Account: in.Account, Type: payment.EntryCredit, AmountCents: in.AmountCents,
 		Reference: in.Reference, IntentID: in.ID}, now)
 	if err != nil {
 		return nil, err
@@ -443,7 +443,7 @@ func (s *Service) credit(ctx context.Context, tx *store.Tx, in store.Intent, now
 	if err != nil || owed <= 0 {
 		return out, err
 	}
-	r, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: in.Account, Type: payment.EntryRecovery, AmountCents: owed,
+	r, err := tx.AppendLedger(ctx, store.LedgerEntry{Store: in.Store, Account: in.Account, Type: payment.EntryRecovery, AmountCents: owed,
 		Reference: in.Reference, IntentID: in.ID}, now)
 	if err != nil {
 		return nil, err

@@ -20,6 +20,9 @@ type PayableRequest struct {
 	AmountUSD string              `json:"amount_usd"`
 	ReturnURL string              `json:"return_url,omitempty"`
 	Locale    string              `json:"locale,omitempty"`
+	// Store is the store of the payable ("": the default store); from the
+	// caller's API key, never from the body.
+	Store string `json:"-"`
 }
 
 // PagePayable is a payable of the page as the page reads it.
@@ -50,10 +53,10 @@ func (s *Service) CreatePayable(ctx context.Context, req PayableRequest) (Result
 		return Result[views.PagePayable]{}, err
 	}
 	now := s.now()
-	p, inserted, err := s.store.EnsurePagePayable(ctx, store.Payable{Kind: req.Kind, Reference: req.Reference, Account: req.Account,
+	p, inserted, err := s.store.EnsurePagePayable(ctx, store.Payable{Store: req.Store, Kind: req.Kind, Reference: req.Reference, Account: req.Account,
 		AmountCents: int64(usd)}, req.Locale, req.ReturnURL, now)
 	if errors.Is(err, store.ErrNotFound) {
-		old, err := s.store.PayableByReference(ctx, string(req.Kind), req.Reference)
+		old, err := s.store.PayableByReference(ctx, req.Store, string(req.Kind), req.Reference)
 		if err != nil {
 			return Result[views.PagePayable]{}, err
 		}
@@ -113,8 +116,8 @@ func (s *Service) PagePayable(ctx context.Context, id int64) (PagePayable, error
 
 // PagePayableOf returns the page payable of an intent's payable (kind,
 // reference); NotFound when that payable has no page.
-func (s *Service) PagePayableOf(ctx context.Context, kind payment.PayableKind, reference string) (PagePayable, error) {
-	p, err := s.store.PagePayableByReference(ctx, string(kind), reference)
+func (s *Service) PagePayableOf(ctx context.Context, shop string, kind payment.PayableKind, reference string) (PagePayable, error) {
+	p, err := s.store.PagePayableByReference(ctx, shop, string(kind), reference)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && p.PageCreatedAt == nil) {
 		return PagePayable{}, Fail(NotFound, "no payable page for %s %s", kind, reference)
 	}
@@ -210,7 +213,7 @@ func (s *Service) choose(ctx context.Context, payableID int64, info payment.Meth
 		if p.PaidAt != nil {
 			return 0, views.Intent{}, Fail(AlreadyPaid, "%s %s is already paid", p.Kind, p.Reference)
 		}
-		open, err := tx.OpenIntents(ctx, string(p.Kind), p.Reference, now)
+		open, err := tx.OpenIntents(ctx, p.Store, string(p.Kind), p.Reference, now)
 		if err != nil {
 			return 0, views.Intent{}, err
 		}

@@ -92,7 +92,7 @@ func (s *Service) deriveRange(ctx context.Context, tx *store.Tx, network payment
 		if err != nil {
 			return nil, fmt.Errorf("derive %s index %d: %w", network, i, err)
 		}
-		rows = append(rows, store.Address{Network: string(network), Key: a.Key, Address: a.String, Source: src.Source, Index: i, CreatedAt: now})
+		rows = append(rows, store.Address{Network: string(network), Key: a.Key, Address: a.String, Source: src.Source, Index: i, CreatedAt: now, Store: src.Store})
 	}
 	if _, err := tx.AddAddresses(ctx, rows); err != nil {
 		return nil, err

@@ -25,6 +25,10 @@ type CreateRequest struct {
 	// (optional, omitted from the request hash when empty; without it the
 	// customer's browser decides).
 	Locale string `json:"locale,omitempty"`
+	// Store is the store the intent is for ("": the default store): its
+	// namespace of references and accounts, its addresses. It comes from
+	// the caller's API key, never from the body.
+	Store string `json:"-"`
 }
 
 // Idem is an Idempotency-Key claim: the caller's key id, the key, and the

@@ -48,6 +48,8 @@ type AddressSource struct {
 	// Gap is how many free addresses are kept derived and watched ahead of
 	// the ones handed out.
 	Gap int
+	// Store is the store whose key it is ("": the default store).
+	Store string
 }
 
 // Pages links intents to their hosted payment page (package checkout).
@@ -71,8 +73,12 @@ type Options struct {
 	Config    *config.Config
 	Quotes    Quoter
 	Addresses map[payment.Network]AddressSource
-	Chains    ChainStatus
-	Watcher   Watcher
+	// Stores are the stores other than the default one, by id (issue 34).
+	// Their creations take no pre-derived address: each derives its own,
+	// in its transaction, from the store's key.
+	Stores  map[string]StoreSetup
+	Chains  ChainStatus
+	Watcher Watcher
 	// Clock is the clock of decisions and of the deadline sweeps; nil is
 	// the wall clock.
 	Clock clock.Clock
@@ -148,7 +154,7 @@ func (s *Service) Create(ctx context.Context, req CreateRequest, idem *Idem) (Re
 	if err := s.checkChain(ctx, info.Network); err != nil {
 		return Result[views.Intent]{}, err
 	}
-	if s.batched(info) {
+	if store.StoreOr(req.Store) == store.DefaultStore && s.batched(info) {
 		return s.createBatched(ctx, req, idem, usd, info)
 	}
 	return whenReplenished(ctx, s, func() (Result[views.Intent], error) { return s.create(ctx, req, idem, usd, info) })
@@ -164,12 +170,12 @@ func (s *Service) Create(ctx context.Context, req CreateRequest, idem *Idem) (Re
 func (s *Service) create(ctx context.Context, req CreateRequest, idem *Idem, usd payment.Cents, info payment.MethodInfo) (Result[views.Intent], error) {
 	openCap := s.cfg.Limits.OpenIntentsPerPayable
 	return idempotent(ctx, s, idem, func(tx *store.Tx, now time.Time) (Outcome, views.Intent, error) {
-		want := store.Payable{Kind: req.Kind, Reference: req.Reference, Account: req.Account, AmountCents: int64(usd), CreatedAt: now}
+		want := store.Payable{Store: req.Store, Kind: req.Kind, Reference: req.Reference, Account: req.Account, AmountCents: int64(usd), CreatedAt: now}
 		var p store.Payable
 		var open []store.OpenIntent
 		var err error
 		var taken *takenAddress
-		if src, ok := s.opt.Addresses[info.Network]; ok && src.Deriver != nil {
+		if src, ok := s.sourceFor(req.Store, info.Network); ok && src.Deriver != nil {
 			// One round trip: the address taken is freed by the rollback
 			// when the payable is refused below; none is taken when the
 			// payable's open intents answer instead.
@@ -180,7 +186,7 @@ func (s *Service) create(ctx context.Context, req CreateRequest, idem *Idem, usd
 		} else {
 			p, err = tx.EnsurePayable(ctx, want)
 			if err == nil {
-				open, err = tx.OpenIntents(ctx, string(p.Kind), p.Reference, now)
+				open, err = tx.OpenIntents(ctx, p.Store, string(p.Kind), p.Reference, now)
 			}
 		}
 		if err != nil {
@@ -286,7 +292,7 @@ func (s *Service) intentFor(p store.Payable, info payment.MethodInfo, renewedFro
 	}
 	mc := s.cfg.Methods[info.Method]
 	amount := rates.AmountFor(payment.Cents(p.AmountCents), q.USDPerUnit, info.Decimals, *mc.DisplayDecimals)
-	tol := mc.Tolerance()
+	tol := s.storeTolerance(p.Store, amount, mc.Tolerance())
 	if tol.Cmp(amount) >= 0 {
 		tol = new(big.Int).Sub(amount, big.NewInt(1))
 	}
@@ -298,11 +304,11 @@ func (s *Service) intentFor(p store.Payable, info payment.MethodInfo, renewedFro
 			info.Method, payment.TrimUnits(dust, info.Decimals), info.Symbol, info.Method, min)
 	}
 	in := store.Intent{
-		ID: store.NewID("pi"), PayableID: p.ID, Kind: p.Kind, Reference: p.Reference, Account: p.Account,
+		ID: store.NewID("pi"), PayableID: p.ID, Store: p.Store, Kind: p.Kind, Reference: p.Reference, Account: p.Account,
 		AmountCents: p.AmountCents, Method: string(info.Method), Network: string(info.Network), Asset: string(info.Asset),
 		Amount: amount, Tolerance: tol, DustMin: dust, Rate: q.Decimal(), RateSources: q.Sources, RateAt: q.At.UTC().Truncate(time.Microsecond), // as stored
 		ExpiresAt: now.Add(s.cfg.Deadline.Duration), Status: payment.IntentAwaiting,
-		ConfirmationsRequired: s.cfg.MethodConfirmations(info.Method, payment.Cents(p.AmountCents)),
+		ConfirmationsRequired: s.storeConfirmations(p.Store, info.Method, s.cfg.MethodConfirmations(info.Method, payment.Cents(p.AmountCents))),
 		RenewedFrom:           renewedFrom, CreatedAt: now, UpdatedAt: now,
 		Received: new(big.Int), ConfirmedSum: new(big.Int), ReturnURL: returnURL, Locale: locale,
 	}
@@ -320,12 +326,15 @@ func (s *Service) intentFor(p store.Payable, info payment.MethodInfo, renewedFro
 // its own address.
 func (s *Service) allocate(ctx context.Context, tx *store.Tx, in *store.Intent, now time.Time, taken *takenAddress) ([][]byte, error) {
 	network := payment.Network(in.Network)
-	src, ok := s.opt.Addresses[network]
+	src, ok := s.sourceFor(in.Store, network)
 	if !ok {
+		if store.StoreOr(in.Store) != store.DefaultStore {
+			return nil, Fail(ChainUnavailable, "this store has no extended public key for %s: an operator adds one with `paywatch stores add-key`", in.Network)
+		}
 		return nil, Fail(ChainUnavailable, "no addresses are configured for %s", in.Network)
 	}
 	if src.Deriver == nil {
-		a, err := tx.TakePoolAddress(ctx, in.Network, in.ID)
+		a, err := tx.TakePoolAddress(ctx, in.Network, store.PoolLane(in.Store), in.ID)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, Fail(AddressPoolEmpty, "the %s address pool is empty: an operator must import keys with `paywatch pool import --network %s FILE`", in.Network, in.Network)
 		}
@@ -355,7 +364,7 @@ func (s *Service) allocate(ctx context.Context, tx *store.Tx, in *store.Intent, 
 	if !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
-	if src.Gap > 0 {
+	if src.Gap > 0 && store.StoreOr(in.Store) == store.DefaultStore {
 		return nil, drainedError{network}
 	}
 	rows, err := s.deriveRange(ctx, tx, network, src, 1, now)
@@ -507,7 +516,7 @@ func (s *Service) renew(ctx context.Context, id string, idem *Idem) (Result[view
 		}
 		// As a creation: the payable's open intent of the method answers
 		// (the old one stays as it is), and the cap holds.
-		open, err := tx.OpenIntents(ctx, string(p.Kind), p.Reference, now)
+		open, err := tx.OpenIntents(ctx, p.Store, string(p.Kind), p.Reference, now)
 		if err != nil {
 			return 0, views.Intent{}, err
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/paywatch/paywatch/availability"
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/chainstest"
+	"github.com/paywatch/paywatch/chains/endpoints"
 	"github.com/paywatch/paywatch/checkout"
 	"github.com/paywatch/paywatch/clock"
 	"github.com/paywatch/paywatch/config"
@@ -66,6 +67,7 @@ type Env struct {
 	book    *rates.Book
 	log     *slog.Logger
 	pages   *checkout.Links
+	pools   map[payment.Network]*endpoints.Pool
 }
 
 // Option adjusts an Env before it starts: its Config, or a real Source for
@@ -79,6 +81,18 @@ func WithConfig(f func(*config.Config)) Option { return func(e *Env) { f(e.Confi
 // scripted chain. e.Chains[n] is then nil.
 func WithSource(n payment.Network, src chains.Source) Option {
 	return func(e *Env) { e.sources[n] = src }
+}
+
+// WithPool reports network n's source as sending through pool, as serve
+// does for a network that lists endpoints: /v1/status, the console and
+// the metrics show its endpoints.
+func WithPool(n payment.Network, pool *endpoints.Pool) Option {
+	return func(e *Env) {
+		if e.pools == nil {
+			e.pools = map[payment.Network]*endpoints.Pool{}
+		}
+		e.pools[n] = pool
+	}
 }
 
 // WithLog gives the Service, finance, reports and the sink their log
@@ -227,8 +241,17 @@ func New(t testing.TB, opts ...Option) *Env {
 // config, quotes and chains.
 func (e *Env) startService() {
 	e.T.Helper()
-	d, err := daemon.New(context.Background(), e.Config, daemon.Deps{Log: e.log, Clock: e.Clock, Store: e.Store, Sources: e.Sources(),
-		Quotes: e.book, Links: e.pages, StatusCache: -1})
+	sources := e.Sources()
+	pools := func(src chains.Source) *endpoints.Pool {
+		for n, s := range sources {
+			if s == src {
+				return e.pools[n]
+			}
+		}
+		return nil
+	}
+	d, err := daemon.New(context.Background(), e.Config, daemon.Deps{Log: e.log, Clock: e.Clock, Store: e.Store, Sources: sources,
+		Quotes: e.book, Links: e.pages, StatusCache: -1, Pools: pools})
 	if err != nil {
 		e.T.Fatalf("daemon: %v", err)
 	}

@@ -313,7 +313,7 @@ func (s *Service) RenderReconciliation(ctx context.Context, from, to, asOf time.
 		return nil, nil, intents.Invalid("format", intents.InvalidRequest, "format must be csv or json")
 	}
 	if asOf.IsZero() {
-		c, err := s.store.ReportCloseByPeriod(ctx, from, to)
+		c, err := s.store.ReportCloseByPeriod(ctx, "", from, to)
 		switch {
 		case err == nil:
 			rc := reportCloseOf(c)
@@ -354,7 +354,7 @@ func (s *Service) ClosePeriod(ctx context.Context, from, to time.Time, actor str
 	if actor == "" {
 		return ReportClose{}, false, intents.Fail(intents.InvalidRequest, "closing a period needs an actor")
 	}
-	if c, err := s.store.ReportCloseByPeriod(ctx, from, to); err == nil {
+	if c, err := s.store.ReportCloseByPeriod(ctx, "", from, to); err == nil {
 		return reportCloseOf(c), false, nil
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return ReportClose{}, false, err
@@ -394,7 +394,7 @@ func (s *Service) ClosePeriod(ctx context.Context, from, to time.Time, actor str
 
 // ReportCloses lists the closed periods, oldest first.
 func (s *Service) ReportCloses(ctx context.Context) ([]ReportClose, error) {
-	cs, err := s.store.ReportCloses(ctx)
+	cs, err := s.store.ReportCloses(ctx, "")
 	if err != nil {
 		return nil, err
 	}

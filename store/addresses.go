@@ -13,6 +13,9 @@ import (
 // Address is a watched address: derived (Source is the account key
 // fingerprint, Index its position) or imported into a pool (Index -1).
 type Address struct {
+	// Store is the store whose key derived it or whose pool it is ("": the
+	// default store).
+	Store     string
 	Network   string
 	Key       []byte
 	Address   string
@@ -63,19 +66,21 @@ func (t *Tx) AddAddresses(ctx context.Context, as []Address) (int, error) {
 	sources := make([]string, len(as))
 	idxs := make([]*int64, len(as))
 	ats := make([]time.Time, len(as))
+	stores := make([]string, len(as))
 	for i := range as {
 		a := &as[i]
 		networks[i], keys[i], addrs[i], sources[i], ats[i] = a.Network, a.Key, a.Address, a.Source, a.CreatedAt
+		stores[i] = StoreOr(a.Store)
 		if a.Index >= 0 {
 			idxs[i] = &a.Index
 		}
 	}
-	tag, err := t.tx.Exec(ctx, `INSERT INTO addresses (network, key, address, source, derivation_index, created_at)
-		SELECT network, key, address, source, derivation_index, created_at
-		FROM unnest($1::text[], $2::bytea[], $3::text[], $4::text[], $5::bigint[], $6::timestamptz[])
-			WITH ORDINALITY AS r (network, key, address, source, derivation_index, created_at, n)
+	tag, err := t.tx.Exec(ctx, `INSERT INTO addresses (network, key, address, source, derivation_index, created_at, store_id)
+		SELECT network, key, address, source, derivation_index, created_at, store
+		FROM unnest($1::text[], $2::bytea[], $3::text[], $4::text[], $5::bigint[], $6::timestamptz[], $7::text[])
+			WITH ORDINALITY AS r (network, key, address, source, derivation_index, created_at, store, n)
 		ORDER BY n
-		ON CONFLICT DO NOTHING`, networks, keys, addrs, sources, idxs, ats)
+		ON CONFLICT DO NOTHING`, networks, keys, addrs, sources, idxs, ats, stores)
 	if err != nil {
 		return 0, translate(err)
 	}
@@ -102,16 +107,16 @@ func (t *Tx) AssignAddress(ctx context.Context, a Address) error {
 
 // TakePoolAddress hands the oldest free pool address of network to an
 // intent. ErrNotFound means the pool is empty.
-func (t *Tx) TakePoolAddress(ctx context.Context, network, intentID string) (Address, error) {
+func (t *Tx) TakePoolAddress(ctx context.Context, network, lane, intentID string) (Address, error) {
 	var a Address
 	err := t.tx.QueryRow(ctx, `WITH free AS (
 			DELETE FROM free_addresses WHERE (network, lane, ord) = (
-				SELECT network, lane, ord FROM free_addresses WHERE network = $1 AND lane = ''
+				SELECT network, lane, ord FROM free_addresses WHERE network = $1 AND lane = $2
 				ORDER BY ord LIMIT 1 FOR UPDATE SKIP LOCKED)
 			RETURNING key)
-		SELECT a.network, a.key, a.address, a.source, a.created_at FROM free JOIN addresses a ON a.network = $1 AND a.key = free.key`,
-		network).
-		Scan(&a.Network, &a.Key, &a.Address, &a.Source, &a.CreatedAt)
+		SELECT a.network, a.key, a.address, a.source, a.created_at, a.store_id FROM free JOIN addresses a ON a.network = $1 AND a.key = free.key`,
+		network, lane).
+		Scan(&a.Network, &a.Key, &a.Address, &a.Source, &a.CreatedAt, &a.Store)
 	a.Index, a.IntentID = -1, intentID
 	return a, translate(err)
 }
@@ -194,9 +199,10 @@ func (s *Store) CountAddresses(ctx context.Context, network string) (int64, erro
 // it, rolling back frees the address again.
 func (t *Tx) EnsurePayableTakeDerived(ctx context.Context, p Payable, network, source, method, intentID string, now time.Time, openCap int) (Payable, *Address, []OpenIntent, error) {
 	b := &pgx.Batch{}
-	b.Queue(ensurePayableSQL, p.Kind, p.Reference, p.Account, p.AmountCents, p.CreatedAt)
-	b.Queue(takeDerivedUnlessOpenSQL, network, source, []string{intentID}, string(p.Kind), p.Reference, method, now, openCap)
-	b.Queue(openIntentsSQL, string(p.Kind), p.Reference, now)
+	st := StoreOr(p.Store)
+	b.Queue(ensurePayableSQL, p.Kind, p.Reference, p.Account, p.AmountCents, p.CreatedAt, st)
+	b.Queue(takeDerivedUnlessOpenSQL, network, source, []string{intentID}, string(p.Kind), p.Reference, method, now, openCap, st)
+	b.Queue(openIntentsSQL, string(p.Kind), p.Reference, now, st)
 	br := t.tx.SendBatch(ctx, b)
 	defer br.Close()
 	stored, err := scanPayable(br.QueryRow())

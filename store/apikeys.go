@@ -19,6 +19,25 @@ type APIKey struct {
 	// AccountPrefix binds the key to the accounts that start with it ("":
 	// not bound).
 	AccountPrefix string
+	// Store is the store the key belongs to ("": every store, an
+	// operator's key). A store's key never sees another store's data.
+	Store string
+}
+
+// Sees reports whether the key may see the data of store: it belongs to
+// every store, or to that one.
+func (k APIKey) Sees(store string) bool {
+	return k.Store == "" || k.Store == StoreOr(store)
+}
+
+// StoreFor is the store a storefront request of the key acts in: the
+// key's own store, else (an every-store key) the store it asked for, else
+// the default store.
+func (k APIKey) StoreFor(asked string) string {
+	if k.Store != "" {
+		return k.Store
+	}
+	return StoreOr(asked)
 }
 
 // The storefront scopes: storefront grants read, intents and debit.
@@ -75,14 +94,20 @@ func (s *Store) CreateAPIKey(ctx context.Context, name string, scopes []string, 
 // CreateBoundAPIKey is CreateAPIKey for a key bound to the accounts that
 // start with prefix ("": not bound).
 func (s *Store) CreateBoundAPIKey(ctx context.Context, name string, scopes []string, prefix string, now time.Time) (string, APIKey, error) {
+	return s.CreateStoreAPIKey(ctx, name, scopes, "", prefix, now)
+}
+
+// CreateStoreAPIKey is CreateBoundAPIKey for a key of one store (shop ""
+// : every store). An unknown store is ErrNotFound.
+func (s *Store) CreateStoreAPIKey(ctx context.Context, name string, scopes []string, shop, prefix string, now time.Time) (string, APIKey, error) {
 	var raw [20]byte
 	if _, err := rand.Read(raw[:]); err != nil {
 		return "", APIKey{}, err
 	}
 	plain := "pw_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(raw[:]))
-	k := APIKey{ID: NewID("key"), Name: name, Scopes: scopes, CreatedAt: now, AccountPrefix: prefix}
-	_, err := s.pool.Exec(ctx, `INSERT INTO api_keys (id, name, hash, scopes, created_at, account_prefix) VALUES ($1, $2, $3, $4, $5, NULLIF($6, ''))`,
-		k.ID, name, HashAPIKey(plain), scopes, now, prefix)
+	k := APIKey{ID: NewID("key"), Name: name, Scopes: scopes, CreatedAt: now, AccountPrefix: prefix, Store: shop}
+	_, err := s.pool.Exec(ctx, `INSERT INTO api_keys (id, name, hash, scopes, created_at, account_prefix, store_id) VALUES ($1, $2, $3, $4, $5, NULLIF($6, ''), NULLIF($7, ''))`,
+		k.ID, name, HashAPIKey(plain), scopes, now, prefix, shop)
 	if err != nil {
 		return "", APIKey{}, translate(err)
 	}
@@ -92,8 +117,8 @@ func (s *Store) CreateBoundAPIKey(ctx context.Context, name string, scopes []str
 // APIKeyByPlain finds the active key whose hash matches plain.
 func (s *Store) APIKeyByPlain(ctx context.Context, plain string) (APIKey, error) {
 	var k APIKey
-	err := s.pool.QueryRow(ctx, `SELECT id, name, scopes, created_at, revoked_at, coalesce(account_prefix, '') FROM api_keys
-		WHERE hash = $1 AND revoked_at IS NULL`, HashAPIKey(plain)).Scan(&k.ID, &k.Name, &k.Scopes, &k.CreatedAt, &k.RevokedAt, &k.AccountPrefix)
+	err := s.pool.QueryRow(ctx, `SELECT id, name, scopes, created_at, revoked_at, coalesce(account_prefix, ''), coalesce(store_id, '') FROM api_keys
+		WHERE hash = $1 AND revoked_at IS NULL`, HashAPIKey(plain)).Scan(&k.ID, &k.Name, &k.Scopes, &k.CreatedAt, &k.RevokedAt, &k.AccountPrefix, &k.Store)
 	return k, translate(err)
 }
 
@@ -111,7 +136,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, name string, now time.Time) er
 
 // ListAPIKeys lists every key (without secrets).
 func (s *Store) ListAPIKeys(ctx context.Context) ([]APIKey, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, name, scopes, created_at, revoked_at, coalesce(account_prefix, '') FROM api_keys ORDER BY created_at`)
+	rows, err := s.pool.Query(ctx, `SELECT id, name, scopes, created_at, revoked_at, coalesce(account_prefix, ''), coalesce(store_id, '') FROM api_keys ORDER BY created_at`)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -119,7 +144,7 @@ func (s *Store) ListAPIKeys(ctx context.Context) ([]APIKey, error) {
 	var out []APIKey
 	for rows.Next() {
 		var k APIKey
-		if err := rows.Scan(&k.ID, &k.Name, &k.Scopes, &k.CreatedAt, &k.RevokedAt, &k.AccountPrefix); err != nil {
+		if err := rows.Scan(&k.ID, &k.Name, &k.Scopes, &k.CreatedAt, &k.RevokedAt, &k.AccountPrefix, &k.Store); err != nil {
 			return nil, translate(err)
 		}
 		out = append(out, k)

@@ -163,7 +163,7 @@ func (s *Store) EventsOfIntent(ctx context.Context, intentID string, transferIDs
 	// Two index lookups (console_events_intent, console_events_transfer)
 	// rather than one OR that the planner may turn into a scan of the feed.
 	return collectEvents(s.pool.Query(ctx, `SELECT seq, id, type, coalesce(intent_id, ''), coalesce(transfer_id, ''),
-		coalesce(account, ''), data, created_at FROM events WHERE seq IN (
+		coalesce(account, ''), store_id, data, created_at FROM events WHERE seq IN (
 			SELECT seq FROM events WHERE intent_id = $1 UNION SELECT seq FROM events WHERE transfer_id = ANY($2))
 		ORDER BY seq LIMIT $3`, intentID, transferIDs, limit))
 }

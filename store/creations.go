@@ -100,10 +100,10 @@ func (t *Tx) BeginCreations(ctx context.Context, c Creations) (CreationsBegun, e
 
 // payableOrder is the position of each payable by (kind, reference), which
 // must be distinct.
-func payableOrder(ps []Payable) (map[[2]string]int, error) {
-	order := make(map[[2]string]int, len(ps))
+func payableOrder(ps []Payable) (map[[3]string]int, error) {
+	order := make(map[[3]string]int, len(ps))
 	for i, p := range ps {
-		k := [2]string{string(p.Kind), p.Reference}
+		k := [3]string{StoreOr(p.Store), string(p.Kind), p.Reference}
 		if _, dup := order[k]; dup {
 			return nil, fmt.Errorf("begin creations: payable %s %s twice in one batch", p.Kind, p.Reference)
 		}
@@ -131,23 +131,25 @@ func queueClaims(b *pgx.Batch, cs []IdempotencyClaim, now time.Time) {
 func queueEnsurePayables(b *pgx.Batch, ps []Payable) {
 	n := len(ps)
 	kinds, refs, accounts, cents, created := make([]string, n), make([]string, n), make([]string, n), make([]int64, n), make([]time.Time, n)
+	stores := make([]string, n)
 	for i, p := range ps {
 		kinds[i], refs[i], accounts[i], cents[i], created[i] = string(p.Kind), p.Reference, p.Account, p.AmountCents, p.CreatedAt
+		stores[i] = StoreOr(p.Store)
 	}
-	b.Queue(`INSERT INTO payables (kind, reference, account, amount_cents, created_at)
-		SELECT kind, reference, NULLIF(account, ''), cents, at
-		FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::timestamptz[]) AS u(kind, reference, account, cents, at)
-		ON CONFLICT (kind, reference) DO UPDATE SET kind = payables.kind
-		RETURNING `+payableColumns, kinds, refs, accounts, cents, created)
+	b.Queue(`INSERT INTO payables (kind, reference, account, amount_cents, created_at, store_id)
+		SELECT kind, reference, NULLIF(account, ''), cents, at, store
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::timestamptz[], $6::text[]) AS u(kind, reference, account, cents, at, store)
+		ON CONFLICT (store_id, kind, reference) DO UPDATE SET kind = payables.kind
+		RETURNING `+payableColumns, kinds, refs, accounts, cents, created, stores)
 }
 
 // queueOpenPayables is openPayablesSQL for ps at now.
 func queueOpenPayables(b *pgx.Batch, ps []Payable, now time.Time) {
-	kinds, refs := make([]string, len(ps)), make([]string, len(ps))
+	kinds, refs, stores := make([]string, len(ps)), make([]string, len(ps)), make([]string, len(ps))
 	for i, p := range ps {
-		kinds[i], refs[i] = string(p.Kind), p.Reference
+		kinds[i], refs[i], stores[i] = string(p.Kind), p.Reference, StoreOr(p.Store)
 	}
-	b.Queue(openPayablesSQL, kinds, refs, now)
+	b.Queue(openPayablesSQL, kinds, refs, now, stores)
 }
 
 // scanOpen reads openPayablesSQL's answer for n payables.
@@ -168,7 +170,7 @@ func scanOpen(br pgx.BatchResults, n int) ([]bool, error) {
 
 // scanPayablesInOrder reads the stored payables into the positions of
 // order; each must be there once.
-func scanPayablesInOrder(br pgx.BatchResults, order map[[2]string]int) ([]Payable, error) {
+func scanPayablesInOrder(br pgx.BatchResults, order map[[3]string]int) ([]Payable, error) {
 	rows, err := br.Query()
 	if err != nil {
 		return nil, translate(err)
@@ -181,7 +183,7 @@ func scanPayablesInOrder(br pgx.BatchResults, order map[[2]string]int) ([]Payabl
 		if err != nil {
 			return nil, err
 		}
-		i, ok := order[[2]string{string(p.Kind), p.Reference}]
+		i, ok := order[[3]string{p.Store, string(p.Kind), p.Reference}]
 		if !ok {
 			return nil, fmt.Errorf("begin creations: payable %s %s was not asked for", p.Kind, p.Reference)
 		}

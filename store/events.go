@@ -27,8 +27,11 @@ type Event struct {
 	IntentID   string
 	TransferID string
 	Account    string
-	Data       json.RawMessage
-	CreatedAt  time.Time
+	// Store is the store the event belongs to: its intent's, else its
+	// transfer's, else the one its writer named.
+	Store     string
+	Data      json.RawMessage
+	CreatedAt time.Time
 }
 
 // AppendEvent appends an event. Call it last in a transaction: it takes the
@@ -63,6 +66,17 @@ func (t *Tx) QueueAppendEvent(typ payment.EventType, intentID, transferID, accou
 
 const appendEventSQL = `SELECT paywatch_append_event($1, $2, $3, $4, $5, $6, $7)`
 
+// QueueAppendStoreEvent is QueueAppendEvent for an event with neither
+// intent nor transfer (whose store is theirs): it names its store.
+func (t *Tx) QueueAppendStoreEvent(store string, typ payment.EventType, account string, data any, now time.Time) error {
+	body, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("event %s: %w", typ, err)
+	}
+	t.tx.queueAtCommit(`SELECT paywatch_append_store_event($1, $2, '', '', $3, $4, $5, $6)`, NewID("ev"), typ, account, body, now, StoreOr(store))
+	return nil
+}
+
 // NotifyAddresses tells other instances (at commit) that network has new
 // watched addresses.
 func (t *Tx) NotifyAddresses(ctx context.Context, network string) error {
@@ -73,14 +87,15 @@ func (t *Tx) NotifyAddresses(ctx context.Context, network string) error {
 // eventsAfterSQL reads events after a seq, of the given types (all when
 // empty), in seq order.
 const eventsAfterSQL = `SELECT seq, id, type, coalesce(intent_id, ''), coalesce(transfer_id, ''),
-	coalesce(account, ''), data, created_at FROM events
+	coalesce(account, ''), store_id, data, created_at FROM events
 	WHERE seq > $1 AND (coalesce(cardinality($2::text[]), 0) = 0 OR type = ANY($2)) ORDER BY seq LIMIT $3`
 
 // eventsAfterPrefixSQL is eventsAfterSQL for the accounts starting with
-// $4 only (an empty $4: every event).
+// $4 only (an empty $4: every event) of the store $5 (empty: every store).
 const eventsAfterPrefixSQL = `SELECT seq, id, type, coalesce(intent_id, ''), coalesce(transfer_id, ''),
-	coalesce(account, ''), data, created_at FROM events
+	coalesce(account, ''), store_id, data, created_at FROM events
 	WHERE seq > $1 AND (coalesce(cardinality($2::text[]), 0) = 0 OR type = ANY($2))
+	AND ($5::text = '' OR store_id = $5::text)
 	AND ($4::text = '' OR (account <> '' AND left(account, length($4::text)) = $4::text)) ORDER BY seq LIMIT $3`
 
 func collectEvents(rows pgx.Rows, err error) ([]Event, error) {
@@ -89,7 +104,7 @@ func collectEvents(rows pgx.Rows, err error) ([]Event, error) {
 	}
 	evs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) {
 		var e Event
-		err := r.Scan(&e.Seq, &e.ID, &e.Type, &e.IntentID, &e.TransferID, &e.Account, &e.Data, &e.CreatedAt)
+		err := r.Scan(&e.Seq, &e.ID, &e.Type, &e.IntentID, &e.TransferID, &e.Account, &e.Store, &e.Data, &e.CreatedAt)
 		return e, err
 	})
 	return evs, translate(err)

@@ -13,7 +13,10 @@ import (
 
 // Payable is what the storefront wants paid: an order or a top-up.
 type Payable struct {
-	ID           int64
+	ID int64
+	// Store is the store whose reference (and account) this is ("" when
+	// writing: the default store).
+	Store        string
 	Kind         payment.PayableKind
 	Reference    string
 	Account      string
@@ -28,6 +31,7 @@ type Payable struct {
 type Intent struct {
 	ID          string
 	PayableID   int64
+	Store       string
 	Kind        payment.PayableKind
 	Reference   string
 	Account     string
@@ -68,26 +72,26 @@ type Intent struct {
 	Locale string
 }
 
-const payableColumns = `id, kind, reference, coalesce(account, ''), amount_cents, coalesce(paid_by_intent, ''), coalesce(paid_by_entry, ''), paid_at, created_at`
+const payableColumns = `id, store_id, kind, reference, coalesce(account, ''), amount_cents, coalesce(paid_by_intent, ''), coalesce(paid_by_entry, ''), paid_at, created_at`
 
 func scanPayable(row pgx.Row) (Payable, error) {
 	var p Payable
-	err := row.Scan(&p.ID, &p.Kind, &p.Reference, &p.Account, &p.AmountCents, &p.PaidByIntent, &p.PaidByEntry, &p.PaidAt, &p.CreatedAt)
+	err := row.Scan(&p.ID, &p.Store, &p.Kind, &p.Reference, &p.Account, &p.AmountCents, &p.PaidByIntent, &p.PaidByEntry, &p.PaidAt, &p.CreatedAt)
 	return p, translate(err)
 }
 
-// EnsurePayable inserts the payable unless (kind, reference) exists, and
+// EnsurePayable inserts the payable unless (store, kind, reference) exists, and
 // returns the stored row locked for update. The caller compares amount and
 // account with what it asked for.
 func (t *Tx) EnsurePayable(ctx context.Context, p Payable) (Payable, error) {
 	// DO UPDATE (a no-op) locks and returns an existing row in the same
 	// round trip as the insert.
-	return scanPayable(t.tx.QueryRow(ctx, ensurePayableSQL, p.Kind, p.Reference, p.Account, p.AmountCents, p.CreatedAt))
+	return scanPayable(t.tx.QueryRow(ctx, ensurePayableSQL, p.Kind, p.Reference, p.Account, p.AmountCents, p.CreatedAt, StoreOr(p.Store)))
 }
 
-const ensurePayableSQL = `INSERT INTO payables (kind, reference, account, amount_cents, created_at)
-		VALUES ($1, $2, NULLIF($3, ''), $4, $5)
-		ON CONFLICT (kind, reference) DO UPDATE SET kind = payables.kind
+const ensurePayableSQL = `INSERT INTO payables (kind, reference, account, amount_cents, created_at, store_id)
+		VALUES ($1, $2, NULLIF($3, ''), $4, $5, $6)
+		ON CONFLICT (store_id, kind, reference) DO UPDATE SET kind = payables.kind
 		RETURNING ` + payableColumns
 
 // PayableForUpdate locks and returns a payable by id.
@@ -95,9 +99,10 @@ func (t *Tx) PayableForUpdate(ctx context.Context, id int64) (Payable, error) {
 	return scanPayable(t.tx.QueryRow(ctx, `SELECT `+payableColumns+` FROM payables WHERE id = $1 FOR UPDATE`, id))
 }
 
-// PayableByReference returns a payable by kind and reference.
-func (s *Store) PayableByReference(ctx context.Context, kind, reference string) (Payable, error) {
-	return scanPayable(s.pool.QueryRow(ctx, `SELECT `+payableColumns+` FROM payables WHERE kind = $1 AND reference = $2`, kind, reference))
+// PayableByReference returns a payable of store by kind and reference
+// (store "": the default store).
+func (s *Store) PayableByReference(ctx context.Context, store, kind, reference string) (Payable, error) {
+	return scanPayable(s.pool.QueryRow(ctx, `SELECT `+payableColumns+` FROM payables WHERE store_id = $3 AND kind = $1 AND reference = $2`, kind, reference, StoreOr(store)))
 }
 
 // SetPayablePaid records which intent paid the payable. It fails with
@@ -121,7 +126,7 @@ func (t *Tx) ClearPayablePaid(ctx context.Context, payableID int64, intentID str
 	return translate(err)
 }
 
-const intentColumns = `i.id, i.payable_id, p.kind, p.reference, coalesce(p.account, ''), p.amount_cents,
+const intentColumns = `i.id, i.payable_id, p.store_id, p.kind, p.reference, coalesce(p.account, ''), p.amount_cents,
 	i.method, i.network, i.asset, i.amount::text, i.tolerance::text, i.dust_min::text, i.address, i.address_key,
 	i.rate::text, i.rate_sources, i.rate_at, i.expires_at,
 	i.status, i.overpaid, i.late, i.received::text, i.confirmed_sum::text, i.confirmations_required,
@@ -133,7 +138,7 @@ const intentFrom = ` FROM intents i JOIN payables p ON p.id = i.payable_id `
 func scanIntent(row pgx.Row) (Intent, error) {
 	var in Intent
 	var amount, tol, dust, recv, conf string
-	err := row.Scan(&in.ID, &in.PayableID, &in.Kind, &in.Reference, &in.Account, &in.AmountCents,
+	err := row.Scan(&in.ID, &in.PayableID, &in.Store, &in.Kind, &in.Reference, &in.Account, &in.AmountCents,
 		&in.Method, &in.Network, &in.Asset, &amount, &tol, &dust, &in.Address, &in.AddressKey,
 		&in.Rate, &in.RateSources, &in.RateAt, &in.ExpiresAt,
 		&in.Status, &in.Overpaid, &in.Late, &recv, &conf, &in.ConfirmationsRequired,

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/paywatch/paywatch/payment"
@@ -9,8 +10,12 @@ import (
 
 // LedgerEntry is one append-only line of an account's register.
 type LedgerEntry struct {
-	Seq         int64
-	ID          string
+	Seq int64
+	ID  string
+	// Store is the store whose account this is. Writing, "" takes the
+	// store of the entry's intent, else of its transfer; an entry with
+	// neither must name it.
+	Store       string
 	Account     string
 	Type        payment.LedgerEntryType
 	AmountCents int64
@@ -28,13 +33,13 @@ type LedgerEntry struct {
 
 // lockAccount creates the account row if needed and locks it: every ledger
 // write of an account is serialized on this row.
-func (t *Tx) lockAccount(ctx context.Context, account string, now time.Time) (int64, error) {
-	if _, err := t.tx.Exec(ctx, `INSERT INTO accounts (account, balance_cents, updated_at) VALUES ($1, 0, $2)
-		ON CONFLICT (account) DO NOTHING`, account, now); err != nil {
+func (t *Tx) lockAccount(ctx context.Context, store, account string, now time.Time) (int64, error) {
+	if _, err := t.tx.Exec(ctx, `INSERT INTO accounts (store_id, account, balance_cents, updated_at) VALUES ($3, $1, 0, $2)
+		ON CONFLICT (store_id, account) DO NOTHING`, account, now, store); err != nil {
 		return 0, translate(err)
 	}
 	var bal int64
-	err := t.tx.QueryRow(ctx, `SELECT balance_cents FROM accounts WHERE account = $1 FOR UPDATE`, account).Scan(&bal)
+	err := t.tx.QueryRow(ctx, `SELECT balance_cents FROM accounts WHERE store_id = $2 AND account = $1 FOR UPDATE`, account, store).Scan(&bal)
 	return bal, translate(err)
 }
 
@@ -46,7 +51,12 @@ func (t *Tx) lockAccount(ctx context.Context, account string, now time.Time) (in
 // the balance holds (AmountCents is lowered to that; with nothing to take,
 // nothing is written and the returned entry has no ID).
 func (t *Tx) AppendLedger(ctx context.Context, e LedgerEntry, now time.Time) (LedgerEntry, error) {
-	bal, err := t.lockAccount(ctx, e.Account, now)
+	if e.Store == "" {
+		if err := t.entryStore(ctx, &e); err != nil {
+			return LedgerEntry{}, err
+		}
+	}
+	bal, err := t.lockAccount(ctx, e.Store, e.Account, now)
 	if err != nil {
 		return LedgerEntry{}, err
 	}
@@ -77,16 +87,31 @@ func (t *Tx) AppendLedger(ctx context.Context, e LedgerEntry, now time.Time) (Le
 	}
 	e.BalanceAfter, e.CreatedAt = bal, now
 	err = t.tx.QueryRow(ctx, `INSERT INTO ledger_entries (id, account, type, amount_cents, reference, intent_id, transfer_id,
-		balance_after_cents, unrecovered_cents, created_at, resolution_seq)
-		VALUES ($1, $2, $3, $4, $5, NULLIF($6, ''), NULLIF($7, ''), $8, $9, $10, NULLIF($11, 0)) RETURNING seq`,
-		e.ID, e.Account, e.Type, e.AmountCents, e.Reference, e.IntentID, e.TransferID, bal, e.UnrecoveredCents, now, e.ResolutionSeq).Scan(&e.Seq)
+		balance_after_cents, unrecovered_cents, created_at, resolution_seq, store_id)
+		VALUES ($1, $2, $3, $4, $5, NULLIF($6, ''), NULLIF($7, ''), $8, $9, $10, NULLIF($11, 0), $12) RETURNING seq`,
+		e.ID, e.Account, e.Type, e.AmountCents, e.Reference, e.IntentID, e.TransferID, bal, e.UnrecoveredCents, now, e.ResolutionSeq, e.Store).Scan(&e.Seq)
 	if err != nil {
 		return LedgerEntry{}, translate(err)
 	}
-	if _, err := t.tx.Exec(ctx, `UPDATE accounts SET balance_cents = $2, updated_at = $3 WHERE account = $1`, e.Account, bal, now); err != nil {
+	if _, err := t.tx.Exec(ctx, `UPDATE accounts SET balance_cents = $2, updated_at = $3 WHERE store_id = $4 AND account = $1`, e.Account, bal, now, e.Store); err != nil {
 		return LedgerEntry{}, translate(err)
 	}
 	return e, nil
+}
+
+// entryStore fills an entry's store from its intent, else its transfer:
+// an account's money never crosses into another store.
+func (t *Tx) entryStore(ctx context.Context, e *LedgerEntry) error {
+	var err error
+	switch {
+	case e.IntentID != "":
+		err = t.tx.QueryRow(ctx, `SELECT store_id FROM intents WHERE id = $1`, e.IntentID).Scan(&e.Store)
+	case e.TransferID != "":
+		err = t.tx.QueryRow(ctx, `SELECT store_id FROM transfers WHERE id = $1`, e.TransferID).Scan(&e.Store)
+	default:
+		return fmt.Errorf("ledger entry for %q: no store, intent or transfer", e.Account)
+	}
+	return translate(err)
 }
 
 // PayableUnrecovered returns what the reversals of the credits of an

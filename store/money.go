@@ -13,6 +13,7 @@ import (
 // detected but not paid yet (not spendable), Unrecovered what reversals
 // could not take back and no recovery has settled since.
 type Balance struct {
+	Store            string
 	Account          string
 	AvailableCents   int64
 	PendingCents     int64
@@ -21,24 +22,24 @@ type Balance struct {
 
 // Balance returns an account's balance. An account without entries has a
 // zero balance (it is not an error).
-func (s *Store) Balance(ctx context.Context, account string) (Balance, error) {
-	b := Balance{Account: account}
+func (s *Store) Balance(ctx context.Context, store, account string) (Balance, error) {
+	b := Balance{Store: StoreOr(store), Account: account}
 	err := s.pool.QueryRow(ctx, `SELECT
-		coalesce((SELECT balance_cents FROM accounts WHERE account = $1), 0),
-		coalesce((SELECT sum(p.amount_cents) FROM payables p WHERE p.kind = 'topup' AND p.account = $1
+		coalesce((SELECT balance_cents FROM accounts WHERE store_id = $2 AND account = $1), 0),
+		coalesce((SELECT sum(p.amount_cents) FROM payables p WHERE p.store_id = $2 AND p.kind = 'topup' AND p.account = $1
 			AND p.paid_at IS NULL AND EXISTS (SELECT 1 FROM intents i WHERE i.payable_id = p.id AND i.status = 'detected')), 0),
 		(SELECT coalesce(sum(unrecovered_cents), 0) - coalesce(sum(amount_cents) FILTER (WHERE type = 'recovery'), 0)
-			FROM ledger_entries WHERE account = $1)`, account).
+			FROM ledger_entries WHERE store_id = $2 AND account = $1)`, account, b.Store).
 		Scan(&b.AvailableCents, &b.PendingCents, &b.UnrecoveredCents)
 	return b, translate(err)
 }
 
-const ledgerColumns = `seq, id, account, type, amount_cents, reference, coalesce(intent_id, ''), coalesce(transfer_id, ''),
+const ledgerColumns = `seq, id, store_id, account, type, amount_cents, reference, coalesce(intent_id, ''), coalesce(transfer_id, ''),
 	balance_after_cents, unrecovered_cents, created_at, coalesce(resolution_seq, 0)`
 
 func scanLedger(row pgx.Row) (LedgerEntry, error) {
 	var e LedgerEntry
-	err := row.Scan(&e.Seq, &e.ID, &e.Account, &e.Type, &e.AmountCents, &e.Reference, &e.IntentID, &e.TransferID,
+	err := row.Scan(&e.Seq, &e.ID, &e.Store, &e.Account, &e.Type, &e.AmountCents, &e.Reference, &e.IntentID, &e.TransferID,
 		&e.BalanceAfter, &e.UnrecoveredCents, &e.CreatedAt, &e.ResolutionSeq)
 	return e, translate(err)
 }
@@ -46,16 +47,17 @@ func scanLedger(row pgx.Row) (LedgerEntry, error) {
 // LedgerEntries returns up to limit entries of an account after the entry
 // afterID ("" from the first), oldest first. An unknown afterID is
 // ErrNotFound.
-func (s *Store) LedgerEntries(ctx context.Context, account, afterID string, limit int) ([]LedgerEntry, error) {
+func (s *Store) LedgerEntries(ctx context.Context, store, account, afterID string, limit int) ([]LedgerEntry, error) {
 	var after int64
+	store = StoreOr(store)
 	if afterID != "" {
-		err := s.pool.QueryRow(ctx, `SELECT seq FROM ledger_entries WHERE id = $1 AND account = $2`, afterID, account).Scan(&after)
+		err := s.pool.QueryRow(ctx, `SELECT seq FROM ledger_entries WHERE id = $1 AND store_id = $3 AND account = $2`, afterID, account, store).Scan(&after)
 		if err != nil {
 			return nil, translate(err)
 		}
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+ledgerColumns+` FROM ledger_entries WHERE account = $1 AND seq > $2
-		ORDER BY seq LIMIT $3`, account, after, limit)
+	rows, err := s.pool.Query(ctx, `SELECT `+ledgerColumns+` FROM ledger_entries WHERE store_id = $4 AND account = $1 AND seq > $2
+		ORDER BY seq LIMIT $3`, account, after, limit, store)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -67,9 +69,10 @@ func (t *Tx) LedgerEntryByID(ctx context.Context, id string) (LedgerEntry, error
 	return scanLedger(t.tx.QueryRow(ctx, `SELECT `+ledgerColumns+` FROM ledger_entries WHERE id = $1`, id))
 }
 
-// DebitByReference returns the debit that paid an order reference.
-func (t *Tx) DebitByReference(ctx context.Context, reference string) (LedgerEntry, error) {
-	return scanLedger(t.tx.QueryRow(ctx, `SELECT `+ledgerColumns+` FROM ledger_entries WHERE reference = $1 AND type = 'debit'`, reference))
+// DebitByReference returns the debit that paid an order reference of
+// store.
+func (t *Tx) DebitByReference(ctx context.Context, store, reference string) (LedgerEntry, error) {
+	return scanLedger(t.tx.QueryRow(ctx, `SELECT `+ledgerColumns+` FROM ledger_entries WHERE store_id = $2 AND reference = $1 AND type = 'debit'`, reference, StoreOr(store)))
 }
 
 // InboxFilter selects transfers of the finance inbox.

@@ -26,14 +26,15 @@ func openIntentWhere(now string) string {
 // reference) at $3, oldest first.
 var openIntentsSQL = `SELECT i.id, i.method, i.expires_at FROM intents i
 	JOIN payables p ON p.id = i.payable_id
-	WHERE p.kind = $1 AND p.reference = $2 AND ` + openIntentWhere("$3") + `
+	WHERE p.store_id = $4 AND p.kind = $1 AND p.reference = $2 AND ` + openIntentWhere("$3") + `
 	ORDER BY i.created_at, i.id`
 
-// OpenIntents lists the open intents of the payable (kind, reference) at
-// now, oldest first. A creation calls it after EnsurePayable, whose row
-// lock makes concurrent creations of one payable see each other's intents.
-func (t *Tx) OpenIntents(ctx context.Context, kind, reference string, now time.Time) ([]OpenIntent, error) {
-	rows, err := t.tx.Query(ctx, openIntentsSQL, kind, reference, now)
+// OpenIntents lists the open intents of the payable (store, kind,
+// reference) at now, oldest first. A creation calls it after
+// EnsurePayable, whose row lock makes concurrent creations of one payable
+// see each other's intents.
+func (t *Tx) OpenIntents(ctx context.Context, store, kind, reference string, now time.Time) ([]OpenIntent, error) {
+	rows, err := t.tx.Query(ctx, openIntentsSQL, kind, reference, now, StoreOr(store))
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -59,9 +60,9 @@ func scanOpenIntents(rows pgx.Rows) ([]OpenIntent, error) {
 // intents_payable indexes: written as EXISTS, the planner may make it a
 // semi-join hashing every intent of the table, and a batch of creations
 // grew slower as intents accumulated.
-var openPayablesSQL = `SELECT coalesce(array_agg(u.n), '{}') FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(kind, reference, n)
+var openPayablesSQL = `SELECT coalesce(array_agg(u.n), '{}') FROM unnest($1::text[], $2::text[], $4::text[]) WITH ORDINALITY AS u(kind, reference, store, n)
 	CROSS JOIN LATERAL (SELECT 1 FROM payables p JOIN intents i ON i.payable_id = p.id
-		WHERE p.kind = u.kind AND p.reference = u.reference AND ` + openIntentWhere("$3") + ` LIMIT 1) open`
+		WHERE p.store_id = u.store AND p.kind = u.kind AND p.reference = u.reference AND ` + openIntentWhere("$3") + ` LIMIT 1) open`
 
 // takeDerivedUnlessOpenSQL is takeDerivedManySQL for one intent of the
 // payable ($4 kind, $5 reference) with method $6, taking nothing when at
@@ -70,4 +71,4 @@ var openPayablesSQL = `SELECT coalesce(array_agg(u.n), '{}') FROM unnest($1::tex
 // and an address it took would be lost with the commit of that answer.
 var takeDerivedUnlessOpenSQL = takeDerivedSQL(`(SELECT count(*) FILTER (WHERE i.method = $6) = 0 AND ($8 = 0 OR count(*) < $8)
 		FROM intents i JOIN payables p ON p.id = i.payable_id
-		WHERE p.kind = $4 AND p.reference = $5 AND ` + openIntentWhere("$7") + `)`)
+		WHERE p.store_id = $9 AND p.kind = $4 AND p.reference = $5 AND ` + openIntentWhere("$7") + `)`)

@@ -223,7 +223,7 @@ func TestEnsurePayableTakeDerivedTakesNothingForAnOpenPayable(t *testing.T) {
 		if (a != nil) != tc.take || len(open) != tc.open || (tc.open == 1 && (open[0].ID != btc || open[0].Method != "BTC")) {
 			t.Errorf("%s: took %+v, open %+v; want take %v, %d open", tc.name, a, open, tc.take, tc.open)
 		}
-		got, err := tx.OpenIntents(ctx, string(want.Kind), want.Reference, tc.at)
+		got, err := tx.OpenIntents(ctx, "", string(want.Kind), want.Reference, tc.at)
 		if err != nil || len(got) != tc.open {
 			t.Errorf("%s: OpenIntents %+v %v, want %d", tc.name, got, err, tc.open)
 		}

@@ -60,7 +60,10 @@ func (s *Store) ReconRows(ctx context.Context, from, to, asOf time.Time) ([]Reco
 // [From, To) as of AsOf, stored as it was rendered (JSON and CSV) when
 // ClosedBy closed it at ClosedAt. The table refuses updates and deletes.
 type ReportClose struct {
-	ID       string
+	ID string
+	// Store is the store whose books were closed ("" when writing: the
+	// default store).
+	Store    string
 	From     time.Time
 	To       time.Time
 	AsOf     time.Time
@@ -70,11 +73,11 @@ type ReportClose struct {
 	CSV      []byte
 }
 
-const reportCloseColumns = `id, period_from, period_to, as_of, closed_by, closed_at`
+const reportCloseColumns = `id, store_id, period_from, period_to, as_of, closed_by, closed_at`
 
 func scanReportClose(row pgx.Row, withBodies bool) (ReportClose, error) {
 	var c ReportClose
-	dest := []any{&c.ID, &c.From, &c.To, &c.AsOf, &c.ClosedBy, &c.ClosedAt}
+	dest := []any{&c.ID, &c.Store, &c.From, &c.To, &c.AsOf, &c.ClosedBy, &c.ClosedAt}
 	if withBodies {
 		dest = append(dest, &c.JSON, &c.CSV)
 	}
@@ -86,27 +89,27 @@ func scanReportClose(row pgx.Row, withBodies bool) (ReportClose, error) {
 // period was already closed it returns that close and created=false, and c
 // is not stored.
 func (s *Store) InsertReportClose(ctx context.Context, c ReportClose) (ReportClose, bool, error) {
-	tag, err := s.pool.Exec(ctx, `INSERT INTO report_closes (`+reportCloseColumns+`, report_json, report_csv)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (period_from, period_to) DO NOTHING`,
-		c.ID, c.From, c.To, c.AsOf, c.ClosedBy, c.ClosedAt, c.JSON, c.CSV)
+	tag, err := s.pool.Exec(ctx, `INSERT INTO report_closes (id, period_from, period_to, as_of, closed_by, closed_at, report_json, report_csv, store_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (store_id, period_from, period_to) DO NOTHING`,
+		c.ID, c.From, c.To, c.AsOf, c.ClosedBy, c.ClosedAt, c.JSON, c.CSV, StoreOr(c.Store))
 	if err != nil {
 		return ReportClose{}, false, translate(err)
 	}
-	stored, err := s.ReportCloseByPeriod(ctx, c.From, c.To)
+	stored, err := s.ReportCloseByPeriod(ctx, c.Store, c.From, c.To)
 	return stored, tag.RowsAffected() == 1, err
 }
 
-// ReportCloseByPeriod returns the close of exactly [from, to) with its
-// stored report, or ErrNotFound.
-func (s *Store) ReportCloseByPeriod(ctx context.Context, from, to time.Time) (ReportClose, error) {
+// ReportCloseByPeriod returns the store's close of exactly [from, to) with
+// its stored report, or ErrNotFound.
+func (s *Store) ReportCloseByPeriod(ctx context.Context, store string, from, to time.Time) (ReportClose, error) {
 	return scanReportClose(s.pool.QueryRow(ctx, `SELECT `+reportCloseColumns+`, report_json, report_csv
-		FROM report_closes WHERE period_from = $1 AND period_to = $2`, from, to), true)
+		FROM report_closes WHERE store_id = $3 AND period_from = $1 AND period_to = $2`, from, to, StoreOr(store)), true)
 }
 
-// ReportCloses lists every closed period (without the stored reports),
-// oldest period first.
-func (s *Store) ReportCloses(ctx context.Context) ([]ReportClose, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+reportCloseColumns+` FROM report_closes ORDER BY period_from, period_to, id`)
+// ReportCloses lists the store's closed periods (without the stored
+// reports), oldest period first.
+func (s *Store) ReportCloses(ctx context.Context, store string) ([]ReportClose, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+reportCloseColumns+` FROM report_closes WHERE store_id = $1 ORDER BY period_from, period_to, id`, StoreOr(store))
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -119,7 +122,7 @@ func (s *Store) ReportCloses(ctx context.Context) ([]ReportClose, error) {
 var reconRowsAsOfSQL = `SELECT t.id, t.network, t.txid, t.idx, t.asset, t.address, t.address_key, t.amount::text,
 	coalesce(h.intent_id, ''), h.block_height, coalesce(h.block_hash, ''), t.first_seen_at, h.status,
 	t.confirmations_required, h.confirmed_at, h.classification, h.credited, coalesce(t.notified_class, ''), t.created_at, h.recorded_at,
-	t.recorded, h.settled::text, h.resolved::text, t.coinbase, t.scanned_by, coalesce(t.verify_state, ''), t.verify_endpoint,
+	t.recorded, h.settled::text, h.resolved::text, t.coinbase, t.store_id, t.scanned_by, coalesce(t.verify_state, ''), t.verify_endpoint,
 	t.verify_detail, t.verify_checked_at,
 	(SELECT json_agg(json_build_object('seq', r.seq, 'action', r.action, 'note', r.note, 'actor', r.actor,
 		'intent_id', r.intent_id, 'account', r.account, 'amount_cents', r.amount_cents, 'refund_txid', r.refund_txid,

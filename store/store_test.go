@@ -220,13 +220,13 @@ func TestTransferUpsertKeepsIdentityOnNaturalKey(t *testing.T) {
 
 func TestBalanceNeverNegative(t *testing.T) {
 	tx, ctx := inTx(t)
-	if _, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: "cust-9", Type: "credit", AmountCents: 500, Reference: "T"}, now); err != nil {
+	if _, err := tx.AppendLedger(ctx, store.LedgerEntry{Store: store.DefaultStore, Account: "cust-9", Type: "credit", AmountCents: 500, Reference: "T"}, now); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: "cust-9", Type: "debit", AmountCents: 600, Reference: "O-1"}, now); !errors.Is(err, store.ErrInsufficientFunds) {
+	if _, err := tx.AppendLedger(ctx, store.LedgerEntry{Store: store.DefaultStore, Account: "cust-9", Type: "debit", AmountCents: 600, Reference: "O-1"}, now); !errors.Is(err, store.ErrInsufficientFunds) {
 		t.Fatalf("overdraft: %v", err)
 	}
-	e, err := tx.AppendLedger(ctx, store.LedgerEntry{Account: "cust-9", Type: "reversal", AmountCents: 800, Reference: "T"}, now)
+	e, err := tx.AppendLedger(ctx, store.LedgerEntry{Store: store.DefaultStore, Account: "cust-9", Type: "reversal", AmountCents: 800, Reference: "T"}, now)
 	if err != nil || e.BalanceAfter != 0 || e.UnrecoveredCents != 300 {
 		t.Fatalf("reversal beyond balance: %+v %v", e, err)
 	}

@@ -14,7 +14,9 @@ import (
 
 // Transfer is money observed arriving at one of our addresses.
 type Transfer struct {
-	ID                    string
+	ID string
+	// Store is the store of the address it pays (set by the database).
+	Store                 string
 	Network               string
 	TxID                  string
 	Index                 int64
@@ -126,7 +128,7 @@ const resolutionsJSON = `(SELECT json_agg(json_build_object('seq', r.seq, 'actio
 const transferColumns = `t.id, t.network, t.txid, t.idx, t.asset, t.address, t.address_key, t.amount::text,
 	coalesce(t.intent_id, ''), t.block_height, coalesce(t.block_hash, ''), t.first_seen_at, t.status,
 	t.confirmations_required, t.confirmed_at, t.classification, t.credited, coalesce(t.notified_class, ''), t.created_at, t.updated_at,
-	t.recorded, t.settled::text, t.resolved::text, t.coinbase, t.scanned_by, coalesce(t.verify_state, ''), t.verify_endpoint,
+	t.recorded, t.settled::text, t.resolved::text, t.coinbase, t.store_id, t.scanned_by, coalesce(t.verify_state, ''), t.verify_endpoint,
 	t.verify_detail, t.verify_checked_at, ` + resolutionsJSON
 
 const transferFrom = ` FROM transfers t `
@@ -156,7 +158,7 @@ func scanTransfer(row pgx.Row) (Transfer, error) {
 	err := row.Scan(&tr.ID, &tr.Network, &tr.TxID, &tr.Index, &tr.Asset, &tr.Address, &tr.AddressKey, &amount,
 		&tr.IntentID, &tr.BlockHeight, &tr.BlockHash, &tr.FirstSeenAt, &tr.Status,
 		&tr.ConfirmationsRequired, &tr.ConfirmedAt, &tr.Classification, &tr.Credited, &tr.NotifiedClass, &tr.CreatedAt, &tr.UpdatedAt,
-		&tr.Recorded, &settled, &resolved, &tr.Coinbase, &tr.ScannedBy, &tr.Verify.State, &tr.Verify.Endpoint,
+		&tr.Recorded, &settled, &resolved, &tr.Coinbase, &tr.Store, &tr.ScannedBy, &tr.Verify.State, &tr.Verify.Endpoint,
 		&tr.Verify.Detail, &tr.Verify.CheckedAt, &res)
 	if err != nil {
 		return Transfer{}, translate(err)

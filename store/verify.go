@@ -82,6 +82,8 @@ func (t *Tx) SetVerification(ctx context.Context, id, hash, amount string, v Ver
 // it is not verified.
 type HeldIntent struct {
 	IntentID string
+	// Store is the intent's store: a store's key sees its own only.
+	Store string
 	// State is the verification state of its transfer (the worst when
 	// several: disagrees, unseen, no_verifier, pending, "").
 	State string
@@ -91,13 +93,13 @@ type HeldIntent struct {
 // minCents that a confirmed, unverified transfer holds (not paid while it
 // is so), at most limit, oldest first.
 func (s *Store) HeldByVerification(ctx context.Context, network string, minCents int64, limit int) ([]HeldIntent, error) {
-	rows, err := s.pool.Query(ctx, `SELECT t.intent_id,
+	rows, err := s.pool.Query(ctx, `SELECT t.intent_id, i.store_id,
 			(array_agg(coalesce(t.verify_state, '') ORDER BY CASE coalesce(t.verify_state, '') WHEN 'disagrees' THEN 0
 				WHEN 'unseen' THEN 1 WHEN 'no_verifier' THEN 2 WHEN 'pending' THEN 3 ELSE 4 END))[1]
 		FROM intents i JOIN payables p ON p.id = i.payable_id JOIN transfers t ON t.intent_id = i.id
 		WHERE i.network = $1 AND i.status IN ('detected', 'reverted') AND p.amount_cents >= $2
 			AND t.status = 'confirmed' AND t.verify_state IS DISTINCT FROM 'verified'
-		GROUP BY t.intent_id ORDER BY min(t.first_seen_at), t.intent_id LIMIT $3`, network, minCents, limit)
+		GROUP BY t.intent_id, i.store_id ORDER BY min(t.first_seen_at), t.intent_id LIMIT $3`, network, minCents, limit)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -105,7 +107,7 @@ func (s *Store) HeldByVerification(ctx context.Context, network string, minCents
 	var out []HeldIntent
 	for rows.Next() {
 		var h HeldIntent
-		if err := rows.Scan(&h.IntentID, &h.State); err != nil {
+		if err := rows.Scan(&h.IntentID, &h.Store, &h.State); err != nil {
 			return nil, translate(err)
 		}
 		out = append(out, h)

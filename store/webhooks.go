@@ -109,7 +109,10 @@ const (
 // RecordAttempt. Nothing is claimed while another sender's claim is live
 // (an expired one is taken over: its events are sent again) or while the
 // next event waits for a retry.
-func (s *Store) ClaimWebhookEvents(ctx context.Context, name string, types []string, prefix string, limit int, hold time.Duration, now time.Time) (Claim, ClaimOutcome, error) {
+//
+// prefix limits the events to accounts starting with it, shop to the
+// events of that store ("" for either: no limit).
+func (s *Store) ClaimWebhookEvents(ctx context.Context, name string, types []string, prefix, shop string, limit int, hold time.Duration, now time.Time) (Claim, ClaimOutcome, error) {
 	var c Claim
 	var out ClaimOutcome
 	err := s.InTx(ctx, func(tx *Tx) error {
@@ -127,7 +130,7 @@ func (s *Store) ClaimWebhookEvents(ctx context.Context, name string, types []str
 			out = ClaimRetryLater
 			return nil
 		}
-		if c.Events, err = collectEvents(tx.tx.Query(ctx, eventsAfterPrefixSQL, e.LastSeq, types, limit, prefix)); err != nil {
+		if c.Events, err = collectEvents(tx.tx.Query(ctx, eventsAfterPrefixSQL, e.LastSeq, types, limit, prefix, shop)); err != nil {
 			return err
 		}
 		if len(c.Events) == 0 {

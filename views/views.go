@@ -75,7 +75,10 @@ type Resolution struct {
 // instructions and status. ReturnURL is where that page's button leads once
 // paid, as the storefront gave it (absent: no button).
 type Intent struct {
-	ID                    string               `json:"id"`
+	ID string `json:"id"`
+	// Store is the intent's store (never in the JSON: a store's key
+	// knows its store, and the page reads it to show the store's look).
+	Store                 string               `json:"-"`
 	Kind                  payment.PayableKind  `json:"kind"`
 	Reference             string               `json:"reference"`
 	Account               *string              `json:"account"`
@@ -158,7 +161,7 @@ func TransferOf(t store.Transfer, tip int64) Transfer {
 func IntentOf(in store.Intent, transfers []store.Transfer, tip int64, uri string) Intent {
 	dec := Decimals(in.Network, in.Asset)
 	v := Intent{
-		ID: in.ID, Kind: in.Kind, Reference: in.Reference, Account: strp(in.Account),
+		ID: in.ID, Store: in.Store, Kind: in.Kind, Reference: in.Reference, Account: strp(in.Account),
 		Method: in.Method, Network: in.Network, Asset: assetName(in.Method, in.Asset),
 		AmountUSD: payment.Cents(in.AmountCents).String(), Amount: payment.FormatUnits(in.Amount, dec),
 		AmountBaseUnits: in.Amount.String(), Address: in.Address, PaymentURI: uri, ReturnURL: in.ReturnURL, Locale: in.Locale,

@@ -71,6 +71,8 @@ type Endpoint struct {
 	// AccountPrefix, when set, limits deliveries to the events of the
 	// accounts that start with it (transfers to no account are left out).
 	AccountPrefix string
+	// Store, when set, limits deliveries to the events of that store.
+	Store string
 	// StartNow makes a new endpoint start after the newest event instead of
 	// receiving the whole history (config `start: now`).
 	StartNow bool
@@ -245,7 +247,7 @@ func (s *Sender) Run(ctx context.Context) error {
 // next step: 0 when more may be due now.
 func (s *Sender) Step(ctx context.Context) (time.Duration, error) {
 	now := s.clock.Now().UTC()
-	c, out, err := s.opt.Store.ClaimWebhookEvents(ctx, s.ep.Name, s.ep.Events, s.ep.AccountPrefix, s.opt.Batch, s.opt.ClaimFor, now)
+	c, out, err := s.opt.Store.ClaimWebhookEvents(ctx, s.ep.Name, s.ep.Events, s.ep.AccountPrefix, s.ep.Store, s.opt.Batch, s.opt.ClaimFor, now)
 	if err != nil {
 		return 0, err
 	}

@@ -61,6 +61,11 @@ type Config struct {
 	// -zmqpubrawtx address). When set, Notify subscribes there instead of
 	// long-polling waitfornewblock and peeking at the mempool.
 	ZMQURL string
+	// Pooled says that HTTPClient sends through an endpoint pool
+	// (chains/endpoints), so URL names no node: btcd, which notifies only
+	// on its websocket, is then polled (Notify returns
+	// chains.ErrNotifyUnsupported) rather than dialled at URL's host.
+	Pooled bool
 	// Log receives warnings; nil discards them.
 	Log *slog.Logger
 }
@@ -80,6 +85,7 @@ type Client struct {
 	mempool   map[string]mempoolTx // decoded mempool transactions by txid
 
 	zmqURL string // Config.ZMQURL
+	pooled bool   // Config.Pooled
 }
 
 var (
@@ -134,6 +140,7 @@ func New(cfg Config) (*Client, error) {
 		log:     cfg.Log.With("component", "chainsource", "network", string(cfg.Network)),
 		mempool: make(map[string]mempoolTx),
 		zmqURL:  cfg.ZMQURL,
+		pooled:  cfg.Pooled,
 	}, nil
 }
 

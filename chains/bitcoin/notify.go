@@ -25,7 +25,8 @@ const codeMethodNotFound = -32601
 // (getbestblockhash, getmempoolinfo) every mempoolPeekEvery for their
 // mempool (peekMempool). btcd, which answers waitfornewblock with "Method
 // not found", is subscribed on its websocket to new blocks and new mempool
-// transactions (wsFeed).
+// transactions (wsFeed), unless the client sends through an endpoint pool
+// (Config.Pooled): then it is polled.
 func (c *Client) Notify(ctx context.Context, wake func()) error {
 	if c.zmqURL != "" {
 		return c.notifyZMQ(ctx, wake)
@@ -47,6 +48,9 @@ func (c *Client) Notify(ctx context.Context, wake func()) error {
 		var re *RPCError
 		if errors.As(err, &re) && re.Code == codeMethodNotFound {
 			stopPeek()
+			if c.pooled {
+				return fmt.Errorf("%w: btcd notifies only on its websocket, which is not used with networks.%s.endpoints", chains.ErrNotifyUnsupported, c.network)
+			}
 			return c.wsFeed().Notify(ctx, wake)
 		}
 		if err != nil {

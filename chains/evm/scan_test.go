@@ -594,7 +594,7 @@ func TestScanAnvilReorg(t *testing.T) {
 		if s.events("intent.reverted", v.ID) != 1 || s.events("ledger.reversed", v.ID) != 1 {
 			t.Fatalf("events: reverted %d, ledger.reversed %d", s.events("intent.reverted", v.ID), s.events("ledger.reversed", v.ID))
 		}
-		p, err := s.Store.PayableByReference(ctx, "topup", "TOP-1")
+		p, err := s.Store.PayableByReference(ctx, "", "topup", "TOP-1")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -48,6 +48,7 @@ func newSourceAny(ctx context.Context, cfg *config.Config, n payment.Network, ge
 		if pool != nil {
 			// The pool sends each endpoint's credentials in place of these.
 			bc.URL, bc.HTTPClient = "http://pool:pool@"+strings.TrimPrefix(endpoints.Placeholder, "http://"), pooledClient(pool)
+			bc.Pooled = true
 		}
 		c, err := bitcoin.New(bc)
 		if err != nil {

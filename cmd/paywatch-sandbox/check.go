@@ -27,15 +27,17 @@ import (
 // did not keep across a restart).
 func checkSource(ctx context.Context, cfg *config.Config, n payment.Network, log *slog.Logger) (chains.Source, error) {
 	nc := cfg.Networks[n]
+	// The node itself, never the faulty proxy in front of it.
+	node := configNodeURL(nc)
 	switch n {
 	case payment.Bitcoin, payment.Litecoin:
-		return coreBlocks{devnet.CoreRPC{RPCURL: nc.RPCURL}}, nil
+		return coreBlocks{devnet.CoreRPC{RPCURL: node}}, nil
 	case payment.Ethereum:
-		return evm.New(ctx, evm.Config{URL: nc.RPCURL, Trace: "off", Log: log})
+		return evm.New(ctx, evm.Config{URL: node, Trace: "off", Log: log})
 	case payment.Tron:
-		return tron.New(tron.Config{URL: nc.RPCURL, USDTContract: cfg.Methods[payment.USDTTRC20].Contract, Log: log})
+		return tron.New(tron.Config{URL: node, USDTContract: cfg.Methods[payment.USDTTRC20].Contract, Log: log})
 	case payment.Solana:
-		c, err := solana.New(solana.Config{URL: nc.RPCURL, Mode: nc.Mode, Log: log})
+		c, err := solana.New(solana.Config{URL: node, Mode: nc.Mode, Log: log})
 		if err != nil {
 			return nil, err
 		}

@@ -35,13 +35,16 @@ func (s *sandbox) writeConfig(listen string, deadline time.Duration) error {
 	p := s.state.Ports
 	url := func(name string) string { return fmt.Sprintf("http://127.0.0.1:%d", p[name]) }
 	tronUSDT := config.Default().Methods[payment.USDTTRC20].Contract
-	y := fmt.Sprintf(sandboxConfig, time.Now().UTC().Format(time.RFC3339), listen, s.pg.URL("paywatch"), deadline, "http://"+listen,
-		s.state.USDT, s.state.USDC, tronUSDT,
-		s.btcd.RPCURL, addresses.SandboxKeys[payment.Bitcoin],
-		s.ltc.RPCURL, addresses.SandboxKeys[payment.Litecoin],
-		s.anvil.RPCURL, sandboxEthereumKey,
-		url("tron"), addresses.SandboxKeys[payment.Tron],
-		url("solana"))
+	// Each network: the faulty proxy (preferred), then the node itself.
+	eps := func(n payment.Network) []any { return []any{s.proxies[n].url, s.nodeURL(n)} }
+	args := []any{time.Now().UTC().Format(time.RFC3339), listen, s.pg.URL("paywatch"), deadline, "http://" + listen,
+		s.state.USDT, s.state.USDC, tronUSDT}
+	args = append(append(args, eps(payment.Bitcoin)...), addresses.SandboxKeys[payment.Bitcoin])
+	args = append(append(args, eps(payment.Litecoin)...), addresses.SandboxKeys[payment.Litecoin])
+	args = append(append(args, eps(payment.Ethereum)...), "ws://"+strings.TrimPrefix(s.anvil.RPCURL, "http://"), sandboxEthereumKey)
+	args = append(append(args, eps(payment.Tron)...), addresses.SandboxKeys[payment.Tron])
+	args = append(append(args, eps(payment.Solana)...), fmt.Sprintf("ws://127.0.0.1:%d", p["solana"]+1))
+	y := fmt.Sprintf(sandboxConfig, args...)
 	y += webhooksConfig(s.webhooks)
 	s.cfgPath = filepath.Join(s.dir, "paywatch.yaml")
 	if err := writeFileAtomic(s.cfgPath, []byte(y), 0o600); err != nil {
@@ -67,6 +70,7 @@ func (s *sandbox) writeConfig(listen string, deadline time.Duration) error {
 		envTronKey: tw.KeyHex(), envTronAddress: tw.Base58(),
 		envSolanaWS: fmt.Sprintf("ws://127.0.0.1:%d", p["solana"]+1), envSolanaKeypair: keypair,
 		envSolanaAddress: solanaAddress(publicKey32(sw)), envSolanaMint: solanaAddress(mint),
+		envFaults: s.faultsURL,
 	}
 	if len(s.webhooks) > 0 {
 		secret, err := s.webhookSecret()
@@ -117,35 +121,47 @@ networks:
   bitcoin:
     enabled: true
     chain: regtest
-    rpc_url: %q
+    endpoints:        # "proxy" fails on command (paywatch-sandbox fault bitcoin KIND); "node" is the node
+      - {name: proxy, url: %q, priority: 0}
+      - {name: node, url: %q, priority: 1}
     account_key: %q
     poll_interval: 1s
     max_lag_blocks: 50
   litecoin:
     enabled: true
     chain: regtest
-    rpc_url: %q
+    endpoints:        # "proxy" fails on command (paywatch-sandbox fault litecoin KIND); "node" is the node
+      - {name: proxy, url: %q, priority: 0}
+      - {name: node, url: %q, priority: 1}
     account_key: %q
     poll_interval: 1s
     max_lag_blocks: 50
   ethereum:
     enabled: true
     chain: regtest
-    rpc_url: %q
+    endpoints:        # "proxy" fails on command (paywatch-sandbox fault ethereum KIND); "node" is the node
+      - {name: proxy, url: %q, priority: 0}
+      - {name: node, url: %q, priority: 1}
+    notify_url: %q    # anvil's websocket, on the node itself
     account_key: %q
     poll_interval: 1s
     max_lag_blocks: 50
   tron:
     enabled: true
     chain: regtest
-    rpc_url: %q
+    endpoints:        # "proxy" fails on command (paywatch-sandbox fault tron KIND); "node" is the node
+      - {name: proxy, url: %q, priority: 0}
+      - {name: node, url: %q, priority: 1}
     account_key: %q
     poll_interval: 1s
     max_lag_blocks: 50
   solana:
     enabled: true
     chain: regtest
-    rpc_url: %q
+    endpoints:        # "proxy" fails on command (paywatch-sandbox fault solana KIND); "node" is the node
+      - {name: proxy, url: %q, priority: 0}
+      - {name: node, url: %q, priority: 1}
+    notify_url: %q    # the pubsub websocket, on the node itself
     poll_interval: 1s
     max_lag_blocks: 300
     mode: block

@@ -36,10 +36,14 @@ func main() {
 	}
 }
 
-// run starts the sandbox, or with `pay` pays a sandbox intent.
+// run starts the sandbox, or with `pay` pays a sandbox intent, or with
+// `fault` makes a network's proxy endpoint misbehave.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "pay" {
 		return runPay(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "fault" {
+		return runFault(ctx, args[1:], stdout, stderr)
 	}
 	return runSandbox(ctx, args, stdout, stderr)
 }
@@ -56,12 +60,14 @@ func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 }
 
 func runSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("", "[--dir DIR] [--listen ADDR] [--deadline 30m] [--paywatch BIN] [--webhook URL]\n       paywatch-sandbox pay <intent-id> [--amount X] [--dir DIR]\n\n"+
+	fs := newFlags("", "[--dir DIR] [--listen ADDR] [--deadline 30m] [--paywatch BIN] [--webhook URL]\n       paywatch-sandbox pay <intent-id> [--amount X] [--dir DIR]\n       paywatch-sandbox fault NETWORK KIND [ARG] [--dir DIR]\n\n"+
 		"paywatch-sandbox starts the local sandbox: PostgreSQL, btcd and litecoind (regtest),\n"+
 		"anvil, simulated Tron and Solana nodes, and the paywatch daemon (`paywatch serve`)\n"+
 		"with every method enabled. Everything lives under DIR; a second run reuses it.\n"+
 		"Ctrl-C stops it. pay pays a sandbox intent from the sandbox's coins (X in the\n"+
-		"asset's units, default the intent's exact amount) and mines the blocks it needs.", stderr)
+		"asset's units, default the intent's exact amount) and mines the blocks it needs.\n"+
+		"Each network has two node endpoints, \"proxy\" (preferred) and \"node\"; fault makes\n"+
+		"the proxy misbehave (lag, 429, 503, drop, …; none heals) to watch paywatch fail over.", stderr)
 	dir := fs.String("dir", devDir, "sandbox directory (data, logs, config, sandbox.env)")
 	listen := fs.String("listen", "", "API listen address (default 127.0.0.1:8080 when free, else a free port; remembered)")
 	deadline := fs.Duration("deadline", 30*time.Minute, "how long sandbox intents accept payment (e.g. 2m to see late and underpaid transfers soon)")
@@ -127,6 +133,7 @@ func printBanner(w io.Writer, sb *sandbox, r sandboxReady, took time.Duration) {
 	fmt.Fprintf(w, "  ethereum       anvil              %s   USDT %s  USDC %s\n", env[envEthereum], env[envUSDT], env[envUSDC])
 	fmt.Fprintf(w, "  tron           SIMULATED node     %s\n", env[envTron])
 	fmt.Fprintf(w, "  solana         SIMULATED node     %s   (pubsub %s)\n", env[envSolana], env[envSolanaWS])
+	fmt.Fprintf(w, "  endpoints      each network: \"proxy\" (preferred; bin/paywatch-sandbox fault NETWORK KIND breaks it) and \"node\"\n")
 	fmt.Fprintf(w, "  logs           %s/\n", filepath.Join(sb.relDir, "logs"))
 	if len(sb.webhooks) > 0 {
 		fmt.Fprintf(w, "  webhooks       %s   (signed with %s in %s)\n", strings.Join(sb.webhooks, " "), envWebhookSecret, filepath.Join(sb.relDir, "sandbox.env"))
@@ -203,7 +210,7 @@ const (
 
 var envOrder = []string{envURL, envAPIKey, envBitcoin, envLitecoin, envEthereum, envUSDT, envUSDC, envTron, envSolana,
 	envTronUSDT, envTronControl, envSolanaControl,
-	envTronKey, envTronAddress, envSolanaWS, envSolanaKeypair, envSolanaAddress, envSolanaMint}
+	envTronKey, envTronAddress, envSolanaWS, envSolanaKeypair, envSolanaAddress, envSolanaMint, envFaults}
 
 // sandboxEnv is the content of sandbox.env.
 type sandboxEnv map[string]string

@@ -21,6 +21,7 @@ import (
 	"github.com/paywatch/paywatch/config"
 	"github.com/paywatch/paywatch/devnet"
 	"github.com/paywatch/paywatch/devnet/ethdev"
+	"github.com/paywatch/paywatch/payment"
 )
 
 // Sandbox chain settings: small enough to see a payment confirm in seconds.
@@ -84,6 +85,10 @@ type sandbox struct {
 	anvil *ethdev.Anvil
 	tron  *tronfake.Node
 	sol   *solanafake.Node
+	// proxies are the faulty proxies of the networks' "proxy" endpoints
+	// (faults.go); faultsURL is their control.
+	proxies   map[payment.Network]*sandboxProxy
+	faultsURL string
 	// clock stamps the simulated Tron and Solana blocks (nil: the wall
 	// clock); a test may pin it.
 	clock clock.Clock
@@ -161,6 +166,9 @@ func startSandbox(ctx context.Context, o devOptions) (_ *sandbox, err error) {
 		return nil, err
 	}
 	if err := s.startFakes(); err != nil {
+		return nil, err
+	}
+	if err := s.startProxies(); err != nil {
 		return nil, err
 	}
 	if err := s.writeConfig(o.Listen, o.Deadline); err != nil {
@@ -241,6 +249,7 @@ func (s *sandbox) stop() {
 			cancel()
 		}
 		s.fakeWG.Wait()
+		s.closeProxies()
 		var wg sync.WaitGroup
 		for _, stop := range []func(){
 			func() {

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -230,6 +231,16 @@ webhooks:
 	sort.Strings(missing)
 	if len(missing) > 0 {
 		t.Errorf("metrics used but not exported by the daemon: %v", missing)
+	}
+	// Issue 33 item 6: every endpoint metric the daemon exports (the Tron
+	// network lists two endpoints) has a dashboard panel.
+	for n := range have {
+		if !strings.HasPrefix(n, "paywatch_endpoint") {
+			continue
+		}
+		if !slices.Contains(used[n], "dashboard") {
+			t.Errorf("the dashboard has no panel for %s", n)
+		}
 	}
 	if len(used) < 25 {
 		t.Errorf("only %d metrics used by the rules and the dashboard", len(used))

@@ -1,0 +1,65 @@
+package intents
+
+import (
+	"math/big"
+
+	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/store"
+)
+
+// StoreSetup is what the payment core needs of a store other than the
+// default one: its own address sources, and its confirmation and
+// tolerance settings where they differ from the instance's.
+type StoreSetup struct {
+	// Addresses are the store's own extended keys (and for Solana, a
+	// source with no Deriver: the store's pool lane). A network the store
+	// has no source for is unavailable to it: its money never lands on
+	// another store's addresses.
+	Addresses map[payment.Network]AddressSource
+	Settings  store.ShopSettings
+}
+
+// sourceFor is the address source of shop on network: the instance's for
+// the default store, the store's own for another.
+func (s *Service) sourceFor(shop string, n payment.Network) (AddressSource, bool) {
+	if store.StoreOr(shop) == store.DefaultStore {
+		src, ok := s.opt.Addresses[n]
+		return src, ok
+	}
+	setup, ok := s.opt.Stores[shop]
+	if !ok {
+		return AddressSource{}, false
+	}
+	src, ok := setup.Addresses[n]
+	return src, ok
+}
+
+// settingsOf is shop's settings (none for the default store: the
+// instance's are its own).
+func (s *Service) settingsOf(shop string) store.ShopSettings {
+	if store.StoreOr(shop) == store.DefaultStore {
+		return store.ShopSettings{}
+	}
+	return s.opt.Stores[shop].Settings
+}
+
+// storeConfirmations is the confirmations an intent of shop requires with
+// method: the store's where it sets them, else def.
+func (s *Service) storeConfirmations(shop string, m payment.Method, def int) int {
+	if n, ok := s.settingsOf(shop).Confirmations[string(m)]; ok {
+		return n
+	}
+	return def
+}
+
+// storeTolerance is the underpayment tolerance of an intent of shop for
+// amount: the store's tolerance_bps of the amount where it sets one, else
+// def.
+func (s *Service) storeTolerance(shop string, amount, def *big.Int) *big.Int {
+	bps := s.settingsOf(shop).ToleranceBPS
+	if bps == nil {
+		return def
+	}
+	t := new(big.Int).Mul(amount, big.NewInt(int64(*bps)))
+	return t.Quo(t, big.NewInt(10_000))
+}
