@@ -43,6 +43,7 @@ var wallClock = map[string]string{
 	"store/notify.go":                            "LISTEN reconnection backoff: database I/O",
 	"store/store.go":                             "retries of a lost connection: database I/O",
 	"chains/endpoints/endpointstest/faultmix.go": "a test helper's pause between polls of real nodes' answers",
+	"chains/endpoints/endpointstest/scanner.go":  "a test helper's times of detection and its pause between polls",
 }
 
 // Only the listed code reads the wall clock: a time.Now, time.After or

@@ -218,6 +218,17 @@ func (c *Client) putRaw(bp *[]byte) {
 // caller's.
 func (c *Client) RawBlock(ctx context.Context, height chains.Height) ([]byte, error) {
 	ctx = endpoints.Pin(ctx, int64(height))
+	for {
+		b, err := c.rawBlockAt(ctx, height)
+		if endpoints.Again(ctx, err, "block not found at a height it showed") {
+			continue
+		}
+		return b, err
+	}
+}
+
+// rawBlockAt is RawBlock's reads, pinned to one endpoint.
+func (c *Client) rawBlockAt(ctx context.Context, height chains.Height) ([]byte, error) {
 	hash, err := c.blockHash(ctx, height)
 	if err != nil {
 		return nil, fmt.Errorf("%s: block %d: %w", c.network, height, err)
@@ -239,6 +250,17 @@ func (c *Client) Block(ctx context.Context, height chains.Height, w chains.Watch
 	// Behind a pool of endpoints, the hash and the block come from one
 	// that showed the height.
 	ctx = endpoints.Pin(ctx, int64(height))
+	for {
+		b, err := c.block(ctx, height, w)
+		if endpoints.Again(ctx, err, "block not found at a height it showed") {
+			continue
+		}
+		return b, err
+	}
+}
+
+// block is Block's reads, pinned to one endpoint.
+func (c *Client) block(ctx context.Context, height chains.Height, w chains.Watched) (chains.Block, error) {
 	hash, err := c.blockHash(ctx, height)
 	if err != nil {
 		return chains.Block{}, fmt.Errorf("%s: block %d: %w", c.network, height, err)

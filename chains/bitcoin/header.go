@@ -18,6 +18,17 @@ var _ chains.HeaderSource = (*Client)(nil)
 // header must hash to the hash asked for, or it is chains.ErrInvalidResponse.
 func (c *Client) Header(ctx context.Context, height chains.Height) (chains.BlockRef, error) {
 	ctx = endpoints.Pin(ctx, int64(height))
+	for {
+		ref, err := c.header(ctx, height)
+		if endpoints.Again(ctx, err, "header not found at a height it showed") {
+			continue
+		}
+		return ref, err
+	}
+}
+
+// header is Header's reads, pinned to one endpoint.
+func (c *Client) header(ctx context.Context, height chains.Height) (chains.BlockRef, error) {
 	hash, err := c.blockHash(ctx, height)
 	if err != nil {
 		return chains.BlockRef{}, fmt.Errorf("%s: header %d: %w", c.network, height, err)

@@ -24,6 +24,10 @@
 // proved it holds the block (its head at or above the height), so a
 // "not found" from an endpoint that has not seen the block is never taken
 // as an empty block. ObserveHead records the head an endpoint answered.
+// Refuse (and Again, the loop around a block's reads) turns away, for that
+// block, an endpoint that showed it and then answered as if it lacked it
+// (a load balancer's stale backend): the block is read again, whole, from
+// another endpoint that showed it, when there is one.
 //
 // Only an endpoint's name leaves this package (status, errors, logs): its
 // URL and headers hold provider keys.

@@ -482,6 +482,33 @@ func (p *Pool) failed(e *endpoint, why string) {
 	}
 }
 
+// refuse records that endpoint name, having shown a head of at least
+// height, answered a read of that block as if it lacked it (counted with
+// its errors). It reports false, recording nothing, when the endpoint
+// never showed the height or no other endpoint (none of refused) did:
+// then there is nowhere else to ask, and the answer stands.
+func (p *Pool) refuse(name string, height int64, refused map[string]bool, why string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e := p.find(name)
+	if e == nil || e.head < height {
+		return false
+	}
+	other := false
+	for _, o := range p.eps {
+		if o != e && !refused[o.spec.Name] && o.spec.Scans && o.head >= height && o.wrongChain == "" {
+			other = true
+		}
+	}
+	if !other {
+		return false
+	}
+	e.errorsTotal++
+	e.failRate = e.failRate*0.8 + 0.2
+	p.log.Warn("endpoint answered as if it lacked a block it showed: asking another", "network", p.opt.Network, "endpoint", name, "height", height, "why", why)
+	return true
+}
+
 // throttled records a rate-limit answer of e: it is not used until
 // retryAfter has passed (when the answer said), else for a backoff that
 // doubles from 1s up to Options.MaxBackoff. Throttled is not down.

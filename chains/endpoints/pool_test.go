@@ -485,3 +485,60 @@ func TestProbeSkipsAnEndpointServingTips(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Issue 33 item 3: Refuse turns away, for one pinned read, an endpoint
+// that showed the block and answered as if it lacked it: the read's next
+// request goes to another endpoint that showed the block, and the refusal
+// counts with the endpoint's errors. It turns none away without a pin, for
+// a height the endpoint never showed, or when no other endpoint showed it
+// (the answer stands).
+func TestRefuseSendsTheBlockToAnotherEndpointThatShowedIt(t *testing.T) {
+	clk := clock.NewFake(t0)
+	a, b, c := newNode(t, "a"), newNode(t, "b"), newNode(t, "c")
+	p := newPool(t, clk, spec(a, 0), spec(b, 1), spec(c, 2))
+	ctx := context.Background()
+	heads := map[string]int64{"a": 100, "b": 100, "c": 90}
+	p.Probe(ctx, endpoints.Probes{Head: func(ctx context.Context) (int64, error) {
+		who, err := get(ctx, t, p, "")
+		return heads[who], err
+	}}, false, time.Second)
+	if endpoints.Refuse(ctx, "unpinned") || endpoints.Again(ctx, errors.New("x"), "unpinned") {
+		t.Fatal("refused without a pin")
+	}
+	read := endpoints.Pin(ctx, 100)
+	if endpoints.Refuse(read, "nothing served yet") {
+		t.Fatal("refused before a read was served")
+	}
+	if who, err := get(read, t, p, ""); err != nil || who != "a" {
+		t.Fatalf("first read of block 100: %q %v", who, err)
+	}
+	if endpoints.Again(read, nil, "no error") {
+		t.Fatal("a read that succeeded is made again")
+	}
+	if !endpoints.Again(read, errors.New("not found"), "a stale backend") || endpoints.ServedBy(read) != "" {
+		t.Fatalf("a not turned away: served by %q", endpoints.ServedBy(read))
+	}
+	for i := 0; i < 2; i++ {
+		if who, err := get(read, t, p, ""); err != nil || who != "b" {
+			t.Fatalf("read %d after a was turned away: %q %v", i, who, err)
+		}
+	}
+	if s := state(p, "a"); s.Errors != 1 || s.State != endpoints.Healthy {
+		t.Fatalf("a after the refusal: %+v", s)
+	}
+	// c never showed 100: b's answer stands.
+	if endpoints.Refuse(read, "no other") {
+		t.Fatal("b turned away with no other endpoint that showed block 100")
+	}
+	if who, err := get(read, t, p, ""); err != nil || who != "b" {
+		t.Fatalf("after the answer stood: %q %v", who, err)
+	}
+	// A height above every head: the endpoint's "not found" is the truth.
+	above := endpoints.Pin(ctx, 101)
+	if who, err := get(above, t, p, ""); err != nil || who != "a" {
+		t.Fatalf("read of block 101: %q %v", who, err)
+	}
+	if endpoints.Refuse(above, "above the best head") {
+		t.Fatal("refused an endpoint for a block it never showed")
+	}
+}

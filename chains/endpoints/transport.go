@@ -34,6 +34,9 @@ type pin struct {
 	// elsewhere: reads that prefer another endpoint than the scanner's
 	// (Elsewhere).
 	elsewhere bool
+	// refused are endpoints Refuse turned away: no read of this pin goes
+	// to them again.
+	refused map[string]bool
 }
 
 type pinKey struct{}
@@ -111,6 +114,37 @@ func ObserveHead(ctx context.Context, h int64) {
 	}
 }
 
+// Refuse turns away the endpoint that served ctx's pinned reads: it
+// answered one of them as an endpoint that does not hold the block it
+// showed it holds ("not found", null or empty for a height at or below its
+// head, or a follow-up that is not the block's own: a load balancer's
+// stale backend). ctx's next reads go to another endpoint that showed the
+// height, which the caller asks again at once; the refusal counts with the
+// endpoint's errors. It reports whether it turned one away: false without
+// a pool, before a read was served, on a probe, when the endpoint never
+// showed the height (its "not found" is then the answer the caller
+// expects), or when no other endpoint did (the answer stands).
+func Refuse(ctx context.Context, why string) bool {
+	pn := pinOf(ctx)
+	if pn == nil {
+		return false
+	}
+	pn.mu.Lock()
+	defer pn.mu.Unlock()
+	if pn.pool == nil || pn.name == "" || pn.forced || pn.minHead <= 0 {
+		return false
+	}
+	if !pn.pool.refuse(pn.name, pn.minHead, pn.refused, why) {
+		return false
+	}
+	if pn.refused == nil {
+		pn.refused = map[string]bool{}
+	}
+	pn.refused[pn.name] = true
+	pn.name = ""
+	return true
+}
+
 // Transport returns the pool's http.RoundTripper for requests of the
 // scanner (scan is false for a verifier's reads, which any endpoint
 // serves). Requests go to Placeholder; see there.
@@ -145,6 +179,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if pn != nil {
 			pn.mu.Lock()
 			q = ask{pinned: pn.name, minHead: pn.minHead, probe: pn.forced, verify: pn.verify, avoid: pn.avoid, elsewhere: pn.elsewhere}
+			for name := range pn.refused {
+				exclude[name] = true
+			}
 			pn.mu.Unlock()
 		}
 		pinned := q.pinned
@@ -326,4 +363,12 @@ func retryAfter(v string, now time.Time) time.Duration {
 		return t.Sub(now)
 	}
 	return 0
+}
+
+// Again reports whether a pinned read that failed with err is to be made
+// again at once: err is not ctx's end, and Refuse turned away the endpoint
+// that served the read (see there). A chain client loops on it around the
+// reads of one block.
+func Again(ctx context.Context, err error, why string) bool {
+	return err != nil && ctx.Err() == nil && Refuse(ctx, why)
 }

@@ -96,6 +96,18 @@ func (c *Client) Block(ctx context.Context, height chains.Height, w chains.Watch
 	// Behind a pool of endpoints, the block, its receipts, logs and traces
 	// come from one that showed the height.
 	ctx = endpoints.Pin(ctx, int64(height))
+	for {
+		b, err := c.block(ctx, height, w)
+		if endpoints.Again(ctx, err, "block or its receipts, logs or traces missing at a height it showed") {
+			continue
+		}
+		return b, err
+	}
+}
+
+// block is Block's reads, pinned to one endpoint: the block by number, then
+// what it needs beyond its transactions by its hash.
+func (c *Client) block(ctx context.Context, height chains.Height, w chains.Watched) (chains.Block, error) {
 	blk, err := c.blockByNumber(ctx, height)
 	if err != nil {
 		return chains.Block{}, err

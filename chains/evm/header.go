@@ -17,6 +17,17 @@ var _ chains.HeaderSource = (*Client)(nil)
 // eth_getBlockByNumber without transactions (no receipts, logs or traces).
 func (c *Client) Header(ctx context.Context, height chains.Height) (chains.BlockRef, error) {
 	ctx = endpoints.Pin(ctx, int64(height))
+	for {
+		ref, err := c.header(ctx, height)
+		if endpoints.Again(ctx, err, "header not found at a height it showed") {
+			continue
+		}
+		return ref, err
+	}
+}
+
+// header is Header's read.
+func (c *Client) header(ctx context.Context, height chains.Height) (chains.BlockRef, error) {
 	var h *rpcHeader
 	if err := c.rpc.CallContext(ctx, &h, "eth_getBlockByNumber", hexutil.Uint64(height), false); err != nil {
 		return chains.BlockRef{}, classify(err, fmt.Sprintf("eth_getBlockByNumber header at height %d", height))

@@ -17,6 +17,7 @@ import (
 	"github.com/paywatch/paywatch/devnet/devnettest"
 	"github.com/paywatch/paywatch/devnet/ethdev"
 	"github.com/paywatch/paywatch/devnet/faultyproxy"
+	"github.com/paywatch/paywatch/payment"
 )
 
 // pooled is an evm client reading through a pool of specs, probed every
@@ -65,18 +66,22 @@ func TestEthereumPoolWithAFaultyEndpointMissesNothing(t *testing.T) {
 	t.Cleanup(a.Stop)
 	faulty := faultyproxy.New(faultyproxy.EVM, a.RPCURL)
 	defer faulty.Close()
+	faultyAlone := faultyproxy.New(faultyproxy.EVM, a.RPCURL)
+	defer faultyAlone.Close()
 	honest, err := evm.New(ctx, evm.Config{URL: a.RPCURL, Trace: evm.TraceAuto})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer honest.Close()
-	src, pool := pooled(ctx, t, endpoints.Spec{Name: "faulty", URL: faulty.URL(), Scans: true},
+	const rate, burst = 3, 3
+	src, pool := pooled(ctx, t, endpoints.Spec{Name: "faulty", URL: faulty.URL(), Scans: true, RatePerSecond: rate, Burst: burst},
 		endpoints.Spec{Name: "honest", URL: a.RPCURL, Scans: true, Priority: 1})
-	alone, _ := pooled(ctx, t, endpoints.Spec{Name: "faulty", URL: faulty.URL(), Scans: true})
-	endpointstest.Run(ctx, t, endpointstest.Setup{Faulty: faulty, Src: src, Alone: alone, Honest: honest, Pool: pool, Step: func(i, k int) {
-		to := common.BigToAddress(big.NewInt(int64(0x1000 + i*16 + k)))
-		if _, err := a.SendETH(ctx, to, big.NewInt(int64(1e9+i*10+k))); err != nil {
-			t.Fatal(err)
-		}
-	}})
+	alone, _ := pooled(ctx, t, endpoints.Spec{Name: "faulty", URL: faultyAlone.URL(), Scans: true})
+	endpointstest.Run(ctx, t, endpointstest.Setup{Network: payment.Ethereum, Faulty: faulty, FaultyAlone: faultyAlone, Src: src, Alone: alone, Honest: honest, Pool: pool,
+		Rate: rate, Burst: burst, Step: func(i, k int) {
+			to := common.BigToAddress(big.NewInt(int64(0x1000 + i*16 + k)))
+			if _, err := a.SendETH(ctx, to, big.NewInt(int64(1e9+i*10+k))); err != nil {
+				t.Fatal(err)
+			}
+		}})
 }

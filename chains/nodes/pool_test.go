@@ -42,9 +42,10 @@ networks:
 	return c
 }
 
-// faultMixTest runs the fault mixes on network n: a pool of a faulty
-// preferred endpoint (before the node at honestURL) and the honest node,
-// and a pool of the faulty endpoint alone. step makes block k of mix i
+// faultMixTest runs the fault mixes, fixed and generated (-faultmixes,
+// -faultseed), on network n: a pool of a faulty preferred endpoint (before
+// the node at honestURL, paced at faultyRate) and the honest node, and a
+// pool of a faulty endpoint alone. step makes block k of mix i
 // (with a payment in it). withCreds puts the node's user:password in an
 // endpoint URL (Bitcoin).
 func faultMixTest(t *testing.T, n payment.Network, chain string, kind faultyproxy.Kind, honestURL string, withCreds func(string) string, step func(i, k int)) {
@@ -52,23 +53,30 @@ func faultMixTest(t *testing.T, n payment.Network, chain string, kind faultyprox
 	defer cancel()
 	faulty := faultyproxy.New(kind, honestURL)
 	defer faulty.Close()
+	faultyAlone := faultyproxy.New(kind, honestURL)
+	defer faultyAlone.Close()
 	honest, _, err := nodes.New(ctx, poolConfig(t, n, chain, fmt.Sprintf("    rpc_url: %q", honestURL)), n, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	src, _, err := nodes.New(ctx, poolConfig(t, n, chain, fmt.Sprintf(`    endpoints:
-      - {name: faulty, url: %q, priority: 0}
-      - {name: honest, url: %q, priority: 1}`, withCreds(faulty.URL()), honestURL)), n, nil, nil)
+      - {name: faulty, url: %q, priority: 0, max_requests_per_second: %d, burst: %d}
+      - {name: honest, url: %q, priority: 1}`, withCreds(faulty.URL()), faultyRate, faultyBurst, honestURL)), n, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	alone, _, err := nodes.New(ctx, poolConfig(t, n, chain, fmt.Sprintf(`    endpoints:
-      - {name: faulty, url: %q}`, withCreds(faulty.URL()))), n, nil, nil)
+      - {name: faulty, url: %q}`, withCreds(faultyAlone.URL()))), n, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	endpointstest.Run(ctx, t, endpointstest.Setup{Faulty: faulty, Src: src, Alone: alone, Honest: honest, Pool: nodes.Pool(src), Step: step})
+	endpointstest.Run(ctx, t, endpointstest.Setup{Network: n, Faulty: faulty, FaultyAlone: faultyAlone, Src: src, Alone: alone, Honest: honest, Pool: nodes.Pool(src),
+		Rate: faultyRate, Burst: faultyBurst, Step: step})
 }
+
+// The faulty endpoint's token bucket in the fault mixes: low enough that
+// pacing is one of the faults (the faulty endpoint is asked about 2 to 3 times a second).
+const faultyRate, faultyBurst = 3, 3
 
 // Issue 33 items 2, 3 and 7: a Tron network with a faulty preferred
 // endpoint before the simulated node and an honest one keeps reading every

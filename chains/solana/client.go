@@ -166,6 +166,17 @@ func (c *Client) Block(ctx context.Context, height chains.Height, w chains.Watch
 	// Behind a pool of endpoints, the block and a skip's confirmation come
 	// from one that showed the slot finalized.
 	ctx = endpoints.Pin(ctx, int64(height))
+	for {
+		b, err := c.block(ctx, height, w)
+		if !errors.Is(err, chains.ErrSkipped) && endpoints.Again(ctx, err, "block not available at a slot it showed finalized") {
+			continue
+		}
+		return b, err
+	}
+}
+
+// block is Block's reads, pinned to one endpoint.
+func (c *Client) block(ctx context.Context, height chains.Height, w chains.Watched) (chains.Block, error) {
 	slot := uint64(height)
 	var b chains.Block
 	err := c.call(ctx, "getBlock", blockParams(slot), func(body []byte) error {

@@ -16,6 +16,17 @@ var _ chains.HeaderSource = (*Client)(nil)
 // chains.ErrSkipped and a slot above the finalized tip chains.ErrBlockNotFound.
 func (c *Client) Header(ctx context.Context, height chains.Height) (chains.BlockRef, error) {
 	ctx = endpoints.Pin(ctx, int64(height))
+	for {
+		ref, err := c.header(ctx, height)
+		if !errors.Is(err, chains.ErrSkipped) && endpoints.Again(ctx, err, "block not available at a slot it showed finalized") {
+			continue
+		}
+		return ref, err
+	}
+}
+
+// header is Header's read.
+func (c *Client) header(ctx context.Context, height chains.Height) (chains.BlockRef, error) {
 	slot := uint64(height)
 	var b chains.Block
 	err := c.call(ctx, "getBlock", headerParams(slot), func(body []byte) error {

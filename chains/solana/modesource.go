@@ -10,6 +10,7 @@ import (
 	"github.com/gagliardetto/solana-go/rpc"
 
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/chains/endpoints"
 )
 
 // keyLister is the watched set as address mode needs it: its size decides
@@ -72,7 +73,9 @@ func (m *ModeSource) FinalizedHeight(ctx context.Context) (chains.Height, error)
 }
 
 func (m *ModeSource) finalized(ctx context.Context) (chains.Height, error) {
-	slot, err := m.Client.FinalizedHeight(ctx)
+	// The Client's Tip: the finalized slot, which a pool records as the
+	// head of the endpoint that answered it.
+	slot, err := m.Client.Tip(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -122,9 +125,23 @@ func (m *ModeSource) SparseBlocks(ctx context.Context, low, high chains.Height, 
 	if !ok {
 		return nil, errors.New("solana: address mode needs a watched set that lists its keys")
 	}
+	// Behind a pool of endpoints, every read goes to one endpoint that
+	// showed slot to finalized: the signature lists' minContextSlot is
+	// then one it meets, and a list short of the newest slots (a lagging
+	// endpoint's) never comes from an endpoint not asked to reach them.
+	ctx = endpoints.Pin(ctx, int64(to))
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	found, late, since, err := m.poll(ctx, l.Keys(), m.since, from, to)
+	var found, late []SlotTransfer
+	var since map[string]string
+	var err error
+	for {
+		found, late, since, err = m.poll(ctx, l.Keys(), m.since, from, to)
+		if endpoints.Again(ctx, err, "signatures or transactions missing up to a slot it showed finalized") {
+			continue
+		}
+		break
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -235,8 +252,20 @@ func headerParams(slot uint64) []any {
 	}}
 }
 
-// header reads the finalized block at slot without its transactions.
+// header reads the finalized block at slot without its transactions; an
+// endpoint of a pool that showed the slot and cannot serve it is turned
+// away (endpoints.Again).
 func (m *ModeSource) header(ctx context.Context, slot uint64) (chains.Block, error) {
+	for {
+		b, err := m.headerOnce(ctx, slot)
+		if !errors.Is(err, chains.ErrSkipped) && endpoints.Again(ctx, err, "block not available at a slot it showed finalized") {
+			continue
+		}
+		return b, err
+	}
+}
+
+func (m *ModeSource) headerOnce(ctx context.Context, slot uint64) (chains.Block, error) {
 	var b chains.Block
 	err := m.call(ctx, "getBlock", headerParams(slot), func(body []byte) error {
 		var err error

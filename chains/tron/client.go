@@ -168,20 +168,37 @@ func (c *Client) Block(ctx context.Context, at chains.Height, w chains.Watched) 
 	// from one that showed the height.
 	ctx = endpoints.Pin(ctx, int64(at))
 	height := uint64(at)
-	body, err := c.post(ctx, "/wallet/getblockbynum", numBody(height))
+	b, err := c.blockByNum(ctx, height)
 	if err != nil {
-		return chains.Block{}, fmt.Errorf("tron: block %d: %w", height, err)
+		return chains.Block{}, err
 	}
-	if isEmptyObject(body) {
-		return chains.Block{}, fmt.Errorf("tron: block %d: %w", height, chains.ErrBlockNotFound)
-	}
-	var b blockJSON
-	if err := json.Unmarshal(body, &b); err != nil {
-		return chains.Block{}, fmt.Errorf("tron: block %d: %w: %v", height, chains.ErrInvalidResponse, err)
-	}
-	out, err := c.assemble(ctx, height, &b, w)
+	out, err := c.assemble(ctx, height, b, w)
 	out.Endpoint = endpoints.ServedBy(ctx)
 	return out, err
+}
+
+// blockByNum reads block height. {} from an endpoint of a pool that showed
+// the height (a stale backend behind a load balancer) is refused and the
+// block read from another (endpoints.Refuse); {} otherwise is
+// chains.ErrBlockNotFound.
+func (c *Client) blockByNum(ctx context.Context, height uint64) (*blockJSON, error) {
+	for {
+		body, err := c.post(ctx, "/wallet/getblockbynum", numBody(height))
+		if err != nil {
+			return nil, fmt.Errorf("tron: block %d: %w", height, err)
+		}
+		if isEmptyObject(body) {
+			if endpoints.Refuse(ctx, "no block at a height it showed") {
+				continue
+			}
+			return nil, fmt.Errorf("tron: block %d: %w", height, chains.ErrBlockNotFound)
+		}
+		b := new(blockJSON)
+		if err := json.Unmarshal(body, b); err != nil {
+			return nil, fmt.Errorf("tron: block %d: %w: %v", height, chains.ErrInvalidResponse, err)
+		}
+		return b, nil
+	}
 }
 
 // Blocks returns the blocks from (inclusive) to to (exclusive) using
@@ -210,7 +227,12 @@ func (c *Client) Blocks(ctx context.Context, low, high chains.Height, w chains.W
 			return nil, fmt.Errorf("tron: blocks [%d, %d): %w: %v", start, end, chains.ErrInvalidResponse, err)
 		}
 		if list.Block == nil {
-			// The node answers {} only to a range it considers invalid.
+			// The node answers {} only to a range it considers invalid:
+			// from an endpoint of a pool that showed start (a stale
+			// backend), the range is asked of another.
+			if endpoints.Refuse(ctx, "no blocks from a height it showed") {
+				continue
+			}
 			return nil, fmt.Errorf("tron: blocks [%d, %d): %w: no \"block\" list", start, end, chains.ErrInvalidResponse)
 		}
 		got := uint64(len(*list.Block))
@@ -250,16 +272,11 @@ func (c *Client) assemble(ctx context.Context, height uint64, b *blockJSON, w ch
 		}
 		c.log.WarnContext(ctx, "tron block and its transaction infos disagree; reading both again",
 			"height", height, "block", b.BlockID, "attempt", attempt)
-		body, err := c.post(ctx, "/wallet/getblockbynum", numBody(height))
-		if err != nil {
-			return chains.Block{}, fmt.Errorf("tron: block %d: %w", height, err)
-		}
-		if isEmptyObject(body) {
-			return chains.Block{}, fmt.Errorf("tron: block %d: %w", height, chains.ErrBlockNotFound)
-		}
-		b = new(blockJSON)
-		if err := json.Unmarshal(body, b); err != nil {
-			return chains.Block{}, fmt.Errorf("tron: block %d: %w: %v", height, chains.ErrInvalidResponse, err)
+		// Behind a pool, the endpoint whose infos are not its own block's
+		// is turned away: both are read again from another.
+		endpoints.Refuse(ctx, "transaction infos not of the block it served")
+		if b, err = c.blockByNum(ctx, height); err != nil {
+			return chains.Block{}, err
 		}
 	}
 }

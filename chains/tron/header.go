@@ -22,6 +22,17 @@ type headerOnlyJSON struct {
 // decoding its transactions or fetching their infos.
 func (c *Client) Header(ctx context.Context, at chains.Height) (chains.BlockRef, error) {
 	ctx = endpoints.Pin(ctx, int64(at))
+	for {
+		ref, err := c.header(ctx, at)
+		if endpoints.Again(ctx, err, "no block at a height it showed") {
+			continue
+		}
+		return ref, err
+	}
+}
+
+// header is Header's read.
+func (c *Client) header(ctx context.Context, at chains.Height) (chains.BlockRef, error) {
 	height := uint64(at)
 	body, err := c.post(ctx, "/wallet/getblockbynum", numBody(height))
 	if err != nil {

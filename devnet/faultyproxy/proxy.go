@@ -2,9 +2,11 @@
 // against (issue 33 item 7): an HTTP reverse proxy before a real node
 // (btcd, litecoind, anvil) or a simulated one (Tron, Solana) that
 // misbehaves on command as rented providers do: it lags N blocks (hiding
-// the newest, answering null, "out of range" or {} for them), answers 429
-// with Retry-After, 503s, drops connections, slows answers, moves its
-// head backwards, and lies about a transaction (Lie).
+// the newest, answering null, "out of range", "unknown block", -32016 or
+// {} for them, by height and by hash), answers 429 with Retry-After, 503s,
+// drops connections, slows answers, moves its head backwards, serves
+// every other call from a stale backend (a load balancer), and lies about
+// a transaction (Lie).
 package faultyproxy
 
 import (
@@ -51,6 +53,10 @@ type Fault struct {
 	Drop bool
 	// Slow delays every answer.
 	Slow time.Duration
+	// Stale is a load balancer with a second backend Stale blocks further
+	// behind: every other request is answered from it (its head, its
+	// unseen blocks), the others as Lag says.
+	Stale int64
 	// Lie rewrites the answers it forwards: a provider that lies about a
 	// transaction (its amount, its destination) to the second source
 	// verifying it (issue 33 item 5).
@@ -107,6 +113,9 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	p.calls++
 	f := p.fault
+	if f.Stale > 0 && p.calls%2 == 0 {
+		f.Lag += f.Stale
+	}
 	if f.Backwards > 0 {
 		p.fault.Backwards = 0
 	}
@@ -380,15 +389,148 @@ func (p *Proxy) lagOne(r *http.Request, body []byte, head int64) (json.RawMessag
 			}
 			body, _ = json.Marshal(req)
 		}
+	case "getblock", "getblockheader":
+		// By hash: a block above the shown head is one this node has not
+		// seen.
+		if h, ok := p.heightOfHash(r, req.Params); ok && h > head {
+			return notFound(-5, "Block not found", http.StatusInternalServerError)
+		}
+	case "eth_getBlockByHash", "eth_getBlockReceipts", "debug_traceBlockByHash":
+		if n, ok := num(0); ok && len(req.Params[0]) < 60 {
+			if n > head {
+				return answer(nil)
+			}
+		} else if h, ok := p.heightOfHash(r, req.Params); ok && h > head {
+			if req.Method == "debug_traceBlockByHash" {
+				return notFound(-32000, "block not found", http.StatusOK)
+			}
+			return answer(nil)
+		}
+	case "eth_getLogs":
+		var filter struct {
+			BlockHash json.RawMessage `json:"blockHash"`
+		}
+		if len(req.Params) > 0 && json.Unmarshal(req.Params[0], &filter) == nil && filter.BlockHash != nil {
+			if h, ok := p.heightOfHash(r, []json.RawMessage{filter.BlockHash}); ok && h > head {
+				return notFound(-32000, "unknown block", http.StatusOK)
+			}
+		}
+	case "eth_getTransactionReceipt", "getTransaction":
+		// Mined above the shown head: not found yet.
+		out, err := p.forwardOne(r, body)
+		if err != nil {
+			return nil, 0, err
+		}
+		if h, ok := minedAt(out); ok && h > head {
+			return answer(nil)
+		}
+		return out, http.StatusOK, nil
 	case "getSlot":
 		return answer(head)
 	case "getBlock":
 		if n, ok := num(0); ok && n > head {
 			return notFound(-32004, fmt.Sprintf("Block not available for slot %d", n), http.StatusOK)
 		}
+	case "getBlocks":
+		// Slots produced up to the shown head only.
+		if n, ok := num(1); ok && n > head {
+			req.Params[1], _ = json.Marshal(head)
+		} else if !ok && len(req.Params) > 0 {
+			req.Params = append([]json.RawMessage{req.Params[0]}, json.RawMessage(strconv.FormatInt(head, 10)))
+		}
+		body, _ = json.Marshal(req)
+	case "getSignaturesForAddress":
+		// A node behind minContextSlot refuses; else it lists only the
+		// signatures of the slots it has.
+		var cfg struct {
+			MinContextSlot *int64 `json:"minContextSlot"`
+		}
+		if len(req.Params) > 1 && json.Unmarshal(req.Params[1], &cfg) == nil && cfg.MinContextSlot != nil && *cfg.MinContextSlot > head {
+			b, _ := json.Marshal(map[string]any{"jsonrpc": req.JSONRPC, "id": req.ID, "error": map[string]any{
+				"code": -32016, "message": "Minimum context slot has not been reached", "data": map[string]any{"contextSlot": head}}})
+			return b, http.StatusOK, nil
+		}
+		out, err := p.forwardOne(r, body)
+		if err != nil {
+			return nil, 0, err
+		}
+		var resp map[string]json.RawMessage
+		var sigs []map[string]json.RawMessage
+		if json.Unmarshal(out, &resp) != nil || json.Unmarshal(resp["result"], &sigs) != nil {
+			return out, http.StatusOK, nil
+		}
+		kept := make([]map[string]json.RawMessage, 0, len(sigs))
+		for _, sg := range sigs {
+			var slot int64
+			if json.Unmarshal(sg["slot"], &slot) == nil && slot > head {
+				continue
+			}
+			kept = append(kept, sg)
+		}
+		return answer(kept)
 	}
-	_, _, out, err := p.roundTrip(r, r.URL.Path, body)
+	out, err := p.forwardOne(r, body)
 	return out, http.StatusOK, err
+}
+
+// forwardOne sends one JSON-RPC request to the backend and returns its
+// answer.
+func (p *Proxy) forwardOne(r *http.Request, body []byte) (json.RawMessage, error) {
+	_, _, out, err := p.roundTrip(r, r.URL.Path, body)
+	return out, err
+}
+
+// heightOfHash is the height of the block whose hash is params[0], as the
+// backend knows it (false: not a hash, or a block it does not know).
+func (p *Proxy) heightOfHash(r *http.Request, params []json.RawMessage) (int64, bool) {
+	if len(params) == 0 {
+		return 0, false
+	}
+	var hash string
+	if json.Unmarshal(params[0], &hash) != nil || len(strings.TrimPrefix(hash, "0x")) != 64 {
+		return 0, false
+	}
+	switch p.kind {
+	case Bitcoin:
+		res, err := p.call(r, "getblockheader", hash, true)
+		var hdr struct {
+			Height int64 `json:"height"`
+		}
+		if err != nil || json.Unmarshal(res, &hdr) != nil {
+			return 0, false
+		}
+		return hdr.Height, true
+	case EVM:
+		res, err := p.call(r, "eth_getBlockByHash", hash, false)
+		var b struct {
+			Number string `json:"number"`
+		}
+		if err != nil || json.Unmarshal(res, &b) != nil || b.Number == "" {
+			return 0, false
+		}
+		n, err := strconv.ParseInt(strings.TrimPrefix(b.Number, "0x"), 16, 64)
+		return n, err == nil
+	}
+	return 0, false
+}
+
+// minedAt is the height an answer's result says its transaction is in
+// (an Ethereum receipt's blockNumber, a Solana transaction's slot).
+func minedAt(out json.RawMessage) (int64, bool) {
+	var resp struct {
+		Result *struct {
+			BlockNumber string `json:"blockNumber"`
+			Slot        *int64 `json:"slot"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(out, &resp) != nil || resp.Result == nil {
+		return 0, false
+	}
+	if resp.Result.Slot != nil {
+		return *resp.Result.Slot, true
+	}
+	n, err := strconv.ParseInt(strings.TrimPrefix(resp.Result.BlockNumber, "0x"), 16, 64)
+	return n, err == nil
 }
 
 // lagTron answers a Tron HTTP API request as a node f.Lag blocks behind.
