@@ -37,6 +37,9 @@ type pin struct {
 	// refused are endpoints Refuse turned away: no read of this pin goes
 	// to them again.
 	refused map[string]bool
+	// answered are the endpoints that answered any of the pin's requests
+	// (OnlyServer).
+	answered map[string]bool
 }
 
 type pinKey struct{}
@@ -94,6 +97,28 @@ func ServedBy(ctx context.Context) string {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		return p.name
+	}
+	return ""
+}
+
+// OnlyServer returns the name of the endpoint that answered every one of
+// ctx's pinned requests so far, "" when none did or when several did (a
+// read moved on after a failure or a Refuse, a batch whose blocks came
+// from two). A chain client names it as the endpoint that served a block
+// (chains.Block.Endpoint): a second source must be another one, and a
+// block read from two is verified by an endpoint of role verify only.
+func OnlyServer(ctx context.Context) string {
+	p := pinOf(ctx)
+	if p == nil {
+		return ""
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.answered) != 1 {
+		return ""
+	}
+	for name := range p.answered {
+		return name
 	}
 	return ""
 }
@@ -217,6 +242,14 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		resp, err := t.send(req, c.e, body)
 		if err == nil {
+			if pn != nil {
+				pn.mu.Lock()
+				if pn.answered == nil {
+					pn.answered = map[string]bool{}
+				}
+				pn.answered[c.e.spec.Name] = true
+				pn.mu.Unlock()
+			}
 			return resp, nil
 		}
 		if ctx.Err() != nil {

@@ -102,3 +102,40 @@ func TestElsewhereAvoidsTheScannersEndpoint(t *testing.T) {
 		t.Fatalf("elsewhere while b scans: %q %v, want a", who, err)
 	}
 }
+
+// Issue 33 item 5: a block's reads name the endpoint that served them
+// only when one endpoint answered them all; a read moved on to another
+// (here by Refuse) names none, so its second source must be of role
+// verify.
+func TestOnlyServerNamesOneEndpointOrNone(t *testing.T) {
+	clk := clock.NewFake(t0)
+	a, b := newNode(t, "a"), newNode(t, "b")
+	p := newPool(t, clk, spec(a, 0), spec(b, 1))
+	ctx := context.Background()
+	p.Probe(ctx, endpoints.Probes{Head: func(context.Context) (int64, error) { return 10, nil }}, false, time.Second)
+	one := endpoints.Pin(ctx, 5)
+	for i := 0; i < 2; i++ {
+		if who, err := get(one, t, p, ""); err != nil || who != "a" {
+			t.Fatalf("read %d: %q %v", i, who, err)
+		}
+	}
+	if got := endpoints.OnlyServer(one); got != "a" {
+		t.Fatalf("OnlyServer after a's reads = %q, want a", got)
+	}
+	two := endpoints.Pin(ctx, 5)
+	if who, err := get(two, t, p, ""); err != nil || who != "a" {
+		t.Fatalf("first read: %q %v", who, err)
+	}
+	if !endpoints.Refuse(two, "answered as if it lacked the block") {
+		t.Fatal("Refuse did not move the read")
+	}
+	if who, err := get(two, t, p, ""); err != nil || who != "b" {
+		t.Fatalf("read after Refuse: %q %v, want b", who, err)
+	}
+	if got := endpoints.OnlyServer(two); got != "" {
+		t.Fatalf("OnlyServer of a read answered by a and b = %q, want none", got)
+	}
+	if got := endpoints.OnlyServer(ctx); got != "" {
+		t.Fatalf("OnlyServer without a pin = %q", got)
+	}
+}

@@ -116,8 +116,8 @@ func (c *Client) block(ctx context.Context, height chains.Height, w chains.Watch
 		BlockRef: chains.BlockRef{Height: height, Hash: blk.Hash.Hex(), Parent: blk.ParentHash.Hex()},
 		Time:     time.Unix(int64(*blk.Timestamp), 0).UTC(),
 	}
-	out.Endpoint = endpoints.ServedBy(ctx)
 	if len(blk.Transactions) == 0 {
+		out.Endpoint = endpoints.OnlyServer(ctx)
 		return out, nil
 	}
 	x, err := c.blockExtras(ctx, *blk.Hash, height)
@@ -149,6 +149,7 @@ func (c *Client) block(ctx context.Context, height chains.Height, w chains.Watch
 		}
 	}
 	out.Transfers = inBlockOrder(append(append(native, tokens...), internal...))
+	out.Endpoint = endpoints.OnlyServer(ctx)
 	return out, nil
 }
 

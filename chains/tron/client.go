@@ -173,7 +173,7 @@ func (c *Client) Block(ctx context.Context, at chains.Height, w chains.Watched) 
 		return chains.Block{}, err
 	}
 	out, err := c.assemble(ctx, height, b, w)
-	out.Endpoint = endpoints.ServedBy(ctx)
+	out.Endpoint = endpoints.OnlyServer(ctx)
 	return out, err
 }
 
@@ -245,7 +245,7 @@ func (c *Client) Blocks(ctx context.Context, low, high chains.Height, w chains.W
 			if err != nil {
 				return nil, err
 			}
-			blk.Endpoint = endpoints.ServedBy(ctx)
+			blk.Endpoint = endpoints.OnlyServer(ctx)
 			out = append(out, blk)
 		}
 		if got < end-start {
