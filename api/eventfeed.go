@@ -98,7 +98,8 @@ type eventFeed struct {
 
 type waiter struct {
 	key   string
-	after int64 // the events it wants are after this (advanced past checked ones)
+	shop  string // the store whose events it wants ("": every store's)
+	after int64  // the events it wants are after this (advanced past checked ones)
 	types []string
 	limit int
 	ready chan []store.Event // buffered 1; written once, under mu
@@ -111,14 +112,14 @@ func newEventFeed(read EventReader, wake Waker, poll time.Duration, maxWaiters, 
 		waiters: map[*waiter]struct{}{}, perKey: map[string]int{}}
 }
 
-// Wait returns the events after seq of the given types (up to limit), as
-// soon as there are any, or nothing when ctx ends (the wait is over) or
+// Wait returns the events after seq of the given types (up to limit) of
+// shop ("": every store's), as soon as there are any, or nothing when ctx ends (the wait is over) or
 // the feed stops. It fails with errTooManyWaiters beyond a cap, and with
 // the reader's error.
-func (f *eventFeed) Wait(ctx context.Context, key string, after int64, types []string, limit int) ([]store.Event, error) {
+func (f *eventFeed) Wait(ctx context.Context, key, shop string, after int64, types []string, limit int) ([]store.Event, error) {
 	f.mu.Lock()
 	if f.known && after >= f.lo {
-		if evs := match(f.recent, after, types, limit); len(evs) > 0 {
+		if evs := match(f.recent, shop, after, types, limit); len(evs) > 0 {
 			f.mu.Unlock()
 			return evs, nil
 		}
@@ -127,7 +128,7 @@ func (f *eventFeed) Wait(ctx context.Context, key string, after int64, types []s
 		f.mu.Unlock()
 		return nil, errTooManyWaiters
 	}
-	w := &waiter{key: key, after: after, types: types, limit: limit, ready: make(chan []store.Event, 1)}
+	w := &waiter{key: key, shop: shop, after: after, types: types, limit: limit, ready: make(chan []store.Event, 1)}
 	if f.known && after >= f.lo {
 		w.after = max(after, f.head)
 	}
@@ -352,7 +353,7 @@ func (f *eventFeed) serve(evs []store.Event, lo, floor int64, pick func(*waiter)
 		if !pick(w) {
 			continue
 		}
-		if got := match(evs, w.after, w.types, w.limit); len(got) > 0 {
+		if got := match(evs, w.shop, w.after, w.types, w.limit); len(got) > 0 {
 			w.ready <- got
 			f.remove(w)
 			continue
@@ -361,12 +362,13 @@ func (f *eventFeed) serve(evs []store.Event, lo, floor int64, pick func(*waiter)
 	}
 }
 
-// seqOf returns the seq of a remembered event id.
-func (f *eventFeed) seqOf(id string) (int64, bool) {
+// seqOf returns the seq of a remembered event id of shop ("": any
+// store's).
+func (f *eventFeed) seqOf(shop, id string) (int64, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i := len(f.recent) - 1; i >= 0; i-- {
-		if f.recent[i].ID == id {
+		if f.recent[i].ID == id && (shop == "" || f.recent[i].Store == shop) {
 			return f.recent[i].Seq, true
 		}
 	}
@@ -374,8 +376,9 @@ func (f *eventFeed) seqOf(id string) (int64, bool) {
 }
 
 // match returns up to limit events of evs (in seq order) after seq, of the
-// given types (all when empty), as the store's query would.
-func match(evs []store.Event, after int64, types []string, limit int) []store.Event {
+// given types (all when empty) and of shop ("": every store's), as the
+// store's query would.
+func match(evs []store.Event, shop string, after int64, types []string, limit int) []store.Event {
 	i, _ := slices.BinarySearchFunc(evs, after, func(e store.Event, seq int64) int {
 		switch {
 		case e.Seq < seq:
@@ -392,7 +395,7 @@ func match(evs []store.Event, after int64, types []string, limit int) []store.Ev
 		if len(out) == limit {
 			break
 		}
-		if len(types) == 0 || slices.Contains(types, string(e.Type)) {
+		if (len(types) == 0 || slices.Contains(types, string(e.Type))) && (shop == "" || e.Store == shop) {
 			out = append(out, e)
 		}
 	}

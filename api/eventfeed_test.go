@@ -125,7 +125,7 @@ func TestEventFeedOneReadPerWakeup(t *testing.T) {
 					types = []string{"intent.paid"}
 				}
 				go func() {
-					evs, err := f.Wait(context.Background(), fmt.Sprint("key", i%7), after, types, 100)
+					evs, err := f.Wait(context.Background(), fmt.Sprint("key", i%7), "", after, types, 100)
 					results <- result{i, evs, err}
 				}()
 			}
@@ -257,7 +257,7 @@ func TestEventFeedMatchesFeedUnderConcurrentAppends(t *testing.T) {
 			defer cw.Done()
 			for {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-				evs, err := f.Wait(ctx, fmt.Sprint("key", i), c.after, c.types, c.limit)
+				evs, err := f.Wait(ctx, fmt.Sprint("key", i), "", c.after, c.types, c.limit)
 				cancel()
 				if err != nil {
 					t.Errorf("client %d: %v", i, err)
@@ -320,7 +320,7 @@ func TestEventFeedCaps(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, _ = f.Wait(ctx, key, head, nil, 10)
+			_, _ = f.Wait(ctx, key, "", head, nil, 10)
 		}()
 	}
 	wait("a")
@@ -330,16 +330,16 @@ func TestEventFeedCaps(t *testing.T) {
 		defer f.mu.Unlock()
 		return len(f.waiters) == 2 && f.known
 	})
-	if _, err := f.Wait(ctx, "a", head, nil, 10); !errors.Is(err, errTooManyWaiters) {
+	if _, err := f.Wait(ctx, "a", "", head, nil, 10); !errors.Is(err, errTooManyWaiters) {
 		t.Fatalf("third waiter of key a: %v, want errTooManyWaiters", err)
 	}
 	// Answered from the window: no slot needed.
-	if got, err := f.Wait(ctx, "a", evs[0].Seq, nil, 10); err != nil || len(got) != 1 || got[0].ID != evs[1].ID {
+	if got, err := f.Wait(ctx, "a", "", evs[0].Seq, nil, 10); err != nil || len(got) != 1 || got[0].ID != evs[1].ID {
 		t.Fatalf("catching-up request of key a: %v %v", ids(got), err)
 	}
 	wait("b")
 	waitFor(t, "three waiters", func() bool { return f.Waiting() == 3 })
-	if _, err := f.Wait(ctx, "c", head, nil, 10); !errors.Is(err, errTooManyWaiters) {
+	if _, err := f.Wait(ctx, "c", "", head, nil, 10); !errors.Is(err, errTooManyWaiters) {
 		t.Fatalf("fourth waiter in total: %v, want errTooManyWaiters", err)
 	}
 	cancel()

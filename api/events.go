@@ -52,16 +52,25 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, key store.API
 			types = append(types, t)
 		}
 	}
+	// A store's key reads its store's events only, in the query (a page
+	// is never empty because of another store's traffic, and next never
+	// names another store's event); an every-store key reads the store
+	// Paywatch-Store names, or without it every store's.
+	shop, ok := s.listStore(w, r, key)
+	if !ok {
+		return
+	}
 	after := q.Get("after")
 	var seq int64
 	switch {
 	case after == "":
 	case strings.HasPrefix(after, "ev_") && validID("ev", after):
-		if n, ok := s.feed.seqOf(after); ok {
+		if n, ok := s.feed.seqOf(shop, after); ok {
 			seq = n
 			break
 		}
-		n, err := s.store.EventSeqByID(r.Context(), after)
+		// Another store's event id is as unknown as one that never was.
+		n, err := s.store.EventSeqOf(r.Context(), shop, after)
 		if errors.Is(err, store.ErrNotFound) {
 			writeError(w, http.StatusBadRequest, "invalid_request", "after="+after+" is not an event id")
 			return
@@ -83,7 +92,7 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, key store.API
 	var err error
 	if wait > 0 {
 		ctx, cancel := context.WithTimeout(r.Context(), wait)
-		evs, err = s.feed.Wait(ctx, key.ID, seq, types, limit)
+		evs, err = s.feed.Wait(ctx, key.ID, shop, seq, types, limit)
 		cancel()
 		if errors.Is(err, errTooManyWaiters) {
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(s.feed.poll.Seconds()))))
@@ -92,7 +101,7 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, key store.API
 			return
 		}
 	} else {
-		evs, err = s.store.EventsAfter(r.Context(), seq, types, limit)
+		evs, err = s.store.EventsAfterIn(r.Context(), shop, seq, types, limit)
 	}
 	if err != nil {
 		s.fail(w, r, err)
@@ -101,7 +110,7 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, key store.API
 	page := EventsPage{Events: make([]views.Event, 0, len(evs)), Next: after}
 	for _, e := range evs {
 		// A key bound to an account prefix gets only its accounts'
-		// events; the cursor still moves past the others.
+		// events; the cursor still moves past the others (of its store).
 		if key.Covers(e.Account) {
 			page.Events = append(page.Events, views.EventOf(e))
 		}

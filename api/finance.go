@@ -13,8 +13,15 @@ import (
 	"github.com/paywatch/paywatch/webhooks"
 )
 
-func (s *Server) listTransfers(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+func (s *Server) listTransfers(w http.ResponseWriter, r *http.Request, key store.APIKey) {
 	limit, ok := limitParam(w, r, 100, 1000)
+	if !ok {
+		return
+	}
+	// A store's key lists its store's transfers (another store's cursor is
+	// as unknown as a made-up one); an every-store key, the store
+	// Paywatch-Store names, else every store's.
+	shop, ok := s.listStore(w, r, key)
 	if !ok {
 		return
 	}
@@ -25,7 +32,7 @@ func (s *Server) listTransfers(w http.ResponseWriter, r *http.Request, _ store.A
 		return
 	}
 	page, err := s.finance.Inbox(r.Context(), store.InboxFilter{Status: q.Get("status"), Network: q.Get("network"),
-		Classification: q.Get("classification"), After: after, Limit: limit})
+		Classification: q.Get("classification"), After: after, Limit: limit, Store: shop})
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -33,9 +40,10 @@ func (s *Server) listTransfers(w http.ResponseWriter, r *http.Request, _ store.A
 	writeJSON(w, 200, page)
 }
 
-func (s *Server) getTransfer(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+func (s *Server) getTransfer(w http.ResponseWriter, r *http.Request, key store.APIKey) {
 	t, err := s.store.GetTransfer(r.Context(), r.PathValue("id"))
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !key.Sees(t.Store)) {
+		// Another store's transfer is as unknown as one that never was.
 		writeError(w, http.StatusNotFound, "not_found", "no transfer "+strconv.Quote(r.PathValue("id")))
 		return
 	}
@@ -58,6 +66,7 @@ func (s *Server) resolveTransfer(w http.ResponseWriter, r *http.Request, key sto
 	if !ok {
 		return
 	}
+	req.Store = key.Store // another store's transfer is not found
 	res, err := s.finance.Resolve(r.Context(), r.PathValue("id"), req, key.Name, claim)
 	if err != nil {
 		s.fail(w, r, err)
@@ -183,8 +192,10 @@ type DeliveryView struct {
 	CreatedAt  time.Time `json:"created_at"`
 }
 
-func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
-	eps, err := s.store.WebhookEndpoints(r.Context())
+// listWebhooks lists the endpoints: a store's key sees the ones that hear
+// its store only (an every-store endpoint is the operator's).
+func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, key store.APIKey) {
+	eps, err := s.store.WebhookEndpointsOf(r.Context(), key.Store)
 	if err != nil {
 		s.internal(w, r, err)
 		return
@@ -200,7 +211,7 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, _ store.AP
 }
 
 // webhookDeliveries serves the delivery log, newest first; ?before= pages.
-func (s *Server) webhookDeliveries(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+func (s *Server) webhookDeliveries(w http.ResponseWriter, r *http.Request, key store.APIKey) {
 	limit, ok := limitParam(w, r, 100, 1000)
 	if !ok {
 		return
@@ -214,7 +225,7 @@ func (s *Server) webhookDeliveries(w http.ResponseWriter, r *http.Request, _ sto
 		}
 		before = n
 	}
-	as, err := s.store.WebhookAttempts(r.Context(), r.URL.Query().Get("endpoint"), before, limit)
+	as, err := s.store.WebhookAttemptsOf(r.Context(), key.Store, r.URL.Query().Get("endpoint"), before, limit)
 	if err != nil {
 		s.internal(w, r, err)
 		return

@@ -31,7 +31,11 @@ type MethodView struct {
 	MinAmountUSD *string `json:"min_amount_usd,omitempty"`
 }
 
-func (s *Server) methods(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+func (s *Server) methods(w http.ResponseWriter, r *http.Request, key store.APIKey) {
+	shop, ok := s.shopOf(w, r, key)
+	if !ok {
+		return
+	}
 	health := map[string]NetworkStatus{}
 	if s.status != nil {
 		nets, err := s.status.Networks(r.Context())
@@ -52,6 +56,9 @@ func (s *Server) methods(w http.ResponseWriter, r *http.Request, _ store.APIKey)
 		if mc != nil && mc.Confirmations != nil {
 			v.Confirmations = *mc.Confirmations
 		}
+		if s.svc != nil {
+			v.Confirmations = s.svc.StoreConfirmations(shop, m.Method, v.Confirmations)
+		}
 		if !v.Enabled {
 			v.Reason = "method disabled"
 			out = append(out, v)
@@ -64,6 +71,13 @@ func (s *Server) methods(w http.ResponseWriter, r *http.Request, _ store.APIKey)
 			v.DustMin, v.MinAmountUSD = payment.TrimUnits(dust, m.Decimals), &usd
 		}
 		switch {
+		case s.svc != nil && !s.svc.StoreHasSource(shop, m.Network):
+			// The store has no extended key (or pool) of its own there:
+			// its money never lands on another store's addresses.
+			v.Reason = "this store has no extended public key for " + string(m.Network)
+			if m.Network == payment.Solana {
+				v.Reason = "this store has no Solana address pool"
+			}
 		case health[string(m.Network)].Available != "":
 			v.Reason = health[string(m.Network)].Available
 		case err != nil:

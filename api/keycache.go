@@ -115,3 +115,15 @@ func fresh(at, now time.Time) bool {
 	d := now.Sub(at)
 	return d >= 0 && d < keyTTL
 }
+
+// forget drops the cached keys of shop named name (a key just rotated:
+// this instance refuses the old one at once; others within keyTTL).
+func (c *keyCache) forget(shop, name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for h, e := range c.entries {
+		if e.key.Store == shop && e.key.Name == name {
+			delete(c.entries, h)
+		}
+	}
+}

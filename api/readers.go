@@ -36,6 +36,21 @@ type Reader interface {
 	WebhookEndpoints(ctx context.Context) ([]store.WebhookEndpoint, error)
 	RequestReconcile(ctx context.Context, network string, now time.Time) error
 	RequestRescan(ctx context.Context, network string, from int64, now time.Time) error
+
+	// One store's rows (issue 34): a store's key reads through these.
+	EventsAfterIn(ctx context.Context, shop string, after int64, types []string, limit int) ([]store.Event, error)
+	EventSeqOf(ctx context.Context, shop, id string) (int64, error)
+	WebhookEndpointsOf(ctx context.Context, shop string) ([]store.WebhookEndpoint, error)
+	WebhookAttemptsOf(ctx context.Context, shop, endpoint string, before int64, limit int) ([]store.WebhookAttempt, error)
+	// The operator's stores API: the stores, their keys and pools, and
+	// where a new store, API key or extended key is filed.
+	Shops(ctx context.Context) ([]store.Shop, error)
+	ShopKeys(ctx context.Context) ([]store.ShopKey, error)
+	FreeDerived(ctx context.Context, network, source string) (int64, error)
+	CreateShop(ctx context.Context, sh store.Shop, now time.Time) (store.Shop, error)
+	CreateStoreAPIKey(ctx context.Context, name string, scopes []string, shop, prefix string, now time.Time) (string, store.APIKey, error)
+	RotateStoreAPIKey(ctx context.Context, shop, name string, now time.Time) (string, store.APIKey, error)
+	AddShopKey(ctx context.Context, k store.ShopKey, now time.Time) error
 }
 
 var _ Reader = (*store.Store)(nil)

@@ -142,7 +142,7 @@ var ErrTooManyWaiters = errTooManyWaiters
 // caps it fails at once with ErrTooManyWaiters. The console's live refresh
 // waits here.
 func (s *Server) WaitEvents(ctx context.Context, keyID string, seq int64) error {
-	_, err := s.feed.Wait(ctx, keyID, seq, nil, 1)
+	_, err := s.feed.Wait(ctx, keyID, "", seq, nil, 1)
 	return err
 }
 
@@ -188,10 +188,11 @@ func (s *Server) routes() {
 	s.Handle("POST /v1/intents/{id}/renew", ScopeIntents, s.renewIntent)
 	s.Handle("POST /v1/payables", ScopeIntents, s.createPayable)
 	s.Handle("GET /v1/payables/{kind}/{reference}", ScopeRead, s.getPayable)
-	s.Handle("GET /v1/status", ScopeOperator, s.getStatus)
-	s.Handle("POST /v1/networks/{network}/rescan", ScopeOperator, s.rescan)
-	s.Handle("POST /v1/networks/{network}/reconcile", ScopeOperator, s.reconcileNetwork)
+	s.Handle("GET /v1/status", ScopeOperator, s.instanceOnly(s.getStatus))
+	s.Handle("POST /v1/networks/{network}/rescan", ScopeOperator, s.instanceOnly(s.rescan))
+	s.Handle("POST /v1/networks/{network}/reconcile", ScopeOperator, s.instanceOnly(s.reconcileNetwork))
 	s.moneyRoutes()
+	s.storeRoutes()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
 	})

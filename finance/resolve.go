@@ -38,6 +38,10 @@ type ResolveRequest struct {
 	// quote at the transfer's time (or with no quote to check it against),
 	// for a credit of at most the configured maximum (Bounds.MaxOverride).
 	Override *Override `json:"override,omitempty"`
+	// Store is the store of the key deciding ("": every store): another
+	// store's transfer is not found, as one that does not exist. Set by
+	// the caller from the key, never from the body.
+	Store string `json:"-"`
 }
 
 // Override is the explicit acceptance of a rate the rate book does not
@@ -160,7 +164,7 @@ func (s *Service) Resolve(ctx context.Context, transferID string, req ResolveReq
 		return intents.Result[views.Transfer]{}, err
 	}
 	return intents.Idempotent(ctx, s.store, s.now, idem, func(tx *store.Tx, now time.Time) (intents.Outcome, views.Transfer, error) {
-		tr, err := resolvable(ctx, tx, transferID)
+		tr, err := resolvable(ctx, tx, transferID, req.Store)
 		if err != nil {
 			return 0, views.Transfer{}, err
 		}
@@ -211,9 +215,9 @@ func checkResolve(req ResolveRequest, actor string) error {
 
 // resolvable locks the transfer and checks that it is a finance item now:
 // not resolved yet, not settling cleanly, not part of a payment in progress.
-func resolvable(ctx context.Context, tx *store.Tx, transferID string) (store.Transfer, error) {
+func resolvable(ctx context.Context, tx *store.Tx, transferID, shop string) (store.Transfer, error) {
 	tr, err := tx.TransferForUpdate(ctx, transferID)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && shop != "" && tr.Store != shop) {
 		return tr, intents.Fail(intents.NotFound, "no transfer %q", transferID)
 	}
 	if err != nil {

@@ -63,3 +63,18 @@ func (s *Service) storeTolerance(shop string, amount, def *big.Int) *big.Int {
 	t := new(big.Int).Mul(amount, big.NewInt(int64(*bps)))
 	return t.Quo(t, big.NewInt(10_000))
 }
+
+// StoreHasSource reports whether shop can take payments on network n: the
+// default store has the instance's sources, another store only its own
+// (an extended key, or its Solana pool lane). GET /v1/methods asks it for
+// a store's key.
+func (s *Service) StoreHasSource(shop string, n payment.Network) bool {
+	_, ok := s.sourceFor(shop, n)
+	return ok
+}
+
+// StoreConfirmations is the confirmations an intent of shop requires with
+// method m: the store's setting where it has one, else def.
+func (s *Service) StoreConfirmations(shop string, m payment.Method, def int) int {
+	return s.storeConfirmations(shop, m, def)
+}

@@ -88,6 +88,10 @@ type InboxFilter struct {
 	// SeenAfter and SeenBefore, when set, bound first_seen_at (the age
 	// filter of the console's inbox).
 	SeenAfter, SeenBefore *time.Time
+	// Store, when set, keeps the transfers of that store ("": every
+	// store's). A cursor (After) of another store is ErrNotFound, as an
+	// unknown one.
+	Store string
 }
 
 // InboxTransfers lists transfers that did not settle cleanly (classification
@@ -97,7 +101,8 @@ func (s *Store) InboxTransfers(ctx context.Context, f InboxFilter) ([]Transfer, 
 	var at time.Time
 	cursorID := ""
 	if f.After != "" {
-		if err := s.pool.QueryRow(ctx, `SELECT created_at, id FROM transfers WHERE id = $1`, f.After).Scan(&at, &cursorID); err != nil {
+		if err := s.pool.QueryRow(ctx, `SELECT created_at, id FROM transfers WHERE id = $1 AND ($2 = '' OR store_id = $2)`,
+			f.After, f.Store).Scan(&at, &cursorID); err != nil {
 			return nil, translate(err)
 		}
 	}
@@ -106,8 +111,9 @@ func (s *Store) InboxTransfers(ctx context.Context, f InboxFilter) ([]Transfer, 
 		AND ($2 = '' OR t.network = $2) AND ($3 = '' OR t.classification = $3)
 		AND ($4 = '' OR (t.created_at, t.id) < ($5, $4))
 		AND ($7::timestamptz IS NULL OR t.first_seen_at >= $7) AND ($8::timestamptz IS NULL OR t.first_seen_at < $8)
+		AND ($9 = '' OR t.store_id = $9)
 		ORDER BY t.created_at DESC, t.id DESC LIMIT $6`,
-		f.Status, f.Network, f.Classification, cursorID, at, f.Limit, f.SeenAfter, f.SeenBefore)
+		f.Status, f.Network, f.Classification, cursorID, at, f.Limit, f.SeenAfter, f.SeenBefore, f.Store)
 	if err != nil {
 		return nil, translate(err)
 	}
