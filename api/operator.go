@@ -9,7 +9,7 @@ import (
 	"github.com/paywatch/paywatch/store"
 )
 
-func (s *Server) getStatus(w http.ResponseWriter, r *http.Request, key store.APIKey) {
+func (s *Server) getStatus(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
 	if s.status == nil {
 		writeJSON(w, 200, map[string]any{"networks": []NetworkStatus{}, "rates": s.ratesStatus()})
 		return
@@ -18,15 +18,6 @@ func (s *Server) getStatus(w http.ResponseWriter, r *http.Request, key store.API
 	if err != nil {
 		s.internal(w, r, err)
 		return
-	}
-	if key.Store != "" {
-		// A store's key sees the large payments of its own store held
-		// for a second source, never another's.
-		for i := range nets {
-			if v := nets[i].Verification; v != nil {
-				nets[i].Verification = v.ForStore(key.Store)
-			}
-		}
 	}
 	rec, err := s.reconcileStatus(r.Context())
 	if err != nil {

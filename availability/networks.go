@@ -62,23 +62,6 @@ type VerificationStatus struct {
 	// Disagreements are those the answering instance found since it
 	// started (another amount or asset, or the transfer not shown).
 	Disagreements int64 `json:"disagreements"`
-
-	// heldByStore counts Held per store; shown holds every held intent
-	// read (HeldIntents is its oldest heldShown).
-	heldByStore map[string]int64
-	held        []HeldIntent
-}
-
-// ForStore is the status as a key of one store sees it: its own held
-// intents only, and no count of other stores' payments.
-func (v *VerificationStatus) ForStore(storeID string) *VerificationStatus {
-	out := &VerificationStatus{LargeAmountUSD: v.LargeAmountUSD, Verifiers: v.Verifiers, Held: v.heldByStore[storeID], HeldIntents: []HeldIntent{}}
-	for _, h := range v.held {
-		if h.store == storeID && len(out.HeldIntents) < heldShown {
-			out.HeldIntents = append(out.HeldIntents, h)
-		}
-	}
-	return out
 }
 
 // HeldIntent is an intent a second source holds.
@@ -87,7 +70,6 @@ type HeldIntent struct {
 	// State is pending (the verifier cannot say yet), unseen, disagrees,
 	// no_verifier, or "" before the first check.
 	State string `json:"state"`
-	store string
 }
 
 // Networks reports scanner health from the cursors, and decides whether new
@@ -328,15 +310,12 @@ func (n *Networks) verification(ctx context.Context, net payment.Network, nc *co
 	if err != nil {
 		return nil, err
 	}
-	st := &VerificationStatus{LargeAmountUSD: large.String(), Held: int64(len(held)), HeldIntents: []HeldIntent{},
-		heldByStore: map[string]int64{}}
+	st := &VerificationStatus{LargeAmountUSD: large.String(), Held: int64(len(held)), HeldIntents: []HeldIntent{}}
 	for i, h := range held {
-		hi := HeldIntent{IntentID: h.IntentID, State: h.State, store: store.StoreOr(h.Store)}
-		st.held = append(st.held, hi)
-		st.heldByStore[hi.store]++
-		if i < heldShown {
-			st.HeldIntents = append(st.HeldIntents, hi)
+		if i == heldShown {
+			break
 		}
+		st.HeldIntents = append(st.HeldIntents, HeldIntent{IntentID: h.IntentID, State: h.State})
 	}
 	if n.Verification != nil {
 		n.Verification(net, st)
