@@ -77,8 +77,13 @@ func (s *Server) resolveTransfer(w http.ResponseWriter, r *http.Request, key sto
 
 // reconciliation serves the report as JSON (rows and totals) or CSV (one
 // row per transfer), as of ?as_of= (default: now; a closed period without
-// as_of is served as stored when it was closed).
-func (s *Server) reconciliation(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
+// as_of is served as stored when it was closed). It is the books of the
+// key's store.
+func (s *Server) reconciliation(w http.ResponseWriter, r *http.Request, key store.APIKey) {
+	shop, ok := s.shopOf(w, r, key)
+	if !ok {
+		return
+	}
 	q := r.URL.Query()
 	from, to, ok := reportPeriod(w, q.Get("from"), q.Get("to"))
 	if !ok {
@@ -97,7 +102,7 @@ func (s *Server) reconciliation(w http.ResponseWriter, r *http.Request, _ store.
 	if format == "" {
 		format = reports.FormatJSON
 	}
-	body, closed, err := s.reports.RenderReconciliation(r.Context(), from, to, asOf, format)
+	body, closed, err := s.reports.RenderReconciliation(r.Context(), shop, from, to, asOf, format)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -132,8 +137,13 @@ func reportPeriod(w http.ResponseWriter, fromS, toS string) (time.Time, time.Tim
 }
 
 // closePeriod closes a reporting period: 201 the close, or 200 the
-// existing close of the same period.
+// existing close of the same period. It closes the books of the key's
+// store.
 func (s *Server) closePeriod(w http.ResponseWriter, r *http.Request, key store.APIKey) {
+	shop, ok := s.shopOf(w, r, key)
+	if !ok {
+		return
+	}
 	var req struct {
 		From string `json:"from"`
 		To   string `json:"to"`
@@ -145,7 +155,7 @@ func (s *Server) closePeriod(w http.ResponseWriter, r *http.Request, key store.A
 	if !ok {
 		return
 	}
-	c, created, err := s.reports.ClosePeriod(r.Context(), from, to, key.Name)
+	c, created, err := s.reports.ClosePeriod(r.Context(), shop, from, to, key.Name)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -157,8 +167,13 @@ func (s *Server) closePeriod(w http.ResponseWriter, r *http.Request, key store.A
 	writeJSON(w, status, c)
 }
 
-func (s *Server) listCloses(w http.ResponseWriter, r *http.Request, _ store.APIKey) {
-	cs, err := s.reports.ReportCloses(r.Context())
+// listCloses lists the closes of the key's store.
+func (s *Server) listCloses(w http.ResponseWriter, r *http.Request, key store.APIKey) {
+	shop, ok := s.shopOf(w, r, key)
+	if !ok {
+		return
+	}
+	cs, err := s.reports.ReportCloses(r.Context(), shop)
 	if err != nil {
 		s.internal(w, r, err)
 		return

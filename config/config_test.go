@@ -274,6 +274,21 @@ func TestWebhookStartIsChecked(t *testing.T) {
 	}
 }
 
+// A webhook's store is a store id (issue 34 item 2).
+func TestWebhookStoreIsChecked(t *testing.T) {
+	hook := "\nwebhooks:\n  - {name: shop, url: \"https://shop.example/hook\", secret_env: SHOP_SECRET, store: %q}\n"
+	c, err := config.Parse(strings.NewReader(valid+fmt.Sprintf(hook, "shop-b")), env(nil))
+	if err != nil || c.Webhooks[0].Store != "shop-b" {
+		t.Fatalf("store shop-b: %v", err)
+	}
+	for _, bad := range []string{"Shop B", "-b", strings.Repeat("b", 41)} {
+		_, err := config.Parse(strings.NewReader(valid+fmt.Sprintf(hook, bad)), env(nil))
+		if err == nil || !strings.Contains(err.Error(), "webhooks[0].store") {
+			t.Errorf("store %q: %v", bad, err)
+		}
+	}
+}
+
 // Rates default to two sources; one source alone must be said explicitly.
 func TestSingleRateSourceMustBeExplicit(t *testing.T) {
 	if got := config.Default().Rates.MinSources; got != 2 {

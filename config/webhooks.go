@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net/url"
+	"regexp"
 )
 
 // Webhook is one event receiver.
@@ -26,7 +27,15 @@ type Webhook struct {
 	// Start is where a newly configured endpoint begins: "beginning" (the
 	// default: every event ever recorded) or "now" (only new events).
 	Start string `yaml:"start"`
+	// Store, when set, sends only the events of that store (a store id,
+	// a store declared in the config or created in the database); empty:
+	// every store's events (the operator's receiver).
+	Store string `yaml:"store"`
 }
+
+// webhookStoreID is a store id's form (store.ValidStoreID; config sits
+// below package store).
+var webhookStoreID = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,39}$`)
 
 // validateWebhooks checks each webhook: a unique name, an https URL (http
 // only to this host), its secret variables and where it starts.
@@ -54,6 +63,9 @@ func (c *Config) validateWebhooks() error {
 		}
 		if w.Start != "" && w.Start != "beginning" && w.Start != "now" {
 			return invalid(f+".start", "must be beginning or now")
+		}
+		if w.Store != "" && !webhookStoreID.MatchString(w.Store) {
+			return invalid(f+".store", "must be a store id: 1 to 40 of a-z, 0-9, - and _, starting with a letter or digit")
 		}
 	}
 	return nil

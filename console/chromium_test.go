@@ -561,7 +561,7 @@ func TestChromiumScopesCSRFAndOperatorScreens(t *testing.T) {
 
 	// Webhooks: an endpoint, its cursor and backlog, redeliver; another
 	// endpoint's real deliveries, named by event type.
-	if err := s.Store.EnsureWebhookEndpoint(context.Background(), "shop", "https://shop.example/hook", false, s.Clock.Now()); err != nil {
+	if err := s.Store.EnsureWebhookEndpoint(context.Background(), "shop", "https://shop.example/hook", "", false, s.Clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	deliverEvents(t, s, "receiver")

@@ -192,6 +192,10 @@ type session struct {
 	key   store.APIKey
 	token string
 	csrf  string
+	// stores is set for an every-store key on an instance of several
+	// stores: its pages then name each row's store and offer a store
+	// filter (one store's instance looks as it always did).
+	stores bool
 }
 
 func (s *session) can(scope string) bool { return s != nil && s.key.HasScope(scope) }
@@ -223,9 +227,9 @@ func (c *Console) routes() {
 	c.mux.Handle("GET /console/intents/{id}/qr.png", c.auth("", c.intentQR))
 	c.mux.Handle("GET /console/payables/{kind}/{reference}", c.auth("", c.payable))
 
-	c.mux.Handle("GET /console/networks", c.auth(ScopeOperator, c.networks))
-	c.mux.Handle("POST /console/networks/{network}/rescan", c.auth(ScopeOperator, c.rescan))
-	c.mux.Handle("POST /console/networks/{network}/reconcile", c.auth(ScopeOperator, c.reconcile))
+	c.mux.Handle("GET /console/networks", c.auth(ScopeOperator, instance(c, c.networks)))
+	c.mux.Handle("POST /console/networks/{network}/rescan", c.auth(ScopeOperator, instance(c, c.rescan)))
+	c.mux.Handle("POST /console/networks/{network}/reconcile", c.auth(ScopeOperator, instance(c, c.reconcile)))
 	c.mux.Handle("GET /console/webhooks", c.auth(ScopeOperator, c.webhooks))
 	c.mux.Handle("POST /console/webhooks/{name}/redeliver", c.auth(ScopeOperator, c.redeliver))
 	c.mux.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) {
@@ -273,6 +277,14 @@ func (c *Console) auth(scope string, h handler) http.Handler {
 			}
 		}
 		s := &session{key: cs.Key, token: ck.Value, csrf: csrfOf(ck.Value)}
+		if s.key.Store == "" {
+			n, err := c.store.ShopCount(r.Context())
+			if err != nil {
+				c.internal(w, r, err)
+				return
+			}
+			s.stores = n > 1
+		}
 		if r.Method == http.MethodPost {
 			r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 			if !hmac.Equal([]byte(r.PostFormValue("csrf")), []byte(s.csrf)) {
@@ -296,6 +308,20 @@ func (c *Console) toSignin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.render(w, r, http.StatusUnauthorized, "error", nil, "Signed out", errorData{Message: "your session ended: sign in again"})
+}
+
+// instance guards the instance's own pages (networks, rescans,
+// reconciles): an every-store key's. A store's key is refused them; they
+// show every store's node state and the reconciler's findings.
+func instance(c *Console, h handler) handler {
+	return func(w http.ResponseWriter, r *http.Request, s *session) {
+		if s.ownStore() != "" {
+			c.render(w, r, http.StatusForbidden, "error", s, "Forbidden", errorData{
+				Message: "this API key belongs to store " + s.ownStore() + "; the networks pages are the whole instance's and need an every-store key"})
+			return
+		}
+		h(w, r, s)
+	}
 }
 
 // csrfOf derives a session's CSRF token from its secret: pages carry it in
@@ -359,7 +385,7 @@ func (c *Console) startSession(w http.ResponseWriter, r *http.Request, key store
 	}
 	setCookie(w, c.secure(r), SessionCookie, token, ttl)
 	clearCookie(w, c.secure(r), signinCookie)
-	c.log.Info("console sign-in", "key", key.Name, "session", store.ConsoleSessionID(token))
+	c.log.Info("console sign-in", "key", key.Name, "store", key.Store, "session", store.ConsoleSessionID(token))
 	return nil
 }
 
@@ -538,8 +564,10 @@ func (c *Console) home(w http.ResponseWriter, r *http.Request, s *session) {
 	switch {
 	case s.can(ScopeFinance):
 		http.Redirect(w, r, "/console/inbox", http.StatusSeeOther)
-	case s.can(ScopeOperator):
+	case s.can(ScopeOperator) && s.ownStore() == "":
 		http.Redirect(w, r, "/console/networks", http.StatusSeeOther)
+	case s.can(ScopeOperator):
+		http.Redirect(w, r, "/console/webhooks", http.StatusSeeOther)
 	default:
 		http.Redirect(w, r, "/console/search", http.StatusSeeOther)
 	}

@@ -49,14 +49,17 @@ type inboxRow struct {
 
 type inboxData struct {
 	Status, Network, Class, Age string
-	Networks                    []payment.Network
-	Classes                     []string
-	Ages                        []struct{ Value, Label string }
-	Counts                      []classCount
-	Total                       int64
-	Rows                        []inboxRow
-	Next                        string
-	Query                       url.Values
+	// Store is the store shown ("": every store, an every-store key's
+	// default).
+	Store    string
+	Networks []payment.Network
+	Classes  []string
+	Ages     []struct{ Value, Label string }
+	Counts   []classCount
+	Total    int64
+	Rows     []inboxRow
+	Next     string
+	Query    url.Values
 }
 
 type classCount struct {
@@ -94,8 +97,13 @@ func (c *Console) inbox(w http.ResponseWriter, r *http.Request, s *session) {
 		c.render(w, r, http.StatusBadRequest, "error", s, "Refused", errorData{Message: "age must be 1h, 24h, 7d or old"})
 		return
 	}
+	shop, ok := c.listStore(w, r, s)
+	if !ok {
+		return
+	}
+	d.Store = shop
 	f := store.InboxFilter{Status: d.Status, Network: d.Network, Classification: d.Class, After: q.Get("after"),
-		Limit: InboxPageSize, SeenAfter: after, SeenBefore: before}
+		Limit: InboxPageSize, SeenAfter: after, SeenBefore: before, Store: shop}
 	pg, err := c.finance.Inbox(r.Context(), f)
 	if err != nil {
 		c.fail(w, r, s, err)
@@ -286,10 +294,15 @@ func (c *Console) actions(row inboxRow) []actionInfo {
 	)
 }
 
-func (c *Console) loadTransfer(r *http.Request, id string) (inboxRow, error) {
+// loadTransfer is transfer id as the session may see it: another store's
+// transfer is ErrNotFound, as one that does not exist.
+func (c *Console) loadTransfer(r *http.Request, s *session, id string) (inboxRow, error) {
 	t, err := c.store.GetTransfer(r.Context(), id)
 	if err != nil {
 		return inboxRow{}, err
+	}
+	if !s.sees(t.Store) {
+		return inboxRow{}, store.ErrNotFound
 	}
 	tip, err := c.store.NodeHeight(r.Context(), t.Network)
 	if err != nil {
@@ -307,7 +320,7 @@ func (c *Console) transfer(w http.ResponseWriter, r *http.Request, s *session) {
 }
 
 func (c *Console) renderTransfer(w http.ResponseWriter, r *http.Request, s *session, status int, form resolveForm, msg string) {
-	row, err := c.loadTransfer(r, r.PathValue("id"))
+	row, err := c.loadTransfer(r, s, r.PathValue("id"))
 	if errors.Is(err, store.ErrNotFound) {
 		c.render(w, r, http.StatusNotFound, "error", s, "Not found", errorData{Message: "no transfer " + r.PathValue("id")})
 		return
@@ -342,6 +355,12 @@ func (c *Console) resolve(w http.ResponseWriter, r *http.Request, s *session) {
 	form := resolveForm{Action: r.PostFormValue("action"), Note: r.PostFormValue("note"), IntentID: strings.TrimSpace(r.PostFormValue("intent_id")),
 		Account: strings.TrimSpace(r.PostFormValue("account")), RefundTxID: strings.TrimSpace(r.PostFormValue("refund_txid")),
 		USDPerUnit: strings.TrimSpace(r.PostFormValue("usd_per_unit")), OverrideReason: strings.TrimSpace(r.PostFormValue("override_reason"))}
+	// Another store's transfer is not found, as an unknown one, before
+	// anything is decided (a transfer's store never changes).
+	if _, err := c.loadTransfer(r, s, r.PathValue("id")); err != nil {
+		c.renderTransfer(w, r, s, http.StatusNotFound, form, "") // the 404 (or the error) of the transfer page
+		return
+	}
 	req := finance.ResolveRequest{Action: form.Action, Note: form.Note}
 	switch form.Action {
 	case finance.ActionCreditIntent:
@@ -370,6 +389,8 @@ func (c *Console) resolve(w http.ResponseWriter, r *http.Request, s *session) {
 
 // reconData is the reconciliation page.
 type reconData struct {
+	// Store is the store whose books are shown.
+	Store          string
 	From, To, AsOf string
 	Rep            reports.Reconciliation
 	Closed         *reports.ReportClose
@@ -410,6 +431,9 @@ func (c *Console) reconRange(r *http.Request) (from, to, asOf time.Time, d recon
 	if d.AsOf != "" {
 		v.Set("as_of", d.AsOf)
 	}
+	if q.Get(storeParam) != "" {
+		v.Set(storeParam, q.Get(storeParam))
+	}
 	d.Query = v.Encode()
 	return from, to, asOf, d, nil
 }
@@ -423,7 +447,12 @@ func (c *Console) reconciliation(w http.ResponseWriter, r *http.Request, s *sess
 		c.render(w, r, http.StatusBadRequest, "error", s, "Refused", errorData{Message: err.Error()})
 		return
 	}
-	body, closed, err := c.reports.RenderReconciliation(r.Context(), from, to, asOf, reports.FormatJSON)
+	shop, ok := c.actStore(w, r, s)
+	if !ok {
+		return
+	}
+	d.Store = shop
+	body, closed, err := c.reports.RenderReconciliation(r.Context(), shop, from, to, asOf, reports.FormatJSON)
 	if err != nil {
 		c.fail(w, r, s, err)
 		return
@@ -469,8 +498,12 @@ func (c *Console) reconciliationDownload(w http.ResponseWriter, r *http.Request,
 		c.render(w, r, http.StatusBadRequest, "error", s, "Refused", errorData{Message: err.Error()})
 		return
 	}
+	shop, ok := c.actStore(w, r, s)
+	if !ok {
+		return
+	}
 	format := r.URL.Query().Get("format")
-	body, _, err := c.reports.RenderReconciliation(r.Context(), from, to, asOf, format)
+	body, _, err := c.reports.RenderReconciliation(r.Context(), shop, from, to, asOf, format)
 	if err != nil {
 		c.fail(w, r, s, err)
 		return
@@ -480,12 +513,19 @@ func (c *Console) reconciliationDownload(w http.ResponseWriter, r *http.Request,
 		ctype = "text/csv; charset=utf-8"
 	}
 	w.Header().Set("Content-Type", ctype)
-	w.Header().Set("Content-Disposition", `attachment; filename="reconciliation-`+from.Format("20060102")+`-`+to.Format("20060102")+`.`+format+`"`)
+	name := "reconciliation-"
+	if s.ownStore() == "" && shop != store.DefaultStore {
+		name += shop + "-" // shop is a store id: [a-z0-9_-]
+	}
+	w.Header().Set("Content-Disposition", `attachment; filename="`+name+from.Format("20060102")+`-`+to.Format("20060102")+`.`+format+`"`)
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
 }
 
 type balanceData struct {
+	// Store is the account's store (an account is a name per store); the
+	// list's store filter ("": every store) without an account.
+	Store   string
 	Account string
 	Balance *finance.BalanceView
 	Ledger  finance.LedgerPage
@@ -498,8 +538,8 @@ type balanceData struct {
 }
 
 type accountRow struct {
-	Account, BalanceUSD string
-	UpdatedAt           *time.Time
+	Store, Account, BalanceUSD string
+	UpdatedAt                  *time.Time
 }
 
 // accountsShown caps the balances page's account list; the search box
@@ -510,7 +550,12 @@ func (c *Console) balances(w http.ResponseWriter, r *http.Request, s *session) {
 	q := r.URL.Query()
 	d := balanceData{Account: strings.TrimSpace(q.Get("account")), Search: strings.TrimSpace(q.Get("q"))}
 	if d.Account == "" {
-		as, err := c.store.Accounts(r.Context(), d.Search, accountsShown+1)
+		shop, ok := c.listStore(w, r, s)
+		if !ok {
+			return
+		}
+		d.Store = shop
+		as, err := c.store.Accounts(r.Context(), shop, d.Search, accountsShown+1)
 		if err != nil {
 			c.internal(w, r, err)
 			return
@@ -519,22 +564,27 @@ func (c *Console) balances(w http.ResponseWriter, r *http.Request, s *session) {
 			as, d.More = as[:accountsShown], true
 		}
 		for _, a := range as {
-			d.Accounts = append(d.Accounts, accountRow{Account: a.Account, BalanceUSD: payment.Cents(a.BalanceCents).String(), UpdatedAt: a.UpdatedAt})
+			d.Accounts = append(d.Accounts, accountRow{Store: a.Store, Account: a.Account, BalanceUSD: payment.Cents(a.BalanceCents).String(), UpdatedAt: a.UpdatedAt})
 		}
 	}
 	if d.Account != "" {
-		b, err := c.finance.Balance(r.Context(), s.key.StoreFor(""), d.Account)
+		shop, ok := c.actStore(w, r, s)
+		if !ok {
+			return
+		}
+		d.Store = shop
+		b, err := c.finance.Balance(r.Context(), shop, d.Account)
 		if err != nil {
 			c.fail(w, r, s, err)
 			return
 		}
 		d.Balance = &b
-		if d.Ledger, err = c.finance.Ledger(r.Context(), s.key.StoreFor(""), d.Account, q.Get("after"), 100); err != nil {
+		if d.Ledger, err = c.finance.Ledger(r.Context(), shop, d.Account, q.Get("after"), 100); err != nil {
 			c.fail(w, r, s, err)
 			return
 		}
 		if d.Ledger.Next != nil {
-			d.Next = "/console/balances?" + url.Values{"account": {d.Account}, "after": {*d.Ledger.Next}}.Encode()
+			d.Next = withStore(s, "/console/balances?"+url.Values{"account": {d.Account}, "after": {*d.Ledger.Next}}.Encode(), shop)
 		}
 	}
 	c.render(w, r, http.StatusOK, "balances", s, "Balances", d)

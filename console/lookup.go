@@ -22,7 +22,7 @@ type searchData struct {
 }
 
 type searchHit struct {
-	Kind, Label, Detail, Href string
+	Kind, Label, Detail, Href, Store string
 }
 
 // search finds what one box names: an intent id or address, a transfer id
@@ -35,13 +35,17 @@ func (c *Console) search(w http.ResponseWriter, r *http.Request, s *session) {
 			c.render(w, r, http.StatusBadRequest, "error", s, "Refused", errorData{Message: "search text must be at most 200 characters"})
 			return
 		}
-		hits, err := c.store.Search(r.Context(), q)
+		shop, ok := c.listStore(w, r, s)
+		if !ok {
+			return
+		}
+		hits, err := c.store.Search(r.Context(), shop, q)
 		if err != nil {
 			c.internal(w, r, err)
 			return
 		}
 		for _, h := range hits {
-			sh := searchHit{Kind: h.Kind, Label: h.ID, Detail: h.Detail}
+			sh := searchHit{Kind: h.Kind, Label: h.ID, Detail: h.Detail, Store: h.Store}
 			switch h.Kind {
 			case "intent":
 				sh.Href = "/console/intents/" + url.PathEscape(h.ID)
@@ -52,12 +56,12 @@ func (c *Console) search(w http.ResponseWriter, r *http.Request, s *session) {
 				sh.Href = "/console/transfers/" + url.PathEscape(h.ID)
 			case "payable":
 				kind, ref, _ := strings.Cut(h.ID, "/")
-				sh.Href = "/console/payables/" + url.PathEscape(kind) + "/" + url.PathEscape(ref)
+				sh.Href = withStore(s, "/console/payables/"+url.PathEscape(kind)+"/"+url.PathEscape(ref), h.Store)
 			case "account":
 				if !s.can(ScopeFinance) {
 					continue
 				}
-				sh.Href = "/console/balances?" + url.Values{"account": {h.ID}}.Encode()
+				sh.Href = withStore(s, "/console/balances?"+url.Values{"account": {h.ID}}.Encode(), h.Store)
 			}
 			d.Hits = append(d.Hits, sh)
 		}
@@ -86,7 +90,7 @@ type intentData struct {
 }
 
 func (c *Console) intent(w http.ResponseWriter, r *http.Request, s *session) {
-	v, err := c.svc.Get(r.Context(), r.PathValue("id"))
+	v, err := c.visibleIntent(r, s, r.PathValue("id"))
 	if err != nil {
 		c.fail(w, r, s, err)
 		return
@@ -172,8 +176,18 @@ func eventDetail(e store.Event) string {
 	return strings.Join(parts, " · ")
 }
 
+// visibleIntent is the intent id when the session may see it; another
+// store's intent is "not found" exactly as one that does not exist.
+func (c *Console) visibleIntent(r *http.Request, s *session, id string) (views.Intent, error) {
+	v, err := c.svc.Get(r.Context(), id)
+	if err == nil && !s.sees(v.Store) {
+		return views.Intent{}, notFoundIntent(id)
+	}
+	return v, err
+}
+
 func (c *Console) intentQR(w http.ResponseWriter, r *http.Request, s *session) {
-	v, err := c.svc.Get(r.Context(), r.PathValue("id"))
+	v, err := c.visibleIntent(r, s, r.PathValue("id"))
 	if err != nil {
 		c.fail(w, r, s, err)
 		return
@@ -199,7 +213,11 @@ func (c *Console) payable(w http.ResponseWriter, r *http.Request, s *session) {
 		c.render(w, r, http.StatusBadRequest, "error", s, "Refused", errorData{Message: "kind must be order or topup"})
 		return
 	}
-	p, err := c.store.PayableByReference(r.Context(), s.key.StoreFor(""), kind, ref)
+	shop, ok := c.actStore(w, r, s)
+	if !ok {
+		return
+	}
+	p, err := c.store.PayableByReference(r.Context(), shop, kind, ref)
 	if errors.Is(err, store.ErrNotFound) {
 		c.render(w, r, http.StatusNotFound, "error", s, "Not found", errorData{Message: "no " + kind + " " + ref})
 		return

@@ -224,19 +224,38 @@ func (c *Console) webhooks(w http.ResponseWriter, r *http.Request, s *session) {
 	c.renderWebhooks(w, r, s, http.StatusOK, "")
 }
 
+// visibleEndpoints are the webhook endpoints the session may see: every
+// one for an every-store key, a store's own for a store's key (not the
+// every-store endpoints, which hear other stores' events).
+func (c *Console) visibleEndpoints(ctx context.Context, s *session) ([]store.WebhookEndpoint, error) {
+	eps, err := c.store.WebhookEndpoints(ctx)
+	if err != nil || s.ownStore() == "" {
+		return eps, err
+	}
+	var out []store.WebhookEndpoint
+	for _, e := range eps {
+		if e.Store == s.ownStore() {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
 func (c *Console) renderWebhooks(w http.ResponseWriter, r *http.Request, s *session, status int, msg string) {
-	eps, err := c.store.WebhookEndpoints(r.Context())
+	eps, err := c.visibleEndpoints(r.Context(), s)
 	if err != nil {
 		c.internal(w, r, err)
 		return
 	}
+	visible := map[string]bool{}
 	types := map[string][]string{}
 	for _, wh := range c.cfg.Webhooks {
 		types[wh.Name] = wh.Events
 	}
 	d := webhooksData{Endpoint: r.URL.Query().Get("endpoint"), Error: msg}
 	for _, e := range eps {
-		n, err := c.store.EventCountAfter(r.Context(), e.LastSeq, types[e.Name])
+		visible[e.Name] = true
+		n, err := c.store.EventCountAfter(r.Context(), e.LastSeq, types[e.Name], e.Store)
 		if err != nil {
 			c.internal(w, r, err)
 			return
@@ -244,9 +263,22 @@ func (c *Console) renderWebhooks(w http.ResponseWriter, r *http.Request, s *sess
 		e.URL, e.LastError = webhooks.RedactURL(e.URL), webhooks.RedactText(e.LastError)
 		d.Endpoints = append(d.Endpoints, endpointRow{E: e, Backlog: n})
 	}
-	if d.Log, err = c.store.WebhookAttempts(r.Context(), d.Endpoint, 0, 100); err != nil {
-		c.internal(w, r, err)
-		return
+	if d.Endpoint == "" || visible[d.Endpoint] {
+		if d.Log, err = c.store.WebhookAttempts(r.Context(), d.Endpoint, 0, 100); err != nil {
+			c.internal(w, r, err)
+			return
+		}
+	}
+	if s.ownStore() != "" {
+		// A store's key reads its endpoints' lines only (another
+		// endpoint named in ?endpoint= shows nothing, as an unknown one).
+		kept := d.Log[:0]
+		for _, a := range d.Log {
+			if visible[a.Endpoint] {
+				kept = append(kept, a)
+			}
+		}
+		d.Log = kept
 	}
 	ids := make([]string, 0, len(d.Log))
 	for i := range d.Log {
@@ -276,7 +308,17 @@ func (c *Console) redeliver(w http.ResponseWriter, r *http.Request, s *session) 
 		c.renderWebhooks(w, r, s, http.StatusBadRequest, "from_seq must be an event seq number")
 		return
 	}
-	_, err = c.store.RedeliverWebhook(r.Context(), name, from, c.now().UTC())
+	eps, err := c.visibleEndpoints(r.Context(), s)
+	if err != nil {
+		c.internal(w, r, err)
+		return
+	}
+	err = store.ErrNotFound // another store's endpoint: as one that does not exist
+	for _, e := range eps {
+		if e.Name == name {
+			_, err = c.store.RedeliverWebhook(r.Context(), name, from, c.now().UTC())
+		}
+	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		c.renderWebhooks(w, r, s, http.StatusNotFound, "no webhook endpoint "+strconv.Quote(name))
@@ -322,7 +364,7 @@ func (c *Console) live(w http.ResponseWriter, r *http.Request, s *session) {
 	seq, err := strconv.ParseInt(r.URL.Query().Get("seq"), 10, 64)
 	if err == nil && seq >= 0 {
 		wctx, cancel := context.WithTimeout(r.Context(), maxLiveWait)
-		err := c.events.WaitEvents(wctx, s.key.ID, seq)
+		err := c.waitLive(wctx, s, seq)
 		cancel()
 		if errors.Is(err, api.ErrTooManyWaiters) {
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(c.cfg.Events.PollInterval.Seconds()))))
@@ -344,8 +386,16 @@ func (c *Console) live(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	v.Seq = last
+	if own := s.ownStore(); own != "" {
+		// A store's page counts its store's events only: the feed's seq
+		// would tell how busy the other stores are.
+		if v.Seq, err = c.store.LastStoreEventSeq(ctx, own); err != nil {
+			c.liveFail(w, r, err)
+			return
+		}
+	}
 	if s.can(ScopeFinance) {
-		counts, err := c.store.InboxCounts(ctx, store.InboxFilter{Status: "unresolved"})
+		counts, err := c.store.InboxCounts(ctx, store.InboxFilter{Status: "unresolved", Store: s.ownStore()})
 		if err != nil {
 			c.liveFail(w, r, err)
 			return
@@ -356,7 +406,7 @@ func (c *Console) live(w http.ResponseWriter, r *http.Request, s *session) {
 		}
 		v.Inbox = &n
 	}
-	if s.can(ScopeOperator) {
+	if s.can(ScopeOperator) && s.ownStore() == "" {
 		nets, err := c.networkStatus(ctx)
 		if err != nil {
 			c.liveFail(w, r, err)
@@ -371,6 +421,35 @@ func (c *Console) live(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// waitLive waits until an event after seq exists (an every-store key) or
+// an event of the key's store after seq (a store's key: its pages know
+// its store's seq only), or ctx ends (nil then: the answer is "nothing
+// new"). Each wait is one of the feed's long-polls, under its caps.
+func (c *Console) waitLive(ctx context.Context, s *session, seq int64) error {
+	own := s.ownStore()
+	if own == "" {
+		return c.events.WaitEvents(ctx, s.key.ID, seq)
+	}
+	for {
+		global, err := c.store.LastEventSeq(ctx)
+		if err == nil {
+			var last int64
+			if last, err = c.store.LastStoreEventSeq(ctx, own); err == nil && last > seq {
+				return nil
+			}
+		}
+		if err == nil {
+			err = c.events.WaitEvents(ctx, s.key.ID, global)
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 func (c *Console) liveFail(w http.ResponseWriter, r *http.Request, err error) {

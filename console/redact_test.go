@@ -13,7 +13,7 @@ func oldWebhookRows(t *testing.T, s *site) {
 	t.Helper()
 	ctx := context.Background()
 	raw := "https://hookuser:pa55word@shop.example/hook?token=T0KEN123"
-	if err := s.Store.EnsureWebhookEndpoint(ctx, "old", raw, false, time.Now()); err != nil {
+	if err := s.Store.EnsureWebhookEndpoint(ctx, "old", raw, "", false, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	msg := `Post "https://hookuser:***@shop.example/hook?token=T0KEN123": dial tcp: connection refused`

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -100,6 +101,7 @@ type Daemon struct {
 	api       *api.Server
 	console   *console.Console // nil when console.enabled is false
 	pages     *checkout.Page   // nil when checkout.enabled is false
+	links     *checkout.Links  // the pages' links; nil when checkout is off
 	reg       *prometheus.Registry
 	metrics   *scanMetrics
 	ops       *opsMetrics
@@ -116,6 +118,9 @@ type Daemon struct {
 	// leads says, per network, whether this instance leads its scanner
 	// (set by the network's ingest.Leader; read by the reconciler).
 	leads map[payment.Network]*atomic.Bool
+	// storesSeen is what the last ReloadStores read (stores.go).
+	storesMu   sync.Mutex
+	storesSeen *storesState
 }
 
 // watchSets adapts the per-network sets to intents.Watcher.
@@ -160,6 +165,10 @@ func New(ctx context.Context, cfg *config.Config, deps Deps) (*Daemon, error) {
 		}
 	}
 	if err := checkWellKnownPool(ctx, cfg, d.store); err != nil {
+		d.Close()
+		return nil, err
+	}
+	if err := EnsureStores(ctx, cfg, d.store, d.clock.Now()); err != nil {
 		d.Close()
 		return nil, err
 	}
@@ -347,8 +356,12 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 	}
 	if links != nil {
 		opt.Pages = links
+		d.links = links
 	}
 	d.svc = intents.New(opt)
+	if err := d.ReloadStores(ctx); err != nil {
+		return err
+	}
 	d.finance = finance.New(finance.Options{Store: d.store, Redecider: d.svc, Quotes: d.book, Clock: deps.Clock, Log: d.log,
 		Bounds: finance.BoundsOf(cfg)})
 	d.reports = reports.New(reports.Options{Store: d.store, Clock: deps.Clock, Log: d.log})
@@ -429,6 +442,7 @@ func (d *Daemon) Run(ctx context.Context, ready func(addr string)) error {
 	}
 	g.Go(func() error { return d.store.Run(ctx) })
 	g.Go(func() error { return d.svc.Run(ctx) })
+	g.Go(func() error { return d.reloadStores(ctx) })
 	g.Go(func() error { return d.api.Run(ctx) })
 	g.Go(func() error { return d.book.RunOn(ctx, d.cfg.Rates.RefreshSchedule()) })
 	g.Go(func() error { return d.finance.RecordQuotes(ctx, d.book.Symbols()) })

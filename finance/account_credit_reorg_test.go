@@ -177,7 +177,7 @@ func transferView(t *testing.T, e *paywatchtest.Env, id string) views.Transfer {
 // whether the transfer is excluded.
 func checkRecon(t *testing.T, e *paywatchtest.Env, transferID string, excluded bool) {
 	t.Helper()
-	rep, err := e.Reports.Reconcile(context.Background(), time.Unix(0, 0), e.Clock.Now().Add(time.Hour), time.Time{})
+	rep, err := e.Reports.Reconcile(context.Background(), "", time.Unix(0, 0), e.Clock.Now().Add(time.Hour), time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -165,7 +165,7 @@ func inbox(t *testing.T, e *paywatchtest.Env) map[string]bool {
 // recon returns one method's reconciliation totals (base units).
 func recon(t *testing.T, e *paywatchtest.Env, method string) (settled, unresolved, resolved string) {
 	t.Helper()
-	rep, err := e.Reports.Reconcile(context.Background(), time.Unix(0, 0), e.Clock.Now().Add(time.Hour), e.Clock.Now())
+	rep, err := e.Reports.Reconcile(context.Background(), "", time.Unix(0, 0), e.Clock.Now().Add(time.Hour), e.Clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

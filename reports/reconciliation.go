@@ -99,8 +99,9 @@ type Reconciliation struct {
 // left out, and each row shows the classification, status, block,
 // confirmations, intent status and resolution the transfer had at asOf. A
 // report as of a past time is therefore the same every time it is run.
-// asOf may not be in the future.
-func (s *Service) Reconcile(ctx context.Context, from, to, asOf time.Time) (Reconciliation, error) {
+// asOf may not be in the future. The report is shop's books: its
+// transfers alone ("" is the default store).
+func (s *Service) Reconcile(ctx context.Context, shop string, from, to, asOf time.Time) (Reconciliation, error) {
 	if !to.After(from) {
 		return Reconciliation{}, intents.Invalid("to", intents.InvalidRequest, "to must be after from")
 	}
@@ -115,7 +116,7 @@ func (s *Service) Reconcile(ctx context.Context, from, to, asOf time.Time) (Reco
 		return Reconciliation{}, intents.Invalid("as_of", intents.InvalidRequest, "as_of %s is in the future (now is %s); a report shows what was recorded",
 			asOf.Format(time.RFC3339Nano), now.Format(time.RFC3339))
 	}
-	rows, err := s.store.ReconRows(ctx, from, to, asOf)
+	rows, err := s.store.ReconRows(ctx, shop, from, to, asOf)
 	if err != nil {
 		return Reconciliation{}, err
 	}
@@ -307,13 +308,14 @@ const (
 // (rows and totals) or CSV (one row per transfer). With a zero asOf, a
 // closed period is served exactly as stored when it was closed (closed is
 // then set), any other period as of now; with asOf, the report as of that
-// time is computed, closed or not.
-func (s *Service) RenderReconciliation(ctx context.Context, from, to, asOf time.Time, format string) (body []byte, closed *ReportClose, err error) {
+// time is computed, closed or not. It is shop's report, and a close is
+// shop's close.
+func (s *Service) RenderReconciliation(ctx context.Context, shop string, from, to, asOf time.Time, format string) (body []byte, closed *ReportClose, err error) {
 	if format != FormatJSON && format != FormatCSV {
 		return nil, nil, intents.Invalid("format", intents.InvalidRequest, "format must be csv or json")
 	}
 	if asOf.IsZero() {
-		c, err := s.store.ReportCloseByPeriod(ctx, "", from, to)
+		c, err := s.store.ReportCloseByPeriod(ctx, shop, from, to)
 		switch {
 		case err == nil:
 			rc := reportCloseOf(c)
@@ -325,7 +327,7 @@ func (s *Service) RenderReconciliation(ctx context.Context, from, to, asOf time.
 			return nil, nil, err
 		}
 	}
-	rep, err := s.Reconcile(ctx, from, to, asOf)
+	rep, err := s.Reconcile(ctx, shop, from, to, asOf)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -348,13 +350,15 @@ func (r Reconciliation) render(format string) ([]byte, error) {
 // a period again returns the first close (created false) and stores
 // nothing; a closed period is never reopened or changed (the table refuses
 // it), so what finance filed stays what paywatch serves. actor is who
-// closed it (the API key name, or "cli:<user>").
-func (s *Service) ClosePeriod(ctx context.Context, from, to time.Time, actor string) (ReportClose, bool, error) {
+// closed it (the API key name, or "cli:<user>"). Each store closes its own
+// books: shop's period is closed ("" is the default store).
+func (s *Service) ClosePeriod(ctx context.Context, shop string, from, to time.Time, actor string) (ReportClose, bool, error) {
+	shop = store.StoreOr(shop)
 	from, to = from.UTC(), to.UTC()
 	if actor == "" {
 		return ReportClose{}, false, intents.Fail(intents.InvalidRequest, "closing a period needs an actor")
 	}
-	if c, err := s.store.ReportCloseByPeriod(ctx, "", from, to); err == nil {
+	if c, err := s.store.ReportCloseByPeriod(ctx, shop, from, to); err == nil {
 		return reportCloseOf(c), false, nil
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return ReportClose{}, false, err
@@ -367,7 +371,7 @@ func (s *Service) ClosePeriod(ctx context.Context, from, to time.Time, actor str
 		return ReportClose{}, false, intents.Fail(intents.InvalidRequest, "the period ends at %s, after now (%s): only a period that has ended can be closed",
 			to.Format(time.RFC3339), now.Format(time.RFC3339))
 	}
-	rep, err := s.Reconcile(ctx, from, to, now)
+	rep, err := s.Reconcile(ctx, shop, from, to, now)
 	if err != nil {
 		return ReportClose{}, false, err
 	}
@@ -381,20 +385,20 @@ func (s *Service) ClosePeriod(ctx context.Context, from, to time.Time, actor str
 	if err != nil {
 		return ReportClose{}, false, err
 	}
-	stored, created, err := s.store.InsertReportClose(ctx, store.ReportClose{ID: rc.ID, From: from, To: to, AsOf: rc.AsOf,
+	stored, created, err := s.store.InsertReportClose(ctx, store.ReportClose{ID: rc.ID, Store: shop, From: from, To: to, AsOf: rc.AsOf,
 		ClosedBy: actor, ClosedAt: now, JSON: js, CSV: cs})
 	if err != nil {
 		return ReportClose{}, false, err
 	}
 	if created {
-		s.log.Info("report period closed", "id", rc.ID, "from", from, "to", to, "actor", actor)
+		s.log.Info("report period closed", "id", rc.ID, "store", shop, "from", from, "to", to, "actor", actor)
 	}
 	return reportCloseOf(stored), created, nil
 }
 
-// ReportCloses lists the closed periods, oldest first.
-func (s *Service) ReportCloses(ctx context.Context) ([]ReportClose, error) {
-	cs, err := s.store.ReportCloses(ctx, "")
+// ReportCloses lists shop's closed periods, oldest first.
+func (s *Service) ReportCloses(ctx context.Context, shop string) ([]ReportClose, error) {
+	cs, err := s.store.ReportCloses(ctx, shop)
 	if err != nil {
 		return nil, err
 	}

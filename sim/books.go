@@ -130,7 +130,7 @@ func (r *run) books() (*books, error) {
 		after = *page.Next
 	}
 	now := r.w.e.Clock.Now()
-	rep, err := r.w.e.Reports.Reconcile(ctx, time.Unix(0, 0), now.Add(48*time.Hour), now)
+	rep, err := r.w.e.Reports.Reconcile(ctx, "", time.Unix(0, 0), now.Add(48*time.Hour), now)
 	if err != nil {
 		return nil, err
 	}

@@ -704,7 +704,7 @@ func (r *run) checkResolved(s *state) {
 }
 
 func (r *run) checkRecon(s *state) {
-	rep, err := r.w.e.Reports.Reconcile(r.ctx, time.Unix(0, 0), r.w.e.Clock.Now().Add(48*time.Hour), r.w.e.Clock.Now())
+	rep, err := r.w.e.Reports.Reconcile(r.ctx, "", time.Unix(0, 0), r.w.e.Clock.Now().Add(48*time.Hour), r.w.e.Clock.Now())
 	if err != nil {
 		r.violate(Invariants[7], "reconciliation: %v", err)
 		return

@@ -42,11 +42,13 @@ func (s *Store) CreateConsoleSession(ctx context.Context, token, keyID string, n
 	return translate(err)
 }
 
-const sessionColumns = `c.id, k.id, k.name, k.scopes, k.created_at, k.revoked_at, c.created_at, c.expires_at, c.last_seen_at`
+const sessionColumns = `c.id, k.id, k.name, k.scopes, k.created_at, k.revoked_at, c.created_at, c.expires_at, c.last_seen_at,
+	coalesce(k.store_id, '')`
 
 func scanSession(row pgx.Row) (ConsoleSession, error) {
 	var cs ConsoleSession
-	err := row.Scan(&cs.ID, &cs.Key.ID, &cs.Key.Name, &cs.Key.Scopes, &cs.Key.CreatedAt, &cs.Key.RevokedAt, &cs.CreatedAt, &cs.ExpiresAt, &cs.LastSeenAt)
+	err := row.Scan(&cs.ID, &cs.Key.ID, &cs.Key.Name, &cs.Key.Scopes, &cs.Key.CreatedAt, &cs.Key.RevokedAt, &cs.CreatedAt, &cs.ExpiresAt, &cs.LastSeenAt,
+		&cs.Key.Store)
 	return cs, err
 }
 
@@ -114,8 +116,8 @@ func (s *Store) UseSignInToken(ctx context.Context, token string, now time.Time)
 	err := s.pool.QueryRow(ctx, `WITH used AS (
 			UPDATE console_signin_tokens SET used_at = $2
 			WHERE hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING api_key_id)
-		SELECT k.id, k.name, k.scopes, k.created_at, k.revoked_at FROM used JOIN api_keys k ON k.id = used.api_key_id
-		WHERE k.revoked_at IS NULL`, secretHash(token), now).Scan(&k.ID, &k.Name, &k.Scopes, &k.CreatedAt, &k.RevokedAt)
+		SELECT k.id, k.name, k.scopes, k.created_at, k.revoked_at, coalesce(k.store_id, '') FROM used JOIN api_keys k ON k.id = used.api_key_id
+		WHERE k.revoked_at IS NULL`, secretHash(token), now).Scan(&k.ID, &k.Name, &k.Scopes, &k.CreatedAt, &k.RevokedAt, &k.Store)
 	return k, translate(err)
 }
 
@@ -140,7 +142,8 @@ func (s *Store) InboxCounts(ctx context.Context, f InboxFilter) (map[string]int6
 		WHERE `+inboxSelection(f.Status)+` AND $1 <> ''
 		AND ($2 = '' OR t.network = $2)
 		AND ($3::timestamptz IS NULL OR t.first_seen_at >= $3) AND ($4::timestamptz IS NULL OR t.first_seen_at < $4)
-		GROUP BY t.classification`, f.Status, f.Network, f.SeenAfter, f.SeenBefore)
+		AND ($5 = '' OR t.store_id = $5)
+		GROUP BY t.classification`, f.Status, f.Network, f.SeenAfter, f.SeenBefore, f.Store)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -177,6 +180,8 @@ type SearchHit struct {
 	ID string
 	// Detail says what matched (address, txid, reference…).
 	Detail string
+	// Store is the store of what matched.
+	Store string
 }
 
 // networks is every network, as text: an address is unique per network,
@@ -190,34 +195,39 @@ func networks() []string {
 }
 
 // Search finds what q names exactly: an intent id or address, a transfer id
-// or txid, a payable reference, or an account (at most 50 hits).
-func (s *Store) Search(ctx context.Context, q string) ([]SearchHit, error) {
-	rows, err := s.pool.Query(ctx, `
-		(SELECT 'intent', id, 'intent id' FROM intents WHERE id = $1)
-		UNION ALL (SELECT 'intent', id, 'address ' || address FROM intents WHERE network = ANY($2) AND address = $1 ORDER BY created_at DESC LIMIT 20)
-		UNION ALL (SELECT 'transfer', id, 'transfer id' FROM transfers WHERE id = $1)
-		UNION ALL (SELECT 'transfer', id, 'txid on ' || network FROM transfers WHERE txid = $1 ORDER BY created_at DESC LIMIT 20)
-		UNION ALL (SELECT 'payable', kind || '/' || reference, kind || ' reference' FROM payables WHERE reference = $1)
-		UNION ALL (SELECT 'account', account, 'account' FROM accounts WHERE account = $1)
-		UNION ALL (SELECT DISTINCT 'account', account, 'account of a payable' FROM payables WHERE account = $1
-			AND NOT EXISTS (SELECT 1 FROM accounts WHERE account = $1))
-		LIMIT 50`, q, networks())
+// or txid, a payable reference, or an account (at most 50 hits), of shop
+// ("" for every store).
+func (s *Store) Search(ctx context.Context, shop, q string) ([]SearchHit, error) {
+	rows, err := s.pool.Query(ctx, `SELECT kind, id, detail, store_id FROM (
+		(SELECT 'intent' AS kind, id, 'intent id' AS detail, store_id FROM intents WHERE id = $1)
+		UNION ALL (SELECT 'intent', id, 'address ' || address, store_id FROM intents WHERE network = ANY($2) AND address = $1
+			AND ($3 = '' OR store_id = $3) ORDER BY created_at DESC LIMIT 20)
+		UNION ALL (SELECT 'transfer', id, 'transfer id', store_id FROM transfers WHERE id = $1)
+		UNION ALL (SELECT 'transfer', id, 'txid on ' || network, store_id FROM transfers WHERE txid = $1
+			AND ($3 = '' OR store_id = $3) ORDER BY created_at DESC LIMIT 20)
+		UNION ALL (SELECT 'payable', kind || '/' || reference, kind || ' reference', store_id FROM payables WHERE reference = $1)
+		UNION ALL (SELECT 'account', account, 'account', store_id FROM accounts WHERE account = $1)
+		UNION ALL (SELECT DISTINCT 'account', p.account, 'account of a payable', p.store_id FROM payables p WHERE p.account = $1
+			AND NOT EXISTS (SELECT 1 FROM accounts a WHERE a.store_id = p.store_id AND a.account = $1))
+		) hits WHERE $3 = '' OR store_id = $3
+		LIMIT 50`, q, networks(), shop)
 	if err != nil {
 		return nil, translate(err)
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (SearchHit, error) {
 		var h SearchHit
-		err := r.Scan(&h.Kind, &h.ID, &h.Detail)
+		err := r.Scan(&h.Kind, &h.ID, &h.Detail, &h.Store)
 		return h, err
 	})
 }
 
 // EventCountAfter counts events with seq > after, optionally only of the
-// given types (a webhook endpoint's backlog).
-func (s *Store) EventCountAfter(ctx context.Context, after int64, types []string) (int64, error) {
+// given types and of one store (shop; "" for every store's): a webhook
+// endpoint's backlog.
+func (s *Store) EventCountAfter(ctx context.Context, after int64, types []string, shop string) (int64, error) {
 	var n int64
 	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM events WHERE seq > $1
-		AND (coalesce(cardinality($2::text[]), 0) = 0 OR type = ANY($2))`, after, types).Scan(&n)
+		AND (coalesce(cardinality($2::text[]), 0) = 0 OR type = ANY($2)) AND ($3 = '' OR store_id = $3)`, after, types, shop).Scan(&n)
 	return n, translate(err)
 }
 
@@ -228,8 +238,18 @@ func (s *Store) LastEventSeq(ctx context.Context) (int64, error) {
 	return seq, translate(err)
 }
 
+// LastStoreEventSeq returns the seq of the newest event of shop (0 when it
+// has none): what a store's console refreshes on, without learning how
+// many events other stores have.
+func (s *Store) LastStoreEventSeq(ctx context.Context, shop string) (int64, error) {
+	var seq int64
+	err := s.pool.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM events WHERE store_id = $1`, StoreOr(shop)).Scan(&seq)
+	return seq, translate(err)
+}
+
 // AccountSummary is one account on the console's balances list.
 type AccountSummary struct {
+	Store        string
 	Account      string
 	BalanceCents int64
 	// UpdatedAt is the account's last ledger change; nil for an account
@@ -237,24 +257,25 @@ type AccountSummary struct {
 	UpdatedAt *time.Time
 }
 
-// Accounts lists up to limit accounts, by name, whose name contains q
-// (case-insensitive; "" for all): those with ledger entries and those
-// known only from a top-up or order payable.
-func (s *Store) Accounts(ctx context.Context, q string, limit int) ([]AccountSummary, error) {
+// Accounts lists up to limit accounts of shop ("" for every store's), by
+// name (then store), whose name contains q (case-insensitive; "" for all):
+// those with ledger entries and those known only from a top-up or order
+// payable.
+func (s *Store) Accounts(ctx context.Context, shop, q string, limit int) ([]AccountSummary, error) {
 	pattern := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(q) + "%"
 	rows, err := s.pool.Query(ctx, `
-		SELECT account, balance_cents, updated_at FROM (
-			SELECT account, balance_cents, updated_at FROM accounts
+		SELECT store_id, account, balance_cents, updated_at FROM (
+			SELECT store_id, account, balance_cents, updated_at FROM accounts
 			UNION ALL
-			SELECT DISTINCT p.account, 0, NULL::timestamptz FROM payables p
-			WHERE p.account IS NOT NULL AND NOT EXISTS (SELECT 1 FROM accounts a WHERE a.account = p.account)
-		) x WHERE account ILIKE $1 ORDER BY account LIMIT $2`, pattern, limit)
+			SELECT DISTINCT p.store_id, p.account, 0, NULL::timestamptz FROM payables p
+			WHERE p.account IS NOT NULL AND NOT EXISTS (SELECT 1 FROM accounts a WHERE a.store_id = p.store_id AND a.account = p.account)
+		) x WHERE account ILIKE $1 AND ($3 = '' OR store_id = $3) ORDER BY account, store_id LIMIT $2`, pattern, limit, shop)
 	if err != nil {
 		return nil, translate(err)
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (AccountSummary, error) {
 		var a AccountSummary
-		err := r.Scan(&a.Account, &a.BalanceCents, &a.UpdatedAt)
+		err := r.Scan(&a.Store, &a.Account, &a.BalanceCents, &a.UpdatedAt)
 		return a, err
 	})
 }
@@ -279,4 +300,12 @@ func (s *Store) EventTypes(ctx context.Context, ids []string) (map[string]string
 		out[id] = typ
 	}
 	return out, translate(rows.Err())
+}
+
+// ShopCount counts the stores (1 on an instance of one shop: the default
+// store).
+func (s *Store) ShopCount(ctx context.Context) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM stores`).Scan(&n)
+	return n, translate(err)
 }

@@ -143,7 +143,7 @@ func TestBeginCreationsAndTheirWrites(t *testing.T) {
 	}
 	// The console finds an intent by its address (through the (network,
 	// address) index: no index of its own, see migration 0017).
-	hits, err := s.Search(ctx, rows[1].Address)
+	hits, err := s.Search(ctx, "", rows[1].Address)
 	if err != nil || len(hits) != 1 || hits[0].Kind != "intent" || hits[0].ID != "pi_c1" {
 		t.Fatalf("search by address %s: %+v, %v", rows[1].Address, hits, err)
 	}

@@ -14,7 +14,7 @@ import (
 func TestOperationsReadTheOutboxAndTheEvents(t *testing.T) {
 	s := fresh(t)
 	ctx := context.Background()
-	if err := s.EnsureWebhookEndpoint(ctx, "shop", "http://127.0.0.1:1/hook", false, now); err != nil {
+	if err := s.EnsureWebhookEndpoint(ctx, "shop", "http://127.0.0.1:1/hook", "", false, now); err != nil {
 		t.Fatal(err)
 	}
 	before, err := s.LastEventSeq(ctx)

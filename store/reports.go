@@ -31,9 +31,10 @@ type ReconRow struct {
 // voided by then: a voided credit_intent is history, migration 0004), and the
 // node height from node_heights (migration 0006). The state at asOf is the
 // history row with the latest (recorded_at, seq) at or before it, so the
-// same asOf always gives the same rows.
-func (s *Store) ReconRows(ctx context.Context, from, to, asOf time.Time) ([]ReconRow, error) {
-	rows, err := s.pool.Query(ctx, reconRowsAsOfSQL, from, to, asOf)
+// same asOf always gives the same rows. The rows are shop's transfers:
+// each store has its own books.
+func (s *Store) ReconRows(ctx context.Context, shop string, from, to, asOf time.Time) ([]ReconRow, error) {
+	rows, err := s.pool.Query(ctx, reconRowsAsOfSQL, from, to, asOf, StoreOr(shop))
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -138,7 +139,7 @@ var reconRowsAsOfSQL = `SELECT t.id, t.network, t.txid, t.idx, t.asset, t.addres
 	LEFT JOIN LATERAL (SELECT x.status FROM intent_history x WHERE x.intent_id = i.id AND x.recorded_at <= $3
 		ORDER BY x.recorded_at DESC, x.seq DESC LIMIT 1) ih ON TRUE
 	LEFT JOIN payables p ON p.id = i.payable_id
-	WHERE t.created_at <= $3 AND t.first_seen_at >= $1 AND t.first_seen_at < $2 ORDER BY t.first_seen_at, t.id`
+	WHERE t.store_id = $4 AND t.created_at <= $3 AND t.first_seen_at >= $1 AND t.first_seen_at < $2 ORDER BY t.first_seen_at, t.id`
 
 // transferAsOf selects the tracked state of transfer alias as of $3: its
 // latest transfer_history row at or before $3, or, for a transfer that

@@ -555,10 +555,10 @@ func TestNewWebhookEndpointStartsAtBeginningOrNow(t *testing.T) {
 		t.Fatal(err)
 	}
 	suffix := time.Now().Format("150405.000000")
-	if err := s.EnsureWebhookEndpoint(ctx, "all-"+suffix, "http://127.0.0.1:1/a", false, now); err != nil {
+	if err := s.EnsureWebhookEndpoint(ctx, "all-"+suffix, "http://127.0.0.1:1/a", "", false, now); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.EnsureWebhookEndpoint(ctx, "now-"+suffix, "http://127.0.0.1:1/b", true, now); err != nil {
+	if err := s.EnsureWebhookEndpoint(ctx, "now-"+suffix, "http://127.0.0.1:1/b", "", true, now); err != nil {
 		t.Fatal(err)
 	}
 	cursor := func(name string) int64 {
@@ -575,7 +575,7 @@ func TestNewWebhookEndpointStartsAtBeginningOrNow(t *testing.T) {
 		t.Fatalf("a now endpoint starts at %d, want at least %d", got, newest)
 	}
 	// An existing endpoint keeps its cursor whatever the setting says now.
-	if err := s.EnsureWebhookEndpoint(ctx, "all-"+suffix, "http://127.0.0.1:1/a2", true, now); err != nil {
+	if err := s.EnsureWebhookEndpoint(ctx, "all-"+suffix, "http://127.0.0.1:1/a2", "", true, now); err != nil {
 		t.Fatal(err)
 	}
 	if got := cursor("all-" + suffix); got != 0 {

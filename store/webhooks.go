@@ -30,6 +30,9 @@ type WebhookEndpoint struct {
 	// and until when (both empty when none is).
 	ClaimToken   string
 	ClaimedUntil *time.Time
+	// Store is the store whose events the endpoint hears ("": every
+	// store's).
+	Store string
 }
 
 // WebhookAttempt is one line of the delivery log.
@@ -47,23 +50,26 @@ type WebhookAttempt struct {
 }
 
 const endpointColumns = `name, url, last_seq, attempts, next_attempt_at, first_failed_at, last_error, updated_at,
-	coalesce(claim_token, ''), claimed_until`
+	coalesce(claim_token, ''), claimed_until, coalesce(store_id, '')`
 
 func scanEndpoint(row pgx.Row) (WebhookEndpoint, error) {
 	var e WebhookEndpoint
 	err := row.Scan(&e.Name, &e.URL, &e.LastSeq, &e.Attempts, &e.NextAttemptAt, &e.FirstFailedAt, &e.LastError, &e.UpdatedAt,
-		&e.ClaimToken, &e.ClaimedUntil)
+		&e.ClaimToken, &e.ClaimedUntil, &e.Store)
 	return e, translate(err)
 }
 
 // EnsureWebhookEndpoint creates the endpoint's state row or updates its
-// URL. A new endpoint's cursor is 0 (every event in the table will be
-// delivered), or the newest event's seq when startNow (only events from now
-// on). An existing endpoint keeps its cursor.
-func (s *Store) EnsureWebhookEndpoint(ctx context.Context, name, url string, startNow bool, now time.Time) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO webhook_endpoints (name, url, last_seq, updated_at)
-		VALUES ($1, $2, CASE WHEN $4 THEN coalesce((SELECT max(seq) FROM events), 0) ELSE 0 END, $3)
-		ON CONFLICT (name) DO UPDATE SET url = EXCLUDED.url WHERE webhook_endpoints.url <> EXCLUDED.url`, name, url, now, startNow)
+// URL and store (shop: the store whose events it hears, "" for every
+// store's; the store must exist). A new endpoint's cursor is 0 (every event
+// in the table will be delivered), or the newest event's seq when startNow
+// (only events from now on). An existing endpoint keeps its cursor.
+func (s *Store) EnsureWebhookEndpoint(ctx context.Context, name, url, shop string, startNow bool, now time.Time) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO webhook_endpoints (name, url, last_seq, updated_at, store_id)
+		VALUES ($1, $2, CASE WHEN $4 THEN coalesce((SELECT max(seq) FROM events), 0) ELSE 0 END, $3, NULLIF($5, ''))
+		ON CONFLICT (name) DO UPDATE SET url = EXCLUDED.url, store_id = EXCLUDED.store_id
+		WHERE webhook_endpoints.url <> EXCLUDED.url OR webhook_endpoints.store_id IS DISTINCT FROM EXCLUDED.store_id`,
+		name, url, now, startNow, shop)
 	return translate(err)
 }
 

@@ -18,7 +18,9 @@ type Rate struct {
 
 // Transfer is a transfer as the API shows it.
 type Transfer struct {
-	ID              string                 `json:"id"`
+	ID string `json:"id"`
+	// Store is the transfer's store (never in the JSON, as Intent.Store).
+	Store           string                 `json:"-"`
 	Network         string                 `json:"network"`
 	Asset           string                 `json:"asset"`
 	Method          string                 `json:"method,omitempty"`
@@ -122,7 +124,7 @@ func strp(s string) *string {
 func TransferOf(t store.Transfer, tip int64) Transfer {
 	dec := Decimals(t.Network, t.Asset)
 	v := Transfer{
-		ID: t.ID, Network: t.Network, Asset: payment.AssetName(payment.Network(t.Network), payment.Asset(t.Asset)), TxID: t.TxID, Index: t.Index, Address: t.Address,
+		ID: t.ID, Store: t.Store, Network: t.Network, Asset: payment.AssetName(payment.Network(t.Network), payment.Asset(t.Asset)), TxID: t.TxID, Index: t.Index, Address: t.Address,
 		Amount: payment.FormatUnits(t.Amount, dec), AmountBaseUnits: t.Amount.String(),
 		Required: t.ConfirmationsRequired, Status: t.Status, Classification: t.Classification,
 		IntentID: strp(t.IntentID), FirstSeenAt: t.FirstSeenAt.UTC(), BlockHeight: t.BlockHeight,

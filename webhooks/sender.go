@@ -89,7 +89,7 @@ func FromConfig(hooks []config.Webhook, getenv func(string) string) ([]Endpoint,
 		if err != nil {
 			return nil, err
 		}
-		ep := Endpoint{Name: h.Name, URL: h.URL, Secret: secret, Events: h.Events, AccountPrefix: h.AccountPrefix, StartNow: h.Start == "now"}
+		ep := Endpoint{Name: h.Name, URL: h.URL, Secret: secret, Events: h.Events, AccountPrefix: h.AccountPrefix, Store: h.Store, StartNow: h.Start == "now"}
 		if h.NextSecretEnv != "" {
 			if ep.NextSecret, err = readSecret(h.Name, h.NextSecretEnv, getenv); err != nil {
 				return nil, err
@@ -191,9 +191,18 @@ func New(ep Endpoint, opt Options) *Sender {
 // Run delivers until ctx ends. It is woken by NOTIFY on the events channel
 // and polls every Options.Poll.
 func (s *Sender) Run(ctx context.Context) error {
+	if s.ep.Store != "" {
+		// The daemon creates the config's stores before its senders start;
+		// a store named nowhere is a mistake to say, not to deliver around.
+		if _, err := s.opt.Store.Shop(ctx, s.ep.Store); errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("webhook %s: store %q does not exist: declare it under stores in the config or create it, then restart", s.ep.Name, s.ep.Store)
+		} else if err != nil {
+			return fmt.Errorf("webhook %s: %w", s.ep.Name, err)
+		}
+	}
 	// The database keeps the URL redacted: the API, the console and the
 	// CLI show it, and a credential there would be shown too.
-	if err := s.opt.Store.EnsureWebhookEndpoint(ctx, s.ep.Name, RedactURL(s.ep.URL), s.ep.StartNow, s.clock.Now().UTC()); err != nil {
+	if err := s.opt.Store.EnsureWebhookEndpoint(ctx, s.ep.Name, RedactURL(s.ep.URL), s.ep.Store, s.ep.StartNow, s.clock.Now().UTC()); err != nil {
 		return fmt.Errorf("webhook %s: %w", s.ep.Name, err)
 	}
 	var sub *store.Subscription

@@ -196,7 +196,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	svc := reports.New(reports.Options{Store: st})
 	switch sub {
 	case "close":
-		c, created, err := svc.ClosePeriod(ctx, from, to, cliActor())
+		c, created, err := svc.ClosePeriod(ctx, "", from, to, cliActor())
 		if err != nil {
 			return err
 		}
@@ -205,7 +205,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return json.NewEncoder(stdout).Encode(c)
 	case "closes":
-		cs, err := svc.ReportCloses(ctx)
+		cs, err := svc.ReportCloses(ctx, "")
 		if err != nil {
 			return err
 		}
@@ -218,7 +218,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return tw.Flush()
 	}
 	// The same bytes as GET /v1/reports/reconciliation.
-	body, _, err := svc.RenderReconciliation(ctx, from, to, asOf, *format)
+	body, _, err := svc.RenderReconciliation(ctx, "", from, to, asOf, *format)
 	if err != nil {
 		return err
 	}

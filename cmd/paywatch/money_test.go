@@ -77,7 +77,7 @@ func TestFinanceAndWebhookCommands(t *testing.T) {
 
 	// Redelivery moves an endpoint's cursor back and is logged.
 	ctx := context.Background()
-	if err := e.Store.EnsureWebhookEndpoint(ctx, "shop", "http://127.0.0.1:1/hook", false, time.Now()); err != nil {
+	if err := e.Store.EnsureWebhookEndpoint(ctx, "shop", "http://127.0.0.1:1/hook", "", false, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.Store.Pool().Exec(ctx, `UPDATE webhook_endpoints SET last_seq = (SELECT max(seq) FROM events) WHERE name = 'shop'`); err != nil {
@@ -110,7 +110,7 @@ func TestWebhookCommandsRedactURLs(t *testing.T) {
 	t.Setenv("PAYWATCH_CONFIG", filepath.Join(t.TempDir(), "absent.yaml"))
 	ctx := context.Background()
 	raw := "https://hookuser:pa55word@shop.example/hook?token=T0KEN123"
-	if err := e.Store.EnsureWebhookEndpoint(ctx, "old", raw, false, time.Now()); err != nil {
+	if err := e.Store.EnsureWebhookEndpoint(ctx, "old", raw, "", false, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	msg := `Post "https://hookuser:***@shop.example/hook?token=T0KEN123": connection refused`

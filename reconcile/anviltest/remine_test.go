@@ -153,7 +153,7 @@ func TestTokenPaymentMinedAgainAtAnotherLogPositionIsOneTransfer(t *testing.T) {
 	if len(inbox.Transfers) != 0 {
 		t.Fatalf("finance's inbox after the re-mine: %+v", inbox.Transfers)
 	}
-	rep, err := e.Reports.Reconcile(context.Background(), time.Unix(0, 0), e.Clock.Now().Add(time.Hour), e.Clock.Now())
+	rep, err := e.Reports.Reconcile(context.Background(), "", time.Unix(0, 0), e.Clock.Now().Add(time.Hour), e.Clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
