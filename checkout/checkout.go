@@ -231,7 +231,7 @@ func (p *Page) page(w http.ResponseWriter, r *http.Request, token string) {
 	if !ok {
 		return
 	}
-	l := pageLang(r, v.Locale)
+	l := p.pageLang(r, v.Store, v.Locale)
 	d, err := p.pageData(v, l, token)
 	if err != nil {
 		p.internal(w, r, err)
@@ -242,6 +242,7 @@ func (p *Page) page(w http.ResponseWriter, r *http.Request, token string) {
 	}
 	w.Header().Set("Content-Language", l.Tag)
 	w.Header().Set("Vary", "Accept-Language")
+	w.Header().Set("Content-Security-Policy", p.lookOf(v.Store).csp(p.csp))
 	p.render(w, r, http.StatusOK, "page", d)
 }
 
@@ -273,6 +274,17 @@ func pageLang(r *http.Request, locale string) *Lang {
 		return langs[q]
 	}
 	return LangOf(locale, r.Header.Get("Accept-Language"))
+}
+
+// pageLang is pageLang among the languages the page's store offers.
+func (p *Page) pageLang(r *http.Request, shop, locale string) *Lang {
+	offered := p.links.offered(shop)
+	for _, o := range offered {
+		if q := r.URL.Query().Get("lang"); o.Tag == q {
+			return o
+		}
+	}
+	return langAmong(offered, locale, r.Header.Get("Accept-Language"))
 }
 
 func (p *Page) notFound(w http.ResponseWriter, r *http.Request) {
@@ -335,9 +347,13 @@ func (p *Page) render(w http.ResponseWriter, r *http.Request, status int, name s
 // intent's view field by field, so nothing else of the intent (account,
 // ids, transfers' details) can reach the page.
 type pageData struct {
-	L        *Lang
-	Title    string
-	Shop     string
+	L     *Lang
+	Title string
+	Shop  string
+	// Logo is the store's logo URL ("" for none); Style its colour, an
+	// inline style the CSP allows by its hash.
+	Logo     string
+	Style    template.CSS
 	What     string
 	USD      string
 	Testnet  string
@@ -403,16 +419,18 @@ type payData struct {
 	Report string
 }
 
-func (p *Page) shop(l *Lang) string {
-	if p.cfg.StorefrontName != "" {
-		return p.cfg.StorefrontName
+// shop is the name a page of store id says: the store's display name (for
+// the default store, else checkout.storefront_name), else "the shop".
+func (p *Page) shop(id string, l *Lang) string {
+	if n := p.lookOf(id).name; n != "" {
+		return n
 	}
 	return l.T("shop.default")
 }
 
-func (p *Page) title(l *Lang) string {
-	if p.cfg.StorefrontName != "" {
-		return l.T("page.title.shop", "shop", p.cfg.StorefrontName)
+func (p *Page) title(id string, l *Lang) string {
+	if n := p.lookOf(id).name; n != "" {
+		return l.T("page.title.shop", "shop", n)
 	}
 	return l.T("page.title")
 }
@@ -423,10 +441,11 @@ func (p *Page) pageData(v views.Intent, l *Lang, token string) (pageData, error)
 	if err != nil {
 		return pageData{}, err
 	}
-	d := pageData{L: l, Title: p.title(l), Shop: p.shop(l), What: l.T("page."+string(v.Kind), "reference", v.Reference),
+	lk := p.lookOf(v.Store)
+	d := pageData{L: l, Title: p.title(v.Store, l), Shop: p.shop(v.Store, l), Logo: lk.logo, Style: lk.style(), What: l.T("page."+string(v.Kind), "reference", v.Reference),
 		USD: l.USD(v.AmountUSD), Version: p.version, Now: now.UTC().Format(time.RFC3339Nano),
 		LivePath: "/pay/" + token + "/live?lang=" + l.Tag, Parts: pt}
-	for _, o := range Languages() {
+	for _, o := range lk.langs {
 		d.Langs = append(d.Langs, langLink{Tag: o.Tag, Name: o.T("lang.name"), Href: "/pay/" + token + "?lang=" + o.Tag, Current: o == l})
 	}
 	if chain := p.chains[v.Network]; chain != "" && chain != "mainnet" {
@@ -476,7 +495,7 @@ func (p *Page) parts(v views.Intent, l *Lang, token string, now time.Time) (part
 	if err := p.tmpl.ExecuteTemplate(&pb, "pay", pd); err != nil {
 		return parts{}, err
 	}
-	pt := parts{State: st.Phase, Open: st.Open, Title: sd.Title + " · " + p.title(l),
+	pt := parts{State: st.Phase, Open: st.Open, Title: sd.Title + " · " + p.title(v.Store, l),
 		Status: template.HTML(sb.String()), Pay: template.HTML(pb.String()), // rendered by html/template
 		ID: fingerprint(st.Phase, st.Open, sb.String(), pd.Amount, string(pd.URI), pd.Report)}
 	if st.Open {
@@ -492,7 +511,7 @@ func (p *Page) parts(v views.Intent, l *Lang, token string, now time.Time) (part
 		if err := p.tmpl.ExecuteTemplate(&ab, "status", ad); err != nil {
 			return parts{}, err
 		}
-		pt.AtDeadline, pt.AtDeadlineTitle, pt.AtDeadlineState = template.HTML(ab.String()), ad.Title+" · "+p.title(l), ast.Phase
+		pt.AtDeadline, pt.AtDeadlineTitle, pt.AtDeadlineState = template.HTML(ab.String()), ad.Title+" · "+p.title(v.Store, l), ast.Phase
 	}
 	return pt, nil
 }
@@ -596,7 +615,7 @@ type confirmData struct {
 }
 
 func (p *Page) statusOf(v views.Intent, st State, l *Lang, token string) statusData {
-	shop := p.shop(l)
+	shop := p.shop(v.Store, l)
 	m, _ := payment.LookupMethod(payment.Method(v.Method))
 	sym := m.Symbol
 	what := l.T("what."+string(v.Kind), "reference", v.Reference)
@@ -632,7 +651,7 @@ func (p *Page) statusOf(v views.Intent, st State, l *Lang, token string) statusD
 		s.Title = l.T("state.paid.title")
 		s.Lines = []string{l.T("state.paid.body", "shop", shop, "amount", l.Decimal(st.Received), "symbol", sym, "what", what)}
 		s.Receipt = p.receiptOf(v, st, l, shop, what)
-		if v.ReturnURL != "" && p.links.CheckReturnURL(v.ReturnURL) == nil {
+		if v.ReturnURL != "" && p.links.CheckReturnURL(v.Store, v.ReturnURL) == nil {
 			s.Return = v.ReturnURL
 		}
 	case Expired:

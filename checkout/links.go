@@ -44,6 +44,8 @@ type Links struct {
 	// never names a payable nor the other way round.
 	payBlock cipher.Block
 	payMAC   []byte
+	// shops are the stores' looks (SetShops).
+	shops shopsHolder
 }
 
 // NewLinks returns the links of the configured page, keyed from secret.
@@ -136,11 +138,14 @@ func (l *Links) IntentID(token string) (string, bool) {
 var (
 	errReturnScheme = errors.New("must be an absolute http(s) URL without credentials, spaces or quotes, at most 2000 characters")
 	errReturnHost   = errors.New("points to a host that is not in checkout.return_hosts")
+	// errStoreReturnHost: the store's own return hosts refused it.
+	errStoreReturnHost = errors.New("points to a host that is not one of this store's return hosts")
 )
 
-// CheckReturnURL returns why raw cannot be the page's return button, or
-// nil: it must be an http(s) URL to a host of checkout.return_hosts.
-func (l *Links) CheckReturnURL(raw string) error {
+// CheckReturnURL returns why raw cannot be the return button of a page of
+// shop, or nil: it must be an http(s) URL to one of the store's return
+// hosts, else of checkout.return_hosts.
+func (l *Links) CheckReturnURL(shop, raw string) error {
 	if len(raw) > 2000 || len(raw) < 8 || strings.ContainsFunc(raw, func(r rune) bool {
 		return r <= ' ' || r >= 0x7f || r == '"' || r == '\'' || r == '<' || r == '>' || r == '\\' || r == '`'
 	}) {
@@ -150,7 +155,10 @@ func (l *Links) CheckReturnURL(raw string) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Opaque != "" {
 		return errReturnScheme
 	}
-	if !l.allowedHost(strings.ToLower(u.Host), strings.ToLower(u.Hostname())) {
+	if !allowedHost(l.returnHosts(shop), strings.ToLower(u.Host), strings.ToLower(u.Hostname())) {
+		if sh, ok := l.shopOf(shop); ok && len(sh.ReturnHosts) > 0 {
+			return fmt.Errorf("%w (%s)", errStoreReturnHost, u.Host)
+		}
 		return fmt.Errorf("%w (%s)", errReturnHost, u.Host)
 	}
 	return nil
@@ -159,8 +167,8 @@ func (l *Links) CheckReturnURL(raw string) error {
 // allowedHost matches host (with its port) and hostname against the
 // allowed hosts: an entry with a port matches that host and port, one
 // without matches the host on any port, "*.d" any host under d.
-func (l *Links) allowedHost(host, name string) bool {
-	for _, h := range l.hosts {
+func allowedHost(hosts []string, host, name string) bool {
+	for _, h := range hosts {
 		switch {
 		case strings.HasPrefix(h, "*."):
 			if strings.HasSuffix(name, h[1:]) && len(name) > len(h)-1 {
@@ -180,8 +188,23 @@ func (l *Links) allowedHost(host, name string) bool {
 }
 
 // CheckLocale returns why a storefront's locale is not a language of the
-// page (CheckLocale), or nil.
-func (l *Links) CheckLocale(tag string) error { return CheckLocale(tag) }
+// page (CheckLocale) that shop offers, or nil.
+func (l *Links) CheckLocale(shop, tag string) error {
+	if err := CheckLocale(tag); err != nil {
+		return err
+	}
+	offered := l.offered(shop)
+	for _, o := range offered {
+		if o.Tag == tag {
+			return nil
+		}
+	}
+	tags := make([]string, len(offered))
+	for i, o := range offered {
+		tags[i] = o.Tag
+	}
+	return fmt.Errorf("must be one of this store's page languages: %s", strings.Join(tags, ", "))
+}
 
 // payablePrefix is the path of payables' pages: /pay/p/{token}.
 const payablePrefix = "/pay/p/"

@@ -101,7 +101,7 @@ func TestReturnURLRule(t *testing.T) {
 		"https://a.example.org/", "https://a.b.example.org/x", "http://localhost:3000/back", "http://[::1]:9000/",
 	}
 	for _, u := range ok {
-		if err := l.CheckReturnURL(u); err != nil {
+		if err := l.CheckReturnURL("", u); err != nil {
 			t.Errorf("%s refused: %v", u, err)
 		}
 	}
@@ -113,11 +113,11 @@ func TestReturnURLRule(t *testing.T) {
 		"https://" + strings.Repeat("a", 2000) + ".example.org/", "https://shop.example.com\\@evil.com/",
 	}
 	for _, u := range bad {
-		if err := l.CheckReturnURL(u); err == nil {
+		if err := l.CheckReturnURL("", u); err == nil {
 			t.Errorf("%q accepted", u)
 		}
 	}
-	if err := links(t, testSecret).CheckReturnURL("https://shop.example.com/"); err == nil {
+	if err := links(t, testSecret).CheckReturnURL("", "https://shop.example.com/"); err == nil {
 		t.Error("no return hosts configured, yet a return URL was accepted")
 	}
 }

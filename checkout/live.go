@@ -90,7 +90,7 @@ func (p *Page) stream(w http.ResponseWriter, r *http.Request, token string, clie
 		return
 	}
 	sub.Seen(v)
-	l := pageLang(r, v.Locale)
+	l := p.pageLang(r, v.Store, v.Locale)
 
 	rc := http.NewResponseController(w)
 	// The server's read and write timeouts are for requests, not streams:

@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"context"
+	"html/template"
 	"net/http"
 
 	"github.com/paywatch/paywatch/intents"
@@ -24,6 +25,8 @@ type chooseData struct {
 	L        *Lang
 	Title    string
 	Shop     string
+	Logo     string
+	Style    template.CSS
 	What     string
 	USD      string
 	Version  string
@@ -51,7 +54,7 @@ func (p *Page) payable(w http.ResponseWriter, r *http.Request, token string) {
 	if !ok {
 		return
 	}
-	l := pageLang(r, pp.Payable.Locale)
+	l := p.pageLang(r, pp.Payable.Store, pp.Payable.Locale)
 	lang := "?lang=" + l.Tag
 	if pp.PaidBy != "" {
 		http.Redirect(w, r, p.links.Path(pp.PaidBy)+lang, http.StatusSeeOther)
@@ -71,7 +74,7 @@ func (p *Page) choose(w http.ResponseWriter, r *http.Request, token string) {
 	if !ok {
 		return
 	}
-	l := pageLang(r, pp.Payable.Locale)
+	l := p.pageLang(r, pp.Payable.Store, pp.Payable.Locale)
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
 	method := r.PostFormValue("method")
 	if _, known := payment.LookupMethod(payment.Method(method)); !known || !p.enabled[method] {
@@ -118,7 +121,8 @@ func (p *Page) pagePayable(w http.ResponseWriter, r *http.Request, token string)
 }
 
 func (p *Page) renderChoice(w http.ResponseWriter, r *http.Request, status int, pp intents.PagePayable, l *Lang, token, refused string) {
-	d := chooseData{L: l, Title: l.T("choose.title") + " · " + p.title(l), Shop: p.shop(l),
+	lk := p.lookOf(pp.Payable.Store)
+	d := chooseData{L: l, Title: l.T("choose.title") + " · " + p.title(pp.Payable.Store, l), Shop: p.shop(pp.Payable.Store, l), Logo: lk.logo, Style: lk.style(),
 		What: l.T("page."+string(pp.Payable.Kind), "reference", pp.Payable.Reference), USD: l.USD(pp.Payable.AmountUSD),
 		Version: p.version, Action: payablePrefix + token + "/choose?lang=" + l.Tag, Refused: refused}
 	if n := len(pp.Open); n > 0 {
@@ -136,7 +140,7 @@ func (p *Page) renderChoice(w http.ResponseWriter, r *http.Request, status int, 
 		d.Methods = append(d.Methods, methodChoice{Method: string(m.Method), Name: l.T("method." + string(m.Method)),
 			Warning: l.T(network), Current: string(m.Method) == d.Current})
 	}
-	for _, o := range Languages() {
+	for _, o := range lk.langs {
 		href := payablePrefix + token + "?lang=" + o.Tag
 		if d.Current != "" {
 			href += "&change=1"
@@ -145,6 +149,7 @@ func (p *Page) renderChoice(w http.ResponseWriter, r *http.Request, status int, 
 	}
 	w.Header().Set("Content-Language", l.Tag)
 	w.Header().Set("Vary", "Accept-Language")
+	w.Header().Set("Content-Security-Policy", lk.csp(p.csp))
 	p.render(w, r, status, "choose", d)
 }
 

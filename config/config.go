@@ -82,6 +82,9 @@ type Config struct {
 	Finance Finance `yaml:"finance"`
 	// Limits bound each API key's creations (security.go).
 	Limits Limits `yaml:"limits"`
+	// Stores are the stores the file declares (stores.go), ensured in the
+	// database at every start; more can be made with `paywatch stores`.
+	Stores []Store `yaml:"stores"`
 }
 
 // Duration is a time.Duration written as "30m" in YAML.
@@ -433,6 +436,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.validateEvents(); err != nil {
+		return err
+	}
+	if err := c.validateStores(); err != nil {
 		return err
 	}
 	return c.validateWebhooks()

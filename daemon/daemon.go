@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,6 +35,7 @@ import (
 	"github.com/paywatch/paywatch/reconcile"
 	"github.com/paywatch/paywatch/reports"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/verify"
 )
 
 // Deps are what a Daemon takes from its caller rather than from its
@@ -99,6 +101,7 @@ type Daemon struct {
 	api       *api.Server
 	console   *console.Console // nil when console.enabled is false
 	pages     *checkout.Page   // nil when checkout.enabled is false
+	links     *checkout.Links  // the pages' links; nil when checkout is off
 	reg       *prometheus.Registry
 	metrics   *scanMetrics
 	ops       *opsMetrics
@@ -107,11 +110,17 @@ type Daemon struct {
 	adminAddr string
 	// reconciler checks recorded transfers against the nodes.
 	reconciler *reconcile.Reconciler
+	// verifier is the second source for large payments (nil: no network
+	// sets large_amount_usd).
+	verifier *verify.Verifier
 	// sweeps is when the deadline sweep runs (expiry_sweep).
 	sweeps cron.Schedule
 	// leads says, per network, whether this instance leads its scanner
 	// (set by the network's ingest.Leader; read by the reconciler).
 	leads map[payment.Network]*atomic.Bool
+	// storesSeen is what the last ReloadStores read (stores.go).
+	storesMu   sync.Mutex
+	storesSeen *storesState
 }
 
 // watchSets adapts the per-network sets to intents.Watcher.
@@ -156,6 +165,10 @@ func New(ctx context.Context, cfg *config.Config, deps Deps) (*Daemon, error) {
 		}
 	}
 	if err := checkWellKnownPool(ctx, cfg, d.store); err != nil {
+		d.Close()
+		return nil, err
+	}
+	if err := EnsureStores(ctx, cfg, d.store, d.clock.Now()); err != nil {
 		d.Close()
 		return nil, err
 	}
@@ -302,7 +315,8 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 		cache = time.Second
 	}
 	d.nets = &availability.Networks{Store: d.store, Config: cfg, Sources: sourcesByNet, CacheFor: max(cache, 0), Clock: deps.Clock,
-		Endpoints: d.endpointStatus,
+		Endpoints:    d.endpointStatus,
+		Verification: d.verificationStatus,
 		Modes: func(n payment.Network) string {
 			if f := d.modes[n]; f != nil {
 				return f()
@@ -342,13 +356,18 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 	}
 	if links != nil {
 		opt.Pages = links
+		d.links = links
 	}
 	d.svc = intents.New(opt)
+	if err := d.ReloadStores(ctx); err != nil {
+		return err
+	}
 	d.finance = finance.New(finance.Options{Store: d.store, Redecider: d.svc, Quotes: d.book, Clock: deps.Clock, Log: d.log,
 		Bounds: finance.BoundsOf(cfg)})
 	d.reports = reports.New(reports.Options{Store: d.store, Clock: deps.Clock, Log: d.log})
 	d.sink = ingest.New(ingest.Options{Store: d.store, Config: cfg, Decider: d.svc, Credits: d.finance, Counter: d.metrics,
 		Clock: deps.Clock, Log: d.log})
+	d.wireVerifier()
 	if err := d.svc.EnsureLookahead(ctx); err != nil {
 		return err
 	}
@@ -423,11 +442,15 @@ func (d *Daemon) Run(ctx context.Context, ready func(addr string)) error {
 	}
 	g.Go(func() error { return d.store.Run(ctx) })
 	g.Go(func() error { return d.svc.Run(ctx) })
+	g.Go(func() error { return d.reloadStores(ctx) })
 	g.Go(func() error { return d.api.Run(ctx) })
 	g.Go(func() error { return d.book.RunOn(ctx, d.cfg.Rates.RefreshSchedule()) })
 	g.Go(func() error { return d.finance.RecordQuotes(ctx, d.book.Symbols()) })
 	g.Go(func() error { return d.svc.RunSweeps(ctx, d.sweeps) })
 	g.Go(func() error { return d.reconciler.Run(ctx) })
+	if d.verifier != nil {
+		g.Go(func() error { return d.verifier.Run(ctx) })
+	}
 	if len(d.pools) > 0 {
 		g.Go(func() error { return d.recordEndpoints(ctx) })
 	}

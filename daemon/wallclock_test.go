@@ -30,6 +30,7 @@ var wallClock = map[string]string{
 	"docs/webhooks/receiver.go":                  "an example receiver (not built into paywatch) checking a signature's timestamp against its own clock",
 	"daemon/metrics.go":                          "scan latency metrics",
 	"daemon/opsmetrics.go":                       "delivery latency metrics",
+	"daemon/stores.go":                           "the stores' reload: a poll of two small tables for stores and keys added while running",
 	"daemon/poolmetrics.go":                      "the address pool metrics' read timeout",
 	"ingest/leader.go":                           "a standby's pause between tries for the lease: database I/O",
 	"paywatchtest/critical.go":                   "the test environment's waits for a critical state",

@@ -47,7 +47,7 @@ func (s *Service) CreatePayable(ctx context.Context, req PayableRequest) (Result
 		return Result[views.PagePayable]{}, Fail(InvalidRequest, "a payable's page is the hosted payment page, and the page is off on this paywatch (checkout.enabled)")
 	}
 	// Create's checks, the method left out: validate checks it last.
-	usd, _, err := s.validate(CreateRequest{Kind: req.Kind, Reference: req.Reference, Account: req.Account,
+	usd, _, err := s.validate(CreateRequest{Store: req.Store, Kind: req.Kind, Reference: req.Reference, Account: req.Account,
 		AmountUSD: req.AmountUSD, ReturnURL: req.ReturnURL, Locale: req.Locale})
 	if err != nil && KindOf(err) != UnknownMethod {
 		return Result[views.PagePayable]{}, err
@@ -74,7 +74,7 @@ func (s *Service) CreatePayable(ctx context.Context, req PayableRequest) (Result
 }
 
 func (s *Service) pagePayableView(p store.PagePayable) views.PagePayable {
-	v := views.PagePayable{Kind: p.Kind, Reference: p.Reference, AmountUSD: payment.Cents(p.AmountCents).String(),
+	v := views.PagePayable{Store: p.Store, Kind: p.Kind, Reference: p.Reference, AmountUSD: payment.Cents(p.AmountCents).String(),
 		Status: "unpaid", PaymentPageURL: s.opt.Pages.PayablePageURL(p.ID), ReturnURL: p.ReturnURL, Locale: p.Locale,
 		CreatedAt: p.CreatedAt.UTC()}
 	if p.Account != "" {
@@ -169,7 +169,7 @@ func (s *Service) Choose(ctx context.Context, payableID int64, method string) (v
 		return views.Intent{}, Fail(Conflict, "a payment was already seen on intent %s (%s): it is paid there, not replaced", old.ID, old.Method)
 	}
 	// Create's checks, on the payable's own fields and the method.
-	_, info, err := s.validate(CreateRequest{Kind: pp.Payable.Kind, Reference: pp.Payable.Reference, Account: derefStr(pp.Payable.Account),
+	_, info, err := s.validate(CreateRequest{Store: pp.Payable.Store, Kind: pp.Payable.Kind, Reference: pp.Payable.Reference, Account: derefStr(pp.Payable.Account),
 		AmountUSD: pp.Payable.AmountUSD, Method: method, ReturnURL: pp.Payable.ReturnURL, Locale: pp.Payable.Locale})
 	if err != nil {
 		return views.Intent{}, err

@@ -101,7 +101,7 @@ func (s *Service) validate(req CreateRequest) (payment.Cents, payment.MethodInfo
 		if s.opt.Pages == nil {
 			return 0, info, Invalid("return_url", InvalidRequest, "return_url is the hosted payment page's button, and the page is off on this paywatch (checkout.enabled)")
 		}
-		if err := s.opt.Pages.CheckReturnURL(req.ReturnURL); err != nil {
+		if err := s.opt.Pages.CheckReturnURL(req.Store, req.ReturnURL); err != nil {
 			return 0, info, Invalid("return_url", InvalidRequest, "return_url %v", err)
 		}
 	}
@@ -109,7 +109,7 @@ func (s *Service) validate(req CreateRequest) (payment.Cents, payment.MethodInfo
 		if s.opt.Pages == nil {
 			return 0, info, Invalid("locale", InvalidRequest, "locale is the hosted payment page's language, and the page is off on this paywatch (checkout.enabled)")
 		}
-		if err := s.opt.Pages.CheckLocale(req.Locale); err != nil {
+		if err := s.opt.Pages.CheckLocale(req.Store, req.Locale); err != nil {
 			return 0, info, Invalid("locale", InvalidRequest, "locale %v", err)
 		}
 	}

@@ -57,12 +57,13 @@ type Pages interface {
 	// PageURL returns the page URL of an intent id.
 	PageURL(intentID string) string
 	// CheckReturnURL returns why a storefront's return_url cannot be
-	// offered on the page (not http(s), or a host that is not allowed), or
+	// offered on the page of an intent of shop (not http(s), or a host
+	// that is not allowed: the store's return hosts, else the page's), or
 	// nil.
-	CheckReturnURL(raw string) error
+	CheckReturnURL(shop, raw string) error
 	// CheckLocale returns why a storefront's locale is not a language of
-	// the page, or nil.
-	CheckLocale(tag string) error
+	// the page that shop offers, or nil.
+	CheckLocale(shop, tag string) error
 	// PayablePageURL returns the page URL of a payable made for the page.
 	PayablePageURL(payableID int64) string
 }
@@ -118,6 +119,8 @@ type Service struct {
 	// toppedTo when this service last vacuumed the free-address queue: the
 	// rounds since derived as many addresses as were claimed.
 	lowSeen, toppedTo, vacuumedTo map[payment.Network]int64
+	// storeSetups is Options.Stores as SetStores last replaced it.
+	storeSetups atomic.Pointer[map[string]StoreSetup]
 }
 
 // New returns a Service.
@@ -335,6 +338,10 @@ func (s *Service) allocate(ctx context.Context, tx *store.Tx, in *store.Intent, 
 	}
 	if src.Deriver == nil {
 		a, err := tx.TakePoolAddress(ctx, in.Network, store.PoolLane(in.Store), in.ID)
+		if errors.Is(err, store.ErrNotFound) && store.StoreOr(in.Store) != store.DefaultStore {
+			return nil, Fail(AddressPoolEmpty, "this store's %s address pool is empty: an operator must import keys with `paywatch pool import --network %s --store %s FILE`",
+				in.Network, in.Network, in.Store)
+		}
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, Fail(AddressPoolEmpty, "the %s address pool is empty: an operator must import keys with `paywatch pool import --network %s FILE`", in.Network, in.Network)
 		}

@@ -26,7 +26,7 @@ func (s *Service) sourceFor(shop string, n payment.Network) (AddressSource, bool
 		src, ok := s.opt.Addresses[n]
 		return src, ok
 	}
-	setup, ok := s.opt.Stores[shop]
+	setup, ok := s.stores()[shop]
 	if !ok {
 		return AddressSource{}, false
 	}
@@ -40,7 +40,23 @@ func (s *Service) settingsOf(shop string) store.ShopSettings {
 	if store.StoreOr(shop) == store.DefaultStore {
 		return store.ShopSettings{}
 	}
-	return s.opt.Stores[shop].Settings
+	return s.stores()[shop].Settings
+}
+
+// stores is the stores' setups now: Options.Stores, or what SetStores
+// last gave.
+func (s *Service) stores() map[string]StoreSetup {
+	if p := s.storeSetups.Load(); p != nil {
+		return *p
+	}
+	return s.opt.Stores
+}
+
+// SetStores replaces Options.Stores, for creations from now on: the daemon
+// calls it when a store or a store's key is added while it runs. The map
+// is not changed afterwards.
+func (s *Service) SetStores(stores map[string]StoreSetup) {
+	s.storeSetups.Store(&stores)
 }
 
 // storeConfirmations is the confirmations an intent of shop requires with

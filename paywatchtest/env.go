@@ -68,6 +68,9 @@ type Env struct {
 	log     *slog.Logger
 	pages   *checkout.Links
 	pools   map[payment.Network]*endpoints.Pool
+	// premigrate runs on the new, empty database before the migrations
+	// (BeforeMigrate).
+	premigrate func(url string)
 }
 
 // Option adjusts an Env before it starts: its Config, or a real Source for
@@ -100,6 +103,11 @@ func WithPool(n payment.Network, pool *endpoints.Pool) Option {
 func WithLog(log *slog.Logger) Option {
 	return func(e *Env) { e.log = log }
 }
+
+// BeforeMigrate runs f on the Env's new, empty database before the Env
+// applies the migrations: a test of an old database's migration fills it
+// at an older schema there.
+func BeforeMigrate(f func(url string)) Option { return func(e *Env) { e.premigrate = f } }
 
 // WithPages gives intents the links of their hosted payment page
 // (checkout.Links), as serve does when checkout.enabled.
@@ -178,6 +186,9 @@ func New(t testing.TB, opts ...Option) *Env {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(st.Close)
+	if e.premigrate != nil {
+		e.premigrate(cfg.DatabaseURL)
+	}
 	if _, err := st.Migrate(ctx); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}

@@ -11,6 +11,9 @@ import (
 // customer, who picks the method there (docs/integrating.md, "The payment page"). A
 // capability, as an intent's page URL is.
 type PagePayable struct {
+	// Store is the payable's store (never in the JSON: a store's key
+	// learns nothing of stores; the page shows the store's look).
+	Store          string              `json:"-"`
 	Kind           payment.PayableKind `json:"kind"`
 	Reference      string              `json:"reference"`
 	Account        *string             `json:"account"`

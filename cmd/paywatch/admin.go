@@ -55,20 +55,22 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 func runAPIKey(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	sub, err := subcommand(args, stderr, "Usage: paywatch apikey create --scope S[,S] --name N [--account-prefix P] | list | revoke --name N",
-		"create", "list", "revoke")
+	sub, err := subcommand(args, stderr, "Usage: paywatch apikey create --scope S[,S] --name N [--account-prefix P] [--store ID] | list | revoke --name N | rotate --name N",
+		"create", "list", "revoke", "rotate")
 	if err != nil {
 		return err
 	}
-	synopsis := map[string]string{"create": "apikey create --scope S[,S] --name N [--account-prefix P] [--config FILE]",
-		"list": "apikey list [--config FILE]", "revoke": "apikey revoke --name N [--config FILE]"}[sub]
+	synopsis := map[string]string{"create": "apikey create --scope S[,S] --name N [--account-prefix P] [--store ID] [--config FILE]",
+		"list": "apikey list [--config FILE]", "revoke": "apikey revoke --name N [--config FILE]",
+		"rotate": "apikey rotate --name N [--config FILE]"}[sub]
 	fs := newFlags("apikey "+sub, synopsis, stderr)
 	cfgPath := configFlag(fs)
 	var scopes multiFlag
-	prefix, name := new(string), new(string)
+	prefix, name, shop := new(string), new(string), new(string)
 	if sub == "create" {
 		fs.Var(&scopes, "scope", "scope of the key: storefront (= read, intents, debit), read, intents, debit, finance or operator (repeat or comma-separate)")
 		prefix = fs.String("account-prefix", "", "bind the key to the accounts starting with this (storefront scopes only)")
+		shop = fs.String("store", "", "the store the key belongs to, which it alone sees (default: every store, an operator's key)")
 	}
 	if sub != "list" {
 		name = fs.String("name", "", "name of the key (shown as the actor of finance decisions)")
@@ -86,18 +88,20 @@ func runAPIKey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	switch sub {
 	case "create":
-		return apiKeyCreate(ctx, st, *name, scopes, *prefix, stdout, stderr)
+		return apiKeyCreate(ctx, st, *name, scopes, *prefix, *shop, stdout, stderr)
 	case "list":
 		return apiKeyList(ctx, st, stdout)
 	case "revoke":
 		return apiKeyRevoke(ctx, st, *name, stdout)
+	case "rotate":
+		return apiKeyRotate(ctx, st, *name, stdout, stderr)
 	}
 	return nil
 }
 
 // apiKeyCreate creates the key and prints only it on stdout, so that
 // scripts can capture it.
-func apiKeyCreate(ctx context.Context, st *store.Store, name string, scopes []string, prefix string, stdout, stderr io.Writer) error {
+func apiKeyCreate(ctx context.Context, st *store.Store, name string, scopes []string, prefix, shop string, stdout, stderr io.Writer) error {
 	if name == "" || len(scopes) == 0 {
 		return errors.New("apikey create needs --name and at least one --scope")
 	}
@@ -115,7 +119,17 @@ func apiKeyCreate(ctx context.Context, st *store.Store, name string, scopes []st
 			}
 		}
 	}
-	plain, _, err := st.CreateBoundAPIKey(ctx, name, list, prefix, time.Now().UTC())
+	if shop != "" {
+		if !store.ValidStoreID(shop) {
+			return fmt.Errorf("--store %q is not a store id (1 to 40 of a-z, 0-9, - and _)", shop)
+		}
+		if _, err := st.Shop(ctx, shop); errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("--store: no store %q (`paywatch stores list` lists them)", shop)
+		} else if err != nil {
+			return err
+		}
+	}
+	plain, _, err := st.CreateStoreAPIKey(ctx, name, list, shop, prefix, time.Now().UTC())
 	if errors.Is(err, store.ErrConflict) {
 		return fmt.Errorf("an API key named %q exists already", name)
 	}
@@ -127,7 +141,29 @@ func apiKeyCreate(ctx context.Context, st *store.Store, name string, scopes []st
 	if prefix != "" {
 		bound = fmt.Sprintf(", bound to the accounts starting with %q", prefix)
 	}
+	if shop != "" {
+		bound += fmt.Sprintf(", of store %s only", shop)
+	}
 	fmt.Fprintf(stderr, "created API key %q with scopes %s%s; it is shown once and stored hashed\n", name, strings.Join(list, ","), bound)
+	return nil
+}
+
+// apiKeyRotate replaces the active key called name by a new one with its
+// scopes, accounts and store, revoking the old one, and prints only the new
+// key on stdout.
+func apiKeyRotate(ctx context.Context, st *store.Store, name string, stdout, stderr io.Writer) error {
+	if name == "" {
+		return errors.New("apikey rotate needs --name")
+	}
+	plain, k, err := st.RotateAPIKey(ctx, name, time.Now().UTC())
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("no active API key named %q", name)
+	} else if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, plain)
+	fmt.Fprintf(stderr, "rotated API key %q (scopes %s): the old key is revoked (running daemons refuse it within 5 s); the new one is shown once and stored hashed\n",
+		name, strings.Join(k.Scopes, ","))
 	return nil
 }
 
@@ -156,7 +192,7 @@ func apiKeyList(ctx context.Context, st *store.Store, stdout io.Writer) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSCOPES\tACCOUNTS\tCREATED\tREVOKED")
+	fmt.Fprintln(tw, "NAME\tSCOPES\tACCOUNTS\tCREATED\tREVOKED\tSTORE")
 	for _, k := range keys {
 		rev := "-"
 		if k.RevokedAt != nil {
@@ -166,7 +202,11 @@ func apiKeyList(ctx context.Context, st *store.Store, stdout io.Writer) error {
 		if k.AccountPrefix != "" {
 			accounts = k.AccountPrefix + "*"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.Name, strings.Join(k.Scopes, ","), accounts, k.CreatedAt.UTC().Format(time.RFC3339), rev)
+		shop := "every store"
+		if k.Store != "" {
+			shop = k.Store
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.Name, strings.Join(k.Scopes, ","), accounts, k.CreatedAt.UTC().Format(time.RFC3339), rev, shop)
 	}
 	return tw.Flush()
 }
@@ -197,14 +237,15 @@ func (m *multiFlag) Set(v string) error {
 }
 
 func runPool(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	sub, err := subcommand(args, stderr, "Usage: paywatch pool import --network solana FILE | pool count --network solana",
+	sub, err := subcommand(args, stderr, "Usage: paywatch pool import --network solana [--store ID] FILE | pool count --network solana [--store ID]",
 		"import", "count")
 	if err != nil {
 		return err
 	}
-	fs := newFlags("pool "+sub, "pool "+sub+" --network solana [FILE]", stderr)
+	fs := newFlags("pool "+sub, "pool "+sub+" --network solana [--store ID] [FILE]", stderr)
 	cfgPath := configFlag(fs)
 	network := fs.String("network", "solana", "network of the pool (only solana has one)")
+	shop := fs.String("store", "", "the store whose pool it is (default: the default store)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -217,6 +258,15 @@ func runPool(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer st.Close()
 	if _, err := st.Migrate(ctx); err != nil {
+		return err
+	}
+	id := store.StoreOr(*shop)
+	if !store.ValidStoreID(id) {
+		return fmt.Errorf("--store %q is not a store id (1 to 40 of a-z, 0-9, - and _)", *shop)
+	}
+	if _, err := st.Shop(ctx, id); errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("--store: no store %q (`paywatch stores list` lists them)", id)
+	} else if err != nil {
 		return err
 	}
 	if sub == "import" {
@@ -239,17 +289,21 @@ func runPool(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err := daemon.RefuseWellKnownPool(cfg, keys); err != nil {
 			return err
 		}
-		added, err := insertPool(ctx, st, keys)
+		added, err := insertStorePool(ctx, st, id, keys)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "%d keys imported\n", added)
 	}
-	n, err := st.PoolRemaining(ctx, string(payment.Solana))
+	n, err := st.PoolLaneRemaining(ctx, string(payment.Solana), store.PoolLane(id))
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%d solana pool addresses free\n", n)
+	if id == store.DefaultStore {
+		fmt.Fprintf(stdout, "%d solana pool addresses free\n", n)
+	} else {
+		fmt.Fprintf(stdout, "%d solana pool addresses free in store %s\n", n, id)
+	}
 	return nil
 }
 
@@ -263,16 +317,38 @@ func importPool(ctx context.Context, st *store.Store, r io.Reader) (int, error) 
 	return insertPool(ctx, st, keys)
 }
 
-// insertPool adds parsed pool keys (ones already there are skipped).
+// insertPool adds parsed pool keys to the default store's pool (ones
+// already there are skipped).
 func insertPool(ctx context.Context, st *store.Store, keys []addresses.Address) (int, error) {
+	return insertStorePool(ctx, st, store.DefaultStore, keys)
+}
+
+// insertStorePool adds parsed pool keys to a store's pool: addresses rows
+// of the store, which the database puts in its lane (store.PoolLane). Keys
+// already in it are skipped; a key another store watches is refused, and
+// nothing is imported.
+func insertStorePool(ctx context.Context, st *store.Store, shop string, keys []addresses.Address) (int, error) {
+	raw := make([][]byte, len(keys))
+	for i, k := range keys {
+		raw[i] = k.Key
+	}
+	owners, err := st.AddressOwners(ctx, string(payment.Solana), raw)
+	if err != nil {
+		return 0, err
+	}
+	for i, k := range keys {
+		if owner, ok := owners[k.String]; ok && owner != shop {
+			return 0, fmt.Errorf("line %d: %s is another store's address already (one address, one store); nothing imported", i+1, k.String)
+		}
+	}
 	now := time.Now().UTC()
 	rows := make([]store.Address, len(keys))
 	for i, k := range keys {
 		rows[i] = store.Address{Network: string(payment.Solana), Key: k.Key, Address: k.String, Source: "pool", Index: -1,
-			CreatedAt: now.Add(time.Duration(i) * time.Microsecond)}
+			CreatedAt: now.Add(time.Duration(i) * time.Microsecond), Store: shop}
 	}
 	var added int
-	err := st.InTx(ctx, func(tx *store.Tx) error {
+	err = st.InTx(ctx, func(tx *store.Tx) error {
 		var err error
 		if added, err = tx.AddAddresses(ctx, rows); err != nil {
 			return err
@@ -323,8 +399,13 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NETWORK\tENABLED\tNODE\tSCANNED\tLAG\tHEALTHY\tLEADER\tWATCHED\tNOTE")
 	for _, n := range nets {
+		note := n.Available
+		if v := n.Verification; v != nil && v.Held > 0 {
+			// Large payments a second source holds (issue 33 item 5).
+			note = strings.TrimPrefix(note+"; ", "; ") + fmt.Sprintf("%d large payment(s) held for a second source", v.Held)
+		}
 		fmt.Fprintf(tw, "%s\t%v\t%d\t%d\t%d\t%v\t%s\t%d\t%s\n", n.Network, n.Enabled, n.NodeHeight, n.ScannedHeight,
-			n.LagBlocks, n.Healthy, n.Leader, n.AddressesWatched, n.Available)
+			n.LagBlocks, n.Healthy, n.Leader, n.AddressesWatched, note)
 	}
 	if len(eps) > 0 {
 		fmt.Fprintln(tw, "\nNETWORK\tENDPOINT\tSTATE\tHEAD\tLAG\tLATENCY\tTHROTTLES\tERRORS\tCALLS/MIN\tBUDGET USED\tSEEN BY")

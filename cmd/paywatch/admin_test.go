@@ -157,6 +157,10 @@ func TestCLIHelpIsEachCommandsOwn(t *testing.T) {
 	}{
 		{[]string{"apikey", "list"}, []string{"Usage: paywatch apikey list", "-config"}, []string{"-name", "-scope"}},
 		{[]string{"apikey", "revoke"}, []string{"-name"}, []string{"-scope", "-account-prefix"}},
+		{[]string{"apikey", "rotate"}, []string{"Usage: paywatch apikey rotate", "-name"}, []string{"-scope", "-store"}},
+		{[]string{"stores", "list"}, []string{"Usage: paywatch stores list", "-json"}, []string{"-colour"}},
+		{[]string{"stores", "create"}, []string{"Usage: paywatch stores create ID", "-colour", "-languages", "-return-hosts"}, []string{"-json"}},
+		{[]string{"stores", "add-key"}, []string{"Usage: paywatch stores add-key ID NETWORK ACCOUNT_KEY"}, []string{"-colour", "-json"}},
 		{[]string{"webhooks", "log"}, []string{"Usage: paywatch webhooks log", "-endpoint", "-limit"}, []string{"-from-seq"}},
 		{[]string{"webhooks", "redeliver"}, []string{"-endpoint", "-from-seq"}, []string{"-limit"}},
 		{[]string{"webhooks", "endpoints"}, []string{"-config"}, []string{"-endpoint", "-limit", "-from-seq"}},

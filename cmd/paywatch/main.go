@@ -30,7 +30,8 @@ func commands() map[string]command {
 	cmds := map[string]command{
 		"serve":     {"run the daemon: API, scanners, deadline sweep, webhooks", runServe},
 		"migrate":   {"apply database migrations and exit", runMigrate},
-		"apikey":    {"manage API keys: create, list, revoke", runAPIKey},
+		"apikey":    {"manage API keys: create, list, revoke, rotate", runAPIKey},
+		"stores":    {"stores: list (with their keys, pools and networks' health), create, add-key", runStores},
 		"pool":      {"manage the Solana address pool: import, count", runPool},
 		"status":    {"print each network's scanner status", runStatus},
 		"rescan":    {"rescan a network from a height (idempotent)", runRescan},
