@@ -41,6 +41,35 @@ type NetworkStatus struct {
 	Endpoints []endpoints.Status `json:"endpoints,omitempty"`
 	// Available is "" when new intents are accepted, else why not.
 	Available string `json:"unavailable_reason,omitempty"`
+	// Verification is the second source for large payments, when the
+	// network sets large_amount_usd (issue 33 item 5).
+	Verification *VerificationStatus `json:"verification,omitempty"`
+}
+
+// VerificationStatus is a network's second source for large payments in
+// GET /v1/status.
+type VerificationStatus struct {
+	// LargeAmountUSD is networks.<n>.large_amount_usd.
+	LargeAmountUSD string `json:"large_amount_usd"`
+	// Verifiers are the endpoints of role verify (an endpoint of role
+	// both verifies the blocks another one served).
+	Verifiers []string `json:"verifiers,omitempty"`
+	// Held is how many intents a second source holds now: a confirmed
+	// payment not verified, never paid while so.
+	Held int64 `json:"held"`
+	// HeldIntents are the oldest of them (at most 20) with their state.
+	HeldIntents []HeldIntent `json:"held_intents"`
+	// Disagreements are those the answering instance found since it
+	// started (another amount or asset, or the transfer not shown).
+	Disagreements int64 `json:"disagreements"`
+}
+
+// HeldIntent is an intent a second source holds.
+type HeldIntent struct {
+	IntentID string `json:"intent_id"`
+	// State is pending (the verifier cannot say yet), unseen, disagrees,
+	// no_verifier, or "" before the first check.
+	State string `json:"state"`
 }
 
 // Networks reports scanner health from the cursors, and decides whether new
@@ -55,6 +84,10 @@ type Networks struct {
 	// network of one rpc_url: no pool). New intents are refused when a
 	// pool has no endpoint that can serve within max_lag_blocks.
 	Endpoints func(network payment.Network) []endpoints.Status
+	// Verification adds what this instance knows of a network's second
+	// source (its verifiers, the disagreements it found) to the status a
+	// network setting large_amount_usd has (nil: nothing to add).
+	Verification func(network payment.Network, st *VerificationStatus)
 	// Sources gives the derivation source of each derived network.
 	Sources map[payment.Network]string
 	// Clock is the clock of availability answers; nil is the wall clock.
@@ -251,7 +284,41 @@ func (n *Networks) Networks(ctx context.Context) ([]NetworkStatus, error) {
 		if n.Endpoints != nil {
 			st.Endpoints = n.Endpoints(net)
 		}
+		if st.Enabled && nc != nil {
+			if st.Verification, err = n.verification(ctx, net, nc); err != nil {
+				return nil, err
+			}
+		}
 		out = append(out, st)
 	}
 	return out, nil
+}
+
+// heldShown bounds the held intents a status lists (their count is whole
+// up to heldCounted).
+const heldShown, heldCounted = 20, 1000
+
+// verification is network's second source for large payments, when it
+// sets large_amount_usd (nil otherwise): the intents it holds, read from
+// the store, and what the Verification hook adds.
+func (n *Networks) verification(ctx context.Context, net payment.Network, nc *config.Network) (*VerificationStatus, error) {
+	large, ok := nc.LargeAmount()
+	if !ok {
+		return nil, nil
+	}
+	held, err := n.Store.HeldByVerification(ctx, string(net), int64(large), heldCounted)
+	if err != nil {
+		return nil, err
+	}
+	st := &VerificationStatus{LargeAmountUSD: large.String(), Held: int64(len(held)), HeldIntents: []HeldIntent{}}
+	for i, h := range held {
+		if i == heldShown {
+			break
+		}
+		st.HeldIntents = append(st.HeldIntents, HeldIntent{IntentID: h.IntentID, State: h.State})
+	}
+	if n.Verification != nil {
+		n.Verification(net, st)
+	}
+	return st, nil
 }

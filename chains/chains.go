@@ -78,6 +78,10 @@ type Block struct {
 	Time time.Time
 	// Transfers are the transfers to watched keys, in block order.
 	Transfers []Transfer
+	// Endpoint names the endpoint of the network's pool that served the
+	// block ("" without a pool): a large payment's second source is
+	// another one (issue 33 item 5).
+	Endpoint string
 }
 
 // Watched answers whether a binary key belongs to us. Implementations are

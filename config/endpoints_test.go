@@ -123,3 +123,40 @@ func TestParseHeaders(t *testing.T) {
 		}
 	}
 }
+
+// Issue 33 item 5: networks.<n>.large_amount_usd parses to cents, a bad
+// value is refused naming the key, and a network that sets it without a
+// second endpoint to verify with is a warning (its large intents would be
+// held), not a refusal.
+func TestLargeAmountForASecondSource(t *testing.T) {
+	y := strings.Replace(pooled, "    chain: regtest\n", "    chain: regtest\n    large_amount_usd: \"1000.50\"\n", 1)
+	c, err := config.Parse(strings.NewReader(y), env(pooledEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := c.Networks[payment.Bitcoin].LargeAmount(); !ok || v != 100050 {
+		t.Fatalf("LargeAmount = %d, %v; want 100050 cents", v, ok)
+	}
+	if w := c.VerifyWarnings(); len(w) != 0 {
+		t.Fatalf("warnings with a verify endpoint: %q", w)
+	}
+	for _, bad := range []string{`"-5"`, `"0"`, `"abc"`, `"1.234"`} {
+		yb := strings.Replace(pooled, "    chain: regtest\n", "    chain: regtest\n    large_amount_usd: "+bad+"\n", 1)
+		_, err := config.Parse(strings.NewReader(yb), env(pooledEnv))
+		if err == nil || !strings.Contains(err.Error(), "networks.bitcoin.large_amount_usd") {
+			t.Errorf("large_amount_usd %s: %v, want an error naming networks.bitcoin.large_amount_usd", bad, err)
+		}
+	}
+	one := strings.Replace(valid, `account_key: "xpubX"}`, `account_key: "xpubX", large_amount_usd: "500"}`, 1)
+	c, err = config.Parse(strings.NewReader(one), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := c.VerifyWarnings()
+	if len(w) != 1 || !strings.Contains(w[0], "networks.bitcoin.large_amount_usd") || !strings.Contains(w[0], "held") {
+		t.Fatalf("warnings with one rpc_url: %q", w)
+	}
+	if c, err = config.Parse(strings.NewReader(valid), env(nil)); err != nil || len(c.VerifyWarnings()) != 0 {
+		t.Fatalf("no large_amount_usd: %v %q", err, c.VerifyWarnings())
+	}
+}

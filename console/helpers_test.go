@@ -43,7 +43,10 @@ func newSiteWith(t testing.TB, co console.Options, opts ...paywatchtest.Option) 
 		c.Console.Explorers = map[string]string{"bitcoin": "https://mempool.example/tx/{txid}"}
 	})}, opts...)
 	e := paywatchtest.New(t, opts...)
-	co.Service, co.Reader, co.Finance, co.Reports, co.Status, co.Config, co.Clock = e.Service, e.Store, e.Finance, e.Reports, e.Nets, e.Config, e.Clock
+	co.Service, co.Reader, co.Finance, co.Reports, co.Config, co.Clock = e.Service, e.Store, e.Finance, e.Reports, e.Config, e.Clock
+	if co.Status == nil {
+		co.Status = e.Nets
+	}
 	if co.Events == nil {
 		co.Events = e.API // as serve wires it
 	}

@@ -35,6 +35,7 @@ import (
 	"github.com/paywatch/paywatch/reconcile"
 	"github.com/paywatch/paywatch/reports"
 	"github.com/paywatch/paywatch/store"
+	"github.com/paywatch/paywatch/verify"
 )
 
 // Deps are what a Daemon takes from its caller rather than from its
@@ -109,6 +110,9 @@ type Daemon struct {
 	adminAddr string
 	// reconciler checks recorded transfers against the nodes.
 	reconciler *reconcile.Reconciler
+	// verifier is the second source for large payments (nil: no network
+	// sets large_amount_usd).
+	verifier *verify.Verifier
 	// sweeps is when the deadline sweep runs (expiry_sweep).
 	sweeps cron.Schedule
 	// leads says, per network, whether this instance leads its scanner
@@ -311,7 +315,8 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 		cache = time.Second
 	}
 	d.nets = &availability.Networks{Store: d.store, Config: cfg, Sources: sourcesByNet, CacheFor: max(cache, 0), Clock: deps.Clock,
-		Endpoints: d.endpointStatus,
+		Endpoints:    d.endpointStatus,
+		Verification: d.verificationStatus,
 		Modes: func(n payment.Network) string {
 			if f := d.modes[n]; f != nil {
 				return f()
@@ -362,6 +367,7 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 	d.reports = reports.New(reports.Options{Store: d.store, Clock: deps.Clock, Log: d.log})
 	d.sink = ingest.New(ingest.Options{Store: d.store, Config: cfg, Decider: d.svc, Credits: d.finance, Counter: d.metrics,
 		Clock: deps.Clock, Log: d.log})
+	d.wireVerifier()
 	if err := d.svc.EnsureLookahead(ctx); err != nil {
 		return err
 	}
@@ -442,6 +448,9 @@ func (d *Daemon) Run(ctx context.Context, ready func(addr string)) error {
 	g.Go(func() error { return d.finance.RecordQuotes(ctx, d.book.Symbols()) })
 	g.Go(func() error { return d.svc.RunSweeps(ctx, d.sweeps) })
 	g.Go(func() error { return d.reconciler.Run(ctx) })
+	if d.verifier != nil {
+		g.Go(func() error { return d.verifier.Run(ctx) })
+	}
 	if len(d.pools) > 0 {
 		g.Go(func() error { return d.recordEndpoints(ctx) })
 	}

@@ -59,6 +59,7 @@ var endpointStates = []endpoints.State{endpoints.Healthy, endpoints.Lagging, end
 type endpointMetrics struct {
 	pools                                                          map[payment.Network]*endpoints.Pool
 	state, serving, lag, latency, throttles, errors, calls, budget *prometheus.Desc
+	verifications                                                  *prometheus.Desc
 }
 
 func endpointCollector(pools map[payment.Network]*endpoints.Pool) *endpointMetrics {
@@ -72,11 +73,14 @@ func endpointCollector(pools map[payment.Network]*endpoints.Pool) *endpointMetri
 		errors:    prometheus.NewDesc("paywatch_endpoint_errors_total", "Connection errors and gateway failures of the endpoint.", l, nil),
 		calls:     prometheus.NewDesc("paywatch_endpoint_calls_total", "Requests sent to the endpoint.", l, nil),
 		budget:    prometheus.NewDesc("paywatch_endpoint_budget_used_ratio", "Share of the endpoint's daily_budget spent today (endpoints with a budget).", l, nil),
+		verifications: prometheus.NewDesc("paywatch_endpoint_verifications_total",
+			"Large payments the endpoint, as the second source, confirmed (result agrees) or showed otherwise than the scan (disagrees), found by this instance.",
+			append(l, "result"), nil),
 	}
 }
 
 func (m *endpointMetrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{m.state, m.serving, m.lag, m.latency, m.throttles, m.errors, m.calls, m.budget} {
+	for _, d := range []*prometheus.Desc{m.state, m.serving, m.lag, m.latency, m.throttles, m.errors, m.calls, m.budget, m.verifications} {
 		ch <- d
 	}
 }
@@ -104,6 +108,8 @@ func (m *endpointMetrics) Collect(ch chan<- prometheus.Metric) {
 			if s.DailyBudget > 0 {
 				ch <- prometheus.MustNewConstMetric(m.budget, prometheus.GaugeValue, s.BudgetShare, net, name)
 			}
+			ch <- prometheus.MustNewConstMetric(m.verifications, prometheus.CounterValue, float64(s.Verifications), net, name, "agrees")
+			ch <- prometheus.MustNewConstMetric(m.verifications, prometheus.CounterValue, float64(s.Disagreements), net, name, "disagrees")
 		}
 		ch <- prometheus.MustNewConstMetric(m.serving, prometheus.GaugeValue, float64(serving), string(n))
 	}

@@ -31,7 +31,7 @@ var layers = map[string]int{
 	// The payment core.
 	"intents": 5,
 	// Services beside the core.
-	"finance": 6, "availability": 6, "webhooks": 6, "reconcile": 6,
+	"finance": 6, "availability": 6, "webhooks": 6, "reconcile": 6, "verify": 6,
 	"ingest": 7, "reports": 7,
 	// The edges: HTTP.
 	"api": 8, "checkout": 8,

@@ -36,7 +36,7 @@ func (s *Sink) requiredFor(network string, asset payment.Asset, a store.Address)
 // have credited it to another intent than its address's) and its
 // address's.
 func (s *Sink) recordTransfer(ctx context.Context, tx *store.Tx, m *moves, network string, t chains.Transfer, height *int64,
-	hash string, status payment.TransferStatus, seen, now time.Time) ([]string, error) {
+	hash, scannedBy string, status payment.TransferStatus, seen, now time.Time) ([]string, error) {
 	a, err := tx.AddressByKey(ctx, network, t.Key)
 	if errors.Is(err, store.ErrNotFound) {
 		// The source reported a key we do not own (a watch-set race cannot
@@ -66,7 +66,7 @@ func (s *Sink) recordTransfer(ctx context.Context, tx *store.Tx, m *moves, netwo
 		ID: store.NewID("tr"), Network: network, TxID: t.TxID, Index: t.Index, Asset: string(t.Asset),
 		Address: t.Address, AddressKey: t.Key, Amount: t.Amount, IntentID: a.IntentID, BlockHeight: height,
 		BlockHash: hash, FirstSeenAt: seen, Status: status, ConfirmationsRequired: required,
-		Classification: class, NotifiedClass: notified, CreatedAt: now, Coinbase: t.Coinbase,
+		Classification: class, NotifiedClass: notified, CreatedAt: now, Coinbase: t.Coinbase, ScannedBy: scannedBy,
 	}
 	if rec.Address == "" {
 		rec.Address = a.Address
@@ -244,5 +244,5 @@ func (s *Sink) recordPending(ctx context.Context, tx *store.Tx, m *moves, networ
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
-	return s.recordTransfer(ctx, tx, m, network, t, nil, "", payment.TransferPending, now, now)
+	return s.recordTransfer(ctx, tx, m, network, t, nil, "", "", payment.TransferPending, now, now)
 }

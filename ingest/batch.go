@@ -57,7 +57,7 @@ func (s *Sink) ApplyBlocks(ctx context.Context, network payment.Network, bs []ch
 				seen = b.Time.UTC()
 			}
 			for _, t := range b.Transfers {
-				id, err := s.recordTransfer(ctx, tx, m, n, t, &h, b.Hash, payment.TransferConfirming, seen, now)
+				id, err := s.recordTransfer(ctx, tx, m, n, t, &h, b.Hash, b.Endpoint, payment.TransferConfirming, seen, now)
 				if err != nil {
 					return fmt.Errorf("block %d: %w", b.Height, err)
 				}

@@ -109,6 +109,9 @@ type payableDecision struct {
 	unmatched [][]store.Transfer
 	ledger    [][]store.LedgerEntry
 	voided    map[string]bool
+	// secondSource is, per intent, whether its transfers count as
+	// confirmed only once a second source verified them.
+	secondSource []bool
 }
 
 // readPayable locks and reads the payable's intents and their transfers.
@@ -127,7 +130,14 @@ func (s *Service) readPayable(ctx context.Context, tx *store.Tx, p store.Payable
 		return nil, err
 	}
 	dc := &payableDecision{p: p, intents: ins, all: make([][]store.Transfer, len(ins)), matched: make([][]store.Transfer, len(ins)),
-		unmatched: make([][]store.Transfer, len(ins)), ledger: make([][]store.LedgerEntry, len(ins)), voided: map[string]bool{}}
+		unmatched: make([][]store.Transfer, len(ins)), ledger: make([][]store.LedgerEntry, len(ins)), voided: map[string]bool{},
+		secondSource: make([]bool, len(ins))}
+	for i, in := range ins {
+		// A paid intent stays paid on the facts that paid it (a threshold
+		// configured later does not unpay it); a reorg that takes its
+		// transfer away is what reverts it, as ever.
+		dc.secondSource[i] = s.needsSecondSource(in) && in.Status != payment.IntentPaid
+	}
 	for _, t := range trs {
 		i := at[t.IntentID]
 		dc.all[i] = append(dc.all[i], t)
@@ -136,6 +146,22 @@ func (s *Service) readPayable(ctx context.Context, tx *store.Tx, p store.Payable
 		dc.matched[i] = matchable(dc.all[i])
 	}
 	return dc, nil
+}
+
+// needsSecondSource reports whether intent in is large on its network
+// (networks.<n>.large_amount_usd): its transfers pay only once an endpoint
+// of another provider verified them (issue 33 item 5); until then it stays
+// detected.
+func (s *Service) needsSecondSource(in store.Intent) bool {
+	if s.cfg == nil {
+		return false
+	}
+	nc := s.cfg.Networks[payment.Network(in.Network)]
+	if nc == nil {
+		return false
+	}
+	large, ok := nc.LargeAmount()
+	return ok && in.AmountCents >= int64(large)
 }
 
 // decide asks the matcher about the payable's intents as read.
@@ -152,7 +178,7 @@ func (dc *payableDecision) decide(now time.Time) {
 		trs[i] = make([]matcher.Transfer, len(dc.matched[i]))
 		for j, t := range dc.matched[i] {
 			trs[i][j] = matcher.Transfer{Asset: payment.Asset(t.Asset), Amount: t.Amount, FirstSeen: t.FirstSeenAt,
-				Order: t.CountsFrom(), Confirmed: t.Status == payment.TransferConfirmed, Orphaned: t.Status == payment.TransferOrphaned,
+				Order: t.CountsFrom(), Confirmed: t.Status == payment.TransferConfirmed && (!dc.secondSource[i] || t.Verify.Verified()), Orphaned: t.Status == payment.TransferOrphaned,
 				Credited: t.Credited, Resolved: t.Resolved}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/paywatch/paywatch/chains"
+	"github.com/paywatch/paywatch/chains/endpoints"
 	"github.com/paywatch/paywatch/chains/solana"
 )
 
@@ -109,6 +110,10 @@ func (v *BlockView) Calls() int64 { return v.calls.Load() }
 func (v *BlockView) Credits(ctx context.Context, from, to chains.Height, _ [][]byte) ([]Credit, error) {
 	var out []Credit
 	prev := ""
+	// Behind a pool of endpoints, the range is read from one endpoint
+	// other than the scanner's where there is one that showed it: a second
+	// look, not the scanner's answers again.
+	ctx = endpoints.Elsewhere(ctx, int64(to))
 	for h := from; h <= to; h++ {
 		if v.budget != nil {
 			if err := v.budget.wait(ctx); err != nil {
@@ -166,7 +171,7 @@ func (v *SignatureView) Credits(ctx context.Context, from, to chains.Height, key
 				return nil, err
 			}
 		}
-		found, _, err := v.Client.Poll(ctx, [][]byte{k}, nil)
+		found, _, err := v.Client.Poll(endpoints.Elsewhere(ctx, 0), [][]byte{k}, nil)
 		v.calls.Add(1 + int64(len(found)))
 		if err != nil {
 			return nil, err

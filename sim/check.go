@@ -48,12 +48,12 @@ var Invariants = []string{
 	"a woken ex-leader writes nothing",
 	"a transaction is one transfer per position inside it wherever it is mined, and a recorded transfer's content (amount, asset, address) is the best chain's",
 	"a credit_account credits the unresolved amount at the locked rate of the intent it came to by the deadline, else at the rate finance sent within the bound of the quote of the transfer's time, else at that quote; a rate finance sent is never replaced",
+	"the API never answers 500: every request gets an answer of the API's own (an internal error is a bug)",
 	"every row is in the store of what it follows from: an intent in its payable's, a transfer in its address's and its intent's, a ledger entry in its account's, intent's and transfer's, an event in its intent's, transfer's or entry's (issue 34)",
 	"no value moves between stores: each store's balances are the sum of its own ledger; a debit pays an order of its store; finance credits a transfer only to an intent or account of its store (issue 34)",
 	"same facts, same books, per store: forgetting one store's decisions and deciding its payables again from the facts gives both stores the books they had, and writes nothing of the other store (issue 34)",
 	"money never lands on another store's address: every address derives from its store's key or is in its store's pool, and an intent's address is its store's (issue 34)",
 	"references are a namespace per store: a creation is refused as a conflict only over its own store's payable, and answers an intent of its store (issue 34)",
-	"a request never answers 500",
 }
 
 // Indexes of the invariants of issue 21 in Invariants.
@@ -68,6 +68,7 @@ const (
 	invOpen      = 23
 	invIdentity  = 26
 	invCreditAt  = 27
+	invNo500     = 28
 )
 
 // edges are the lifecycle's direct transitions (docs/behaviour.md), as events must

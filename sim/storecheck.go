@@ -11,49 +11,48 @@ import (
 
 // Indexes of the invariants of stores (issue 34) in Invariants.
 const (
-	invStoreRows      = 28
-	invStoreValue     = 29
-	invStoreBooks     = 30
-	invStoreAddresses = 31
-	invStoreNames     = 32
-	invNoInternal     = 33
+	invStoreRows      = 29
+	invStoreValue     = 30
+	invStoreBooks     = 31
+	invStoreAddresses = 32
+	invStoreNames     = 33
 )
 
 // storeRowsSQL lists every row filed under another store than the row it
 // follows from, one line each with the index of the invariant it breaks
-// (invStoreRows 28, invStoreValue 29, invStoreAddresses 31).
+// (invStoreRows 29, invStoreValue 30, invStoreAddresses 32).
 const storeRowsSQL = `
-SELECT 28, 'intent ' || i.id || ' is in store ' || i.store_id || ', its payable ' || p.id || ' in ' || p.store_id
+SELECT 29, 'intent ' || i.id || ' is in store ' || i.store_id || ', its payable ' || p.id || ' in ' || p.store_id
 	FROM intents i JOIN payables p ON p.id = i.payable_id WHERE i.store_id <> p.store_id
-UNION ALL SELECT 28, 'transfer ' || t.id || ' is in store ' || t.store_id || ', the address it pays in ' || coalesce(a.store_id, 'none (default)')
+UNION ALL SELECT 29, 'transfer ' || t.id || ' is in store ' || t.store_id || ', the address it pays in ' || coalesce(a.store_id, 'none (default)')
 	FROM transfers t LEFT JOIN addresses a ON a.network = t.network AND a.key = t.address_key WHERE t.store_id <> coalesce(a.store_id, 'default')
-UNION ALL SELECT 29, 'transfer ' || t.id || ' of store ' || t.store_id || ' counts for intent ' || i.id || ' of store ' || i.store_id
+UNION ALL SELECT 30, 'transfer ' || t.id || ' of store ' || t.store_id || ' counts for intent ' || i.id || ' of store ' || i.store_id
 	FROM transfers t JOIN intents i ON i.id = t.intent_id WHERE t.store_id <> i.store_id
-UNION ALL SELECT 28, 'ledger entry ' || e.id || ' (' || e.type || ') is in store ' || e.store_id || ', its intent ' || i.id || ' in ' || i.store_id
+UNION ALL SELECT 29, 'ledger entry ' || e.id || ' (' || e.type || ') is in store ' || e.store_id || ', its intent ' || i.id || ' in ' || i.store_id
 	FROM ledger_entries e JOIN intents i ON i.id = e.intent_id WHERE e.store_id <> i.store_id
-UNION ALL SELECT 28, 'ledger entry ' || e.id || ' (' || e.type || ') is in store ' || e.store_id || ', its transfer ' || t.id || ' in ' || t.store_id
+UNION ALL SELECT 29, 'ledger entry ' || e.id || ' (' || e.type || ') is in store ' || e.store_id || ', its transfer ' || t.id || ' in ' || t.store_id
 	FROM ledger_entries e JOIN transfers t ON t.id = e.transfer_id WHERE e.store_id <> t.store_id
-UNION ALL SELECT 28, 'ledger entry ' || e.id || ' is in store ' || e.store_id || ', its account ' || e.account || ' has no row there'
+UNION ALL SELECT 29, 'ledger entry ' || e.id || ' is in store ' || e.store_id || ', its account ' || e.account || ' has no row there'
 	FROM ledger_entries e WHERE NOT EXISTS (SELECT 1 FROM accounts c WHERE c.store_id = e.store_id AND c.account = e.account)
-UNION ALL SELECT 29, 'debit ' || e.id || ' of store ' || e.store_id || ' pays ' || p.kind || ' ' || p.reference || ' of store ' || p.store_id
+UNION ALL SELECT 30, 'debit ' || e.id || ' of store ' || e.store_id || ' pays ' || p.kind || ' ' || p.reference || ' of store ' || p.store_id
 	FROM payables p JOIN ledger_entries e ON e.id = p.paid_by_entry WHERE e.store_id <> p.store_id
-UNION ALL SELECT 29, 'debit ' || e.id || ' of store ' || e.store_id || ' names order ' || e.reference || ', which that store does not have'
+UNION ALL SELECT 30, 'debit ' || e.id || ' of store ' || e.store_id || ' names order ' || e.reference || ', which that store does not have'
 	FROM ledger_entries e WHERE e.type = 'debit'
 		AND NOT EXISTS (SELECT 1 FROM payables p WHERE p.store_id = e.store_id AND p.kind = 'order' AND p.reference = e.reference)
-UNION ALL SELECT 28, 'payable ' || p.id || ' of store ' || p.store_id || ' is paid by intent ' || i.id || ' of store ' || i.store_id
+UNION ALL SELECT 29, 'payable ' || p.id || ' of store ' || p.store_id || ' is paid by intent ' || i.id || ' of store ' || i.store_id
 	FROM payables p JOIN intents i ON i.id = p.paid_by_intent WHERE i.store_id <> p.store_id
-UNION ALL SELECT 28, 'event ' || v.seq || ' ' || v.type || ' is in store ' || v.store_id || ', its intent ' || i.id || ' in ' || i.store_id
+UNION ALL SELECT 29, 'event ' || v.seq || ' ' || v.type || ' is in store ' || v.store_id || ', its intent ' || i.id || ' in ' || i.store_id
 	FROM events v JOIN intents i ON i.id = v.intent_id WHERE v.seq > $1 AND v.store_id <> i.store_id
-UNION ALL SELECT 28, 'event ' || v.seq || ' ' || v.type || ' is in store ' || v.store_id || ', its transfer ' || t.id || ' in ' || t.store_id
+UNION ALL SELECT 29, 'event ' || v.seq || ' ' || v.type || ' is in store ' || v.store_id || ', its transfer ' || t.id || ' in ' || t.store_id
 	FROM events v JOIN transfers t ON t.id = v.transfer_id WHERE v.seq > $1 AND v.intent_id IS NULL AND v.store_id <> t.store_id
-UNION ALL SELECT 28, 'event ' || v.seq || ' ' || v.type || ' is in store ' || v.store_id || ', its ledger entry ' || e.id || ' in ' || e.store_id
+UNION ALL SELECT 29, 'event ' || v.seq || ' ' || v.type || ' is in store ' || v.store_id || ', its ledger entry ' || e.id || ' in ' || e.store_id
 	FROM events v JOIN ledger_entries e ON e.id = v.data->>'id' WHERE v.seq > $1 AND v.type LIKE 'ledger.%' AND v.store_id <> e.store_id
-UNION ALL SELECT 29, 'transfer ' || r.transfer_id || ' of store ' || t.store_id || ' is credited by finance to intent ' || i.id || ' of store ' || i.store_id
+UNION ALL SELECT 30, 'transfer ' || r.transfer_id || ' of store ' || t.store_id || ' is credited by finance to intent ' || i.id || ' of store ' || i.store_id
 	FROM resolutions r JOIN transfers t ON t.id = r.transfer_id JOIN intents i ON i.id = r.intent_id
 	WHERE r.voided_at IS NULL AND t.store_id <> i.store_id
-UNION ALL SELECT 31, 'intent ' || i.id || ' of store ' || i.store_id || ' takes payment at ' || a.address || ', an address of store ' || a.store_id
+UNION ALL SELECT 32, 'intent ' || i.id || ' of store ' || i.store_id || ' takes payment at ' || a.address || ', an address of store ' || a.store_id
 	FROM intents i JOIN addresses a ON a.network = i.network AND a.key = i.address_key WHERE a.store_id <> i.store_id
-UNION ALL SELECT 29, 'store ' || s.store_id || ': its accounts hold ' || s.balances || ' cents, its own ledger adds up to ' || coalesce(l.sum, 0)
+UNION ALL SELECT 30, 'store ' || s.store_id || ': its accounts hold ' || s.balances || ' cents, its own ledger adds up to ' || coalesce(l.sum, 0)
 	FROM (SELECT store_id, sum(balance_cents) AS balances FROM accounts GROUP BY store_id) s
 	LEFT JOIN (SELECT store_id, sum(balance_after_cents) AS sum FROM (SELECT DISTINCT ON (store_id, account) store_id, balance_after_cents
 		FROM ledger_entries ORDER BY store_id, account, seq DESC) last GROUP BY store_id) l ON l.store_id = s.store_id
@@ -199,13 +198,6 @@ func (r *run) checkNamespace(shop string, body map[string]string, before payable
 		if got != store.StoreOr(shop) {
 			r.violate(Invariants[invStoreNames], "store %s's creation of %s %s answered intent %s of store %q", shop, body["kind"], body["reference"], v.ID, got)
 		}
-	}
-}
-
-// checkInternal: no request answers 500.
-func (r *run) checkInternal(method, path string, st int, resp []byte) {
-	if st == 500 {
-		r.violate(Invariants[invNoInternal], "%s %s -> 500 %s", method, path, shorten(string(resp)))
 	}
 }
 

@@ -28,7 +28,6 @@ func (r *run) mutate(method, path, scope string, body any, headers ...string) (i
 	var before string
 	_ = r.w.e.Store.Pool().QueryRow(r.ctx, fingerprint).Scan(&before)
 	st, resp := r.w.do(method, path, scope, body, headers...)
-	r.checkInternal(method, path, st, resp)
 	if st >= 400 {
 		var after string
 		_ = r.w.e.Store.Pool().QueryRow(r.ctx, fingerprint).Scan(&after)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
@@ -356,5 +357,10 @@ func (w *world) do(method, path, scope string, body any, headers ...string) (int
 	}
 	rec := httptest.NewRecorder()
 	w.e.API.ServeHTTP(rec, req)
+	if rec.Code == http.StatusInternalServerError {
+		if r := w.cur.Load(); r != nil {
+			r.violate(Invariants[invNo500], "%s %s -> %d %s", method, path, rec.Code, shorten(rec.Body.String()))
+		}
+	}
 	return rec.Code, rec.Body.Bytes()
 }

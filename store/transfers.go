@@ -51,6 +51,13 @@ type Transfer struct {
 	// of them, nil when there is none.
 	Resolutions []Resolution
 	Resolution  *Resolution
+	// ScannedBy is the pool endpoint that served the block the transfer
+	// was last seen in ("" with one rpc_url, or unknown).
+	ScannedBy string
+	// Verify is what the second source found (issue 33 item 5); its
+	// State is "" until the verifier looked, and cleared by a new block
+	// or new content.
+	Verify Verification
 	// Reexecuted is set by UpsertTransfer when the transaction, seen
 	// again, moved another amount, asset or address than the stored row
 	// said: the row now holds the best chain's content.
@@ -121,7 +128,8 @@ const resolutionsJSON = `(SELECT json_agg(json_build_object('seq', r.seq, 'actio
 const transferColumns = `t.id, t.network, t.txid, t.idx, t.asset, t.address, t.address_key, t.amount::text,
 	coalesce(t.intent_id, ''), t.block_height, coalesce(t.block_hash, ''), t.first_seen_at, t.status,
 	t.confirmations_required, t.confirmed_at, t.classification, t.credited, coalesce(t.notified_class, ''), t.created_at, t.updated_at,
-	t.recorded, t.settled::text, t.resolved::text, t.coinbase, t.store_id, ` + resolutionsJSON
+	t.recorded, t.settled::text, t.resolved::text, t.coinbase, t.store_id, t.scanned_by, coalesce(t.verify_state, ''), t.verify_endpoint,
+	t.verify_detail, t.verify_checked_at, ` + resolutionsJSON
 
 const transferFrom = ` FROM transfers t `
 
@@ -150,7 +158,8 @@ func scanTransfer(row pgx.Row) (Transfer, error) {
 	err := row.Scan(&tr.ID, &tr.Network, &tr.TxID, &tr.Index, &tr.Asset, &tr.Address, &tr.AddressKey, &amount,
 		&tr.IntentID, &tr.BlockHeight, &tr.BlockHash, &tr.FirstSeenAt, &tr.Status,
 		&tr.ConfirmationsRequired, &tr.ConfirmedAt, &tr.Classification, &tr.Credited, &tr.NotifiedClass, &tr.CreatedAt, &tr.UpdatedAt,
-		&tr.Recorded, &settled, &resolved, &tr.Coinbase, &tr.Store, &res)
+		&tr.Recorded, &settled, &resolved, &tr.Coinbase, &tr.Store, &tr.ScannedBy, &tr.Verify.State, &tr.Verify.Endpoint,
+		&tr.Verify.Detail, &tr.Verify.CheckedAt, &res)
 	if err != nil {
 		return Transfer{}, translate(err)
 	}
@@ -243,8 +252,8 @@ func (t *Tx) UpsertTransfer(ctx context.Context, tr Transfer) (Transfer, bool, e
 	// changed is told by comparing it with what the upsert left.
 	err := t.tx.QueryRow(ctx, `WITH old AS (SELECT amount, asset, address_key FROM transfers WHERE network = $2 AND txid = $3 AND idx = $4),
 		up AS (INSERT INTO transfers (id, network, txid, idx, asset, address, address_key, amount,
-		intent_id, block_height, block_hash, first_seen_at, status, confirmations_required, classification, notified_class, created_at, updated_at, coinbase)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8::numeric, NULLIF($9, ''), $10, NULLIF($11, ''), $12, $13, $14, $15, NULLIF($17, ''), $16, $16, $18)
+		intent_id, block_height, block_hash, first_seen_at, status, confirmations_required, classification, notified_class, created_at, updated_at, coinbase, scanned_by)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8::numeric, NULLIF($9, ''), $10, NULLIF($11, ''), $12, $13, $14, $15, NULLIF($17, ''), $16, $16, $18, $19)
 		ON CONFLICT (network, txid, idx) DO UPDATE SET
 			block_height = EXCLUDED.block_height, block_hash = EXCLUDED.block_hash,
 			status = CASE WHEN `+sameConfirmedBlock+` THEN transfers.status ELSE EXCLUDED.status END,
@@ -257,14 +266,16 @@ func (t *Tx) UpsertTransfer(ctx context.Context, tr Transfer) (Transfer, bool, e
 			notified_class = CASE WHEN `+movedAway+` THEN EXCLUDED.notified_class ELSE transfers.notified_class END,
 			settled = CASE WHEN `+movedAway+` THEN 0 ELSE LEAST(transfers.settled, EXCLUDED.amount) END,
 			resolved = LEAST(transfers.resolved, EXCLUDED.amount - CASE WHEN `+movedAway+` THEN 0 ELSE LEAST(transfers.settled, EXCLUDED.amount) END),
-			reexecuted_at = CASE WHEN `+otherContent+` THEN EXCLUDED.updated_at ELSE transfers.reexecuted_at END
+			reexecuted_at = CASE WHEN `+otherContent+` THEN EXCLUDED.updated_at ELSE transfers.reexecuted_at END,
+			scanned_by = CASE WHEN EXCLUDED.block_hash IS NULL THEN transfers.scanned_by ELSE EXCLUDED.scanned_by END,
+			verify_state = CASE WHEN `+unverified+` THEN NULL ELSE transfers.verify_state END
 		RETURNING id, (xmax = 0) AS inserted, amount, asset, address_key)
 		SELECT up.id, up.inserted,
 			coalesce(old.amount IS NOT NULL AND (old.amount, old.asset, old.address_key) IS DISTINCT FROM (up.amount, up.asset, up.address_key), FALSE)
 		FROM up LEFT JOIN old ON TRUE`,
 		tr.ID, tr.Network, tr.TxID, tr.Index, tr.Asset, tr.Address, tr.AddressKey, num(tr.Amount),
 		tr.IntentID, tr.BlockHeight, tr.BlockHash, tr.FirstSeenAt, tr.Status, tr.ConfirmationsRequired,
-		tr.Classification, tr.CreatedAt, tr.NotifiedClass, tr.Coinbase).Scan(&id, &inserted, &reexecuted)
+		tr.Classification, tr.CreatedAt, tr.NotifiedClass, tr.Coinbase, tr.ScannedBy).Scan(&id, &inserted, &reexecuted)
 	if err != nil {
 		return Transfer{}, false, translate(err)
 	}
@@ -281,6 +292,11 @@ const LegacyIndexBase int64 = 1 << 40
 // otherContent is true in UpsertTransfer's conflict branch when the
 // transaction, seen again, moved another amount, asset or address.
 const otherContent = `(transfers.amount <> EXCLUDED.amount OR transfers.asset <> EXCLUDED.asset OR transfers.address_key <> EXCLUDED.address_key)`
+
+// unverified is true in UpsertTransfer's conflict branch when what a
+// verifier confirmed no longer holds: the transfer is in another block (a
+// reorg; the mempool's sighting keeps it) or moved other content.
+const unverified = `((EXCLUDED.block_hash IS NOT NULL AND transfers.block_hash IS DISTINCT FROM EXCLUDED.block_hash) OR ` + otherContent + `)`
 
 // movedAway is true in UpsertTransfer's conflict branch when the transfer
 // now pays another address and finance did not credit it to an intent: it

@@ -282,6 +282,7 @@ func (c *Client) block(ctx context.Context, height chains.Height, w chains.Watch
 		BlockRef:  chains.BlockRef{Height: height, Hash: d.hash, Parent: d.parent},
 		Time:      d.time,
 		Transfers: d.transfers,
+		Endpoint:  endpoints.OnlyServer(ctx),
 	}, nil
 }
 

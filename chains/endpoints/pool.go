@@ -88,6 +88,8 @@ type Pool struct {
 	mu   sync.Mutex
 	eps  []*endpoint
 	best int64 // the highest head any endpoint proved
+	// scanning is the endpoint the scanner's last read went to.
+	scanning string
 }
 
 // endpoint is one endpoint's configuration and state, guarded by Pool.mu.
@@ -121,6 +123,10 @@ type endpoint struct {
 	minute               time.Time // start of the minute being counted
 	thisMinute, lastMin  int64
 	callsTotal, inflight int64
+
+	// verifications and disagreements are the second source's findings
+	// on this endpoint's answers (CountVerification).
+	verifications, disagreements int64
 }
 
 // New builds the pool of specs. An error names the endpoint, never its URL.
@@ -316,12 +322,29 @@ type choice struct {
 	why  string
 }
 
+// ask is what a request asks of pick.
+type ask struct {
+	// pinned is the endpoint the request must go to ("": any).
+	pinned  string
+	minHead int64
+	// scan: the scanner's transport (endpoints of role verify only serve
+	// probes, verifications and second looks).
+	scan, probe bool
+	// verify: a second source's read, never to avoid (Verify).
+	verify bool
+	avoid  string
+	// elsewhere: another endpoint than the scanner's first (Elsewhere).
+	elsewhere bool
+	exclude   map[string]bool
+}
+
 // pick chooses the endpoint of a request: the pinned one when pinned,
 // else the best usable one with a token, skipping excluded ones and,
 // when minHead > 0, those that have not shown a head of at least minHead.
 // A probe goes to its endpoint whatever its lag or chain (to see them
 // change). It takes the token.
-func (p *Pool) pick(pinned string, minHead int64, scan, probe bool, exclude map[string]bool) choice {
+func (p *Pool) pick(q ask) choice {
+	pinned, minHead, scan, probe, exclude := q.pinned, q.minHead, q.scan, q.probe, q.exclude
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.clk.Now()
@@ -332,7 +355,9 @@ func (p *Pool) pick(pinned string, minHead int64, scan, probe bool, exclude map[
 		switch {
 		case pinned != "" && e.spec.Name != pinned:
 			continue
-		case scan && !probe && !e.spec.Scans:
+		case q.verify && (e.spec.Name == q.avoid || (q.avoid == "" && e.spec.Scans)):
+			continue
+		case scan && !probe && !q.verify && !q.elsewhere && !e.spec.Scans:
 			continue
 		case exclude[e.spec.Name]:
 			why = append(why, e.spec.Name+" failed")
@@ -348,6 +373,17 @@ func (p *Pool) pick(pinned string, minHead int64, scan, probe bool, exclude map[
 	}
 	sort.SliceStable(cands, func(i, j int) bool {
 		a, b := cands[i], cands[j]
+		if q.elsewhere {
+			// The scanner's endpoint last, one of role verify first.
+			if sa, sb := a.spec.Name == p.scanning, b.spec.Name == p.scanning; sa != sb {
+				return sb
+			}
+		}
+		if q.verify || q.elsewhere {
+			if a.spec.Scans != b.spec.Scans {
+				return b.spec.Scans
+			}
+		}
 		// An endpoint behind the best head by more than the bound is
 		// asked last even before its grace time is up (when it is
 		// lagging, not at all): a tip read goes to an endpoint at the
@@ -401,6 +437,9 @@ func (p *Pool) pick(pinned string, minHead int64, scan, probe bool, exclude map[
 			continue
 		}
 		e.takeLocked(now)
+		if scan && !probe && !q.verify && !q.elsewhere {
+			p.scanning = e.spec.Name
+		}
 		return choice{e: e}
 	}
 	if wait < 0 {
@@ -509,6 +548,11 @@ type Status struct {
 	BudgetShare    float64 `json:"budget_share,omitempty"`
 	HeadBackwards  int64   `json:"head_backwards"`
 	WrongChain     string  `json:"wrong_chain,omitempty"`
+	// Verifications and Disagreements are the large payments this
+	// endpoint, as the second source, confirmed or showed otherwise than
+	// the scan (issue 33 item 5).
+	Verifications int64 `json:"verifications,omitempty"`
+	Disagreements int64 `json:"disagreements,omitempty"`
 }
 
 // Status returns each endpoint's state in configured order.
@@ -521,7 +565,8 @@ func (p *Pool) Status() []Status {
 	for _, e := range p.eps {
 		s := Status{Name: e.spec.Name, State: p.stateLocked(e, now), Priority: e.spec.Priority, Scans: e.spec.Scans,
 			Head: e.head, Lag: p.best - e.head, LatencyMillis: e.latency.Milliseconds(), Throttles: e.throttles,
-			Errors: e.errorsTotal, Calls: e.callsTotal, DailyBudget: e.spec.DailyBudget, HeadBackwards: e.backwards, WrongChain: e.wrongChain}
+			Errors: e.errorsTotal, Calls: e.callsTotal, DailyBudget: e.spec.DailyBudget, HeadBackwards: e.backwards, WrongChain: e.wrongChain,
+			Verifications: e.verifications, Disagreements: e.disagreements}
 		m := now.Truncate(time.Minute)
 		switch {
 		case m.Equal(e.minute):
@@ -558,6 +603,33 @@ func (p *Pool) Serving() bool {
 		}
 	}
 	return false
+}
+
+// CountVerification records a second source's finding by endpoint name:
+// it confirmed a transfer (agrees) or showed it otherwise than the scan.
+func (p *Pool) CountVerification(name string, agrees bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e := p.find(name); e != nil {
+		if agrees {
+			e.verifications++
+		} else {
+			e.disagreements++
+		}
+	}
+}
+
+// Verifiers returns the names of the endpoints that may verify a block the
+// endpoint named scannedBy served (Verify's choice: another name; role
+// verify only when scannedBy is ""), whatever their state now.
+func (p *Pool) Verifiers(scannedBy string) []string {
+	var out []string
+	for _, e := range p.eps {
+		if e.spec.Name != scannedBy && (scannedBy != "" || !e.spec.Scans) {
+			out = append(out, e.spec.Name)
+		}
+	}
+	return out
 }
 
 // Best returns the highest head any endpoint proved.

@@ -27,9 +27,19 @@ type pin struct {
 	minHead int64
 	forced  bool  // a probe of one endpoint: name is fixed from the start
 	pool    *Pool // the pool that served, for ObserveHead
+	// verify: a second source's reads (Verify): never the endpoint named
+	// avoid, never a scanning one when avoid is unknown ("").
+	verify bool
+	avoid  string
+	// elsewhere: reads that prefer another endpoint than the scanner's
+	// (Elsewhere).
+	elsewhere bool
 	// refused are endpoints Refuse turned away: no read of this pin goes
 	// to them again.
 	refused map[string]bool
+	// answered are the endpoints that answered any of the pin's requests
+	// (OnlyServer).
+	answered map[string]bool
 }
 
 type pinKey struct{}
@@ -51,6 +61,25 @@ func Pin(ctx context.Context, height int64) context.Context {
 	return context.WithValue(ctx, pinKey{}, &pin{minHead: height})
 }
 
+// Verify returns a context whose requests are a second source's reads of
+// a block the endpoint named scannedBy served to the scanner (issue 33
+// item 5): they go to one endpoint, of another name, that showed height
+// (its head at or above it), an endpoint of role verify before one of role
+// both. scannedBy "" (not known) leaves only endpoints of role verify.
+// When none can serve, a request fails with ErrNoEndpoint: the transfer is
+// not verified. It replaces a pin ctx had.
+func Verify(ctx context.Context, scannedBy string, height int64) context.Context {
+	return context.WithValue(ctx, pinKey{}, &pin{minHead: height, verify: true, avoid: scannedBy})
+}
+
+// Elsewhere returns a context whose requests, pinned to one endpoint as
+// Pin's are, go to another endpoint than the one that serves the scanner
+// now where there is one (an endpoint of role verify first): the
+// reconciler's reads are a second look, not the scanner's answers again.
+func Elsewhere(ctx context.Context, height int64) context.Context {
+	return context.WithValue(ctx, pinKey{}, &pin{minHead: height, elsewhere: true})
+}
+
 // on returns a context whose requests go to endpoint name only (a probe).
 func on(ctx context.Context, name string) context.Context {
 	return context.WithValue(ctx, pinKey{}, &pin{name: name, forced: true})
@@ -68,6 +97,28 @@ func ServedBy(ctx context.Context) string {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		return p.name
+	}
+	return ""
+}
+
+// OnlyServer returns the name of the endpoint that answered every one of
+// ctx's pinned requests so far, "" when none did or when several did (a
+// read moved on after a failure or a Refuse, a batch whose blocks came
+// from two). A chain client names it as the endpoint that served a block
+// (chains.Block.Endpoint): a second source must be another one, and a
+// block read from two is verified by an endpoint of role verify only.
+func OnlyServer(ctx context.Context) string {
+	p := pinOf(ctx)
+	if p == nil {
+		return ""
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.answered) != 1 {
+		return ""
+	}
+	for name := range p.answered {
+		return name
 	}
 	return ""
 }
@@ -149,16 +200,18 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var deadline time.Time
 	var lastWhy string
 	for {
-		pinned, minHead, probe := "", int64(0), false
+		var q ask
 		if pn != nil {
 			pn.mu.Lock()
-			pinned, minHead, probe = pn.name, pn.minHead, pn.forced
+			q = ask{pinned: pn.name, minHead: pn.minHead, probe: pn.forced, verify: pn.verify, avoid: pn.avoid, elsewhere: pn.elsewhere}
 			for name := range pn.refused {
 				exclude[name] = true
 			}
 			pn.mu.Unlock()
 		}
-		c := t.pool.pick(pinned, minHead, t.scan, probe, exclude)
+		pinned := q.pinned
+		q.scan, q.exclude = t.scan, exclude
+		c := t.pool.pick(q)
 		if c.e == nil {
 			if c.why != "" {
 				lastWhy = c.why
@@ -189,6 +242,14 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		resp, err := t.send(req, c.e, body)
 		if err == nil {
+			if pn != nil {
+				pn.mu.Lock()
+				if pn.answered == nil {
+					pn.answered = map[string]bool{}
+				}
+				pn.answered[c.e.spec.Name] = true
+				pn.mu.Unlock()
+			}
 			return resp, nil
 		}
 		if ctx.Err() != nil {

@@ -117,6 +117,7 @@ func (c *Client) block(ctx context.Context, height chains.Height, w chains.Watch
 		Time:     time.Unix(int64(*blk.Timestamp), 0).UTC(),
 	}
 	if len(blk.Transactions) == 0 {
+		out.Endpoint = endpoints.OnlyServer(ctx)
 		return out, nil
 	}
 	x, err := c.blockExtras(ctx, *blk.Hash, height)
@@ -148,6 +149,7 @@ func (c *Client) block(ctx context.Context, height chains.Height, w chains.Watch
 		}
 	}
 	out.Transfers = inBlockOrder(append(append(native, tokens...), internal...))
+	out.Endpoint = endpoints.OnlyServer(ctx)
 	return out, nil
 }
 

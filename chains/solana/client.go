@@ -186,6 +186,7 @@ func (c *Client) block(ctx context.Context, height chains.Height, w chains.Watch
 	})
 	if err == nil {
 		c.log.Debug("solana block", "slot", slot, "hash", b.Hash, "transfers", len(b.Transfers))
+		b.Endpoint = endpoints.OnlyServer(ctx)
 		return b, nil
 	}
 	err = c.confirmSkip(ctx, slot, classify(err, "getBlock", slot))

@@ -172,7 +172,9 @@ func (c *Client) Block(ctx context.Context, at chains.Height, w chains.Watched) 
 	if err != nil {
 		return chains.Block{}, err
 	}
-	return c.assemble(ctx, height, b, w)
+	out, err := c.assemble(ctx, height, b, w)
+	out.Endpoint = endpoints.OnlyServer(ctx)
+	return out, err
 }
 
 // blockByNum reads block height. {} from an endpoint of a pool that showed
@@ -243,6 +245,7 @@ func (c *Client) Blocks(ctx context.Context, low, high chains.Height, w chains.W
 			if err != nil {
 				return nil, err
 			}
+			blk.Endpoint = endpoints.OnlyServer(ctx)
 			out = append(out, blk)
 		}
 		if got < end-start {

@@ -5,7 +5,6 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
 	"testing"
 	"time"
 
@@ -77,7 +76,11 @@ func TestTronInfosFromAStaleBackendAreReadElsewhere(t *testing.T) {
 			}
 		}
 		got, err := c.Blocks(ctx, h-1, h+1, endpointstest.Everything{})
-		if err != nil || !reflect.DeepEqual(got, wantRange) {
+		same := err == nil && len(got) == len(wantRange)
+		for i := 0; same && i < len(got); i++ {
+			same = endpointstest.SameBlock(got[i], wantRange[i])
+		}
+		if !same {
 			t.Errorf("blocks %d..%d read %d through the load balancer: %v\n got %+v\nwant %+v", h-1, h, i+1, err, got, wantRange)
 		}
 	}

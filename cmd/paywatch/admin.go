@@ -399,8 +399,13 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NETWORK\tENABLED\tNODE\tSCANNED\tLAG\tHEALTHY\tLEADER\tWATCHED\tNOTE")
 	for _, n := range nets {
+		note := n.Available
+		if v := n.Verification; v != nil && v.Held > 0 {
+			// Large payments a second source holds (issue 33 item 5).
+			note = strings.TrimPrefix(note+"; ", "; ") + fmt.Sprintf("%d large payment(s) held for a second source", v.Held)
+		}
 		fmt.Fprintf(tw, "%s\t%v\t%d\t%d\t%d\t%v\t%s\t%d\t%s\n", n.Network, n.Enabled, n.NodeHeight, n.ScannedHeight,
-			n.LagBlocks, n.Healthy, n.Leader, n.AddressesWatched, n.Available)
+			n.LagBlocks, n.Healthy, n.Leader, n.AddressesWatched, note)
 	}
 	if len(eps) > 0 {
 		fmt.Fprintln(tw, "\nNETWORK\tENDPOINT\tSTATE\tHEAD\tLAG\tLATENCY\tTHROTTLES\tERRORS\tCALLS/MIN\tBUDGET USED\tSEEN BY")

@@ -142,6 +142,7 @@ networks:
     account_key: %[3]q
     poll_interval: 50ms
     max_lag_blocks: 50
+    large_amount_usd: "1000.00"
     endpoints:
       - {name: own, url: %[2]q}
       - {name: rented, url: %[2]q, priority: 1, max_requests_per_second: 1000, daily_budget: 10000000}

@@ -4,8 +4,9 @@
 // misbehaves on command as rented providers do: it lags N blocks (hiding
 // the newest, answering null, "out of range", "unknown block", -32016 or
 // {} for them, by height and by hash), answers 429 with Retry-After, 503s,
-// drops connections, slows answers, moves its head backwards, and serves
-// every other call from a stale backend (a load balancer).
+// drops connections, slows answers, moves its head backwards, serves
+// every other call from a stale backend (a load balancer), and lies about
+// a transaction (Lie).
 package faultyproxy
 
 import (
@@ -56,6 +57,16 @@ type Fault struct {
 	// behind: every other request is answered from it (its head, its
 	// unseen blocks), the others as Lag says.
 	Stale int64
+	// Lie rewrites the answers it forwards: a provider that lies about a
+	// transaction (its amount, its destination) to the second source
+	// verifying it (issue 33 item 5).
+	Lie *Lie
+}
+
+// Lie replaces every occurrence of Find in an answer's body with Replace:
+// an amount's JSON ("amount":20000000) or its bytes in a raw block's hex.
+type Lie struct {
+	Find, Replace string
 }
 
 // Proxy is one faulty endpoint before a node.
@@ -135,7 +146,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	body, _ := io.ReadAll(r.Body)
 	if f.Lag == 0 && f.Backwards == 0 {
-		p.forward(w, r, body)
+		p.forward(w, r, body, f.Lie)
 		return
 	}
 	var err error
@@ -150,12 +161,16 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// forward sends the request as it came and copies the answer.
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, body []byte) {
+// forward sends the request as it came and copies the answer (as lie
+// rewrites it, when set).
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, body []byte, lie *Lie) {
 	status, hdr, out, err := p.roundTrip(r, r.URL.Path, body)
 	if err != nil {
 		http.Error(w, "backend: "+err.Error(), http.StatusBadGateway)
 		return
+	}
+	if lie != nil && lie.Find != "" {
+		out = bytes.ReplaceAll(out, []byte(lie.Find), []byte(lie.Replace))
 	}
 	for k, vs := range hdr {
 		w.Header()[k] = vs
