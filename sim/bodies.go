@@ -21,20 +21,30 @@ type bodyCheck struct {
 	mu   sync.Mutex
 	seq  int64 // the last event checked
 	busy bool  // a check is running (a GET that commits must not recurse)
+	// left: a commit that appended events came while a check ran; its
+	// events are the next check's.
+	left bool
 }
 
-// onCommit checks the events a commit wrote. It runs in the committing
-// goroutine; a commit of the check's own reads, or of the other debit of
-// a concurrent pair, while a check runs is left to the next check, which
-// compares what a later commit may have changed without an event (a
-// transfer's confirmations) leniently.
-func (r *run) onCommit() {
+// onCommit checks the events a commit wrote (events: it appended some).
+// It runs in the committing goroutine; a commit of the check's own reads,
+// or of the other debit of a concurrent pair, while a check runs is left
+// to the next check, which compares what a later commit may have changed
+// without an event (a transfer's confirmations) leniently. A commit that
+// appended no event, with none left by an earlier one, has nothing to
+// check: the events after the last checked are read only when there are.
+func (r *run) onCommit(events bool) {
 	r.bodies.mu.Lock()
 	if r.bodies.busy {
+		r.bodies.left = r.bodies.left || events
 		r.bodies.mu.Unlock()
 		return
 	}
-	r.bodies.busy = true
+	if !events && !r.bodies.left {
+		r.bodies.mu.Unlock()
+		return
+	}
+	r.bodies.busy, r.bodies.left = true, false
 	r.bodies.mu.Unlock()
 	r.checkBodies(true)
 	r.bodies.mu.Lock()

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // books is what "same facts, same books" compares (issue 21): every
@@ -32,7 +34,15 @@ func (r *run) books() (*books, error) {
 	ctx, pool := r.ctx, r.w.e.Store.Pool()
 	b := &books{intents: map[string]string{}, payableOf: map[string]int64{}, transfers: map[string]string{}, intentOf: map[string]string{},
 		balances: map[string]string{}, inbox: map[string]bool{}, recon: map[string]string{}, payers: map[int64]string{}}
-	rows, err := pool.Query(ctx, `SELECT id, payable_id, status, received::text, paid_at FROM intents`)
+	// The four tables in one round trip.
+	batch := &pgx.Batch{}
+	batch.Queue(`SELECT id, payable_id, status, received::text, paid_at FROM intents`)
+	batch.Queue(`SELECT id, txid, idx, classification, coalesce(intent_id, ''), status FROM transfers`)
+	batch.Queue(`SELECT id, coalesce(paid_by_intent, coalesce('debit ' || paid_by_entry, '')) FROM payables`)
+	batch.Queue(`SELECT account FROM accounts ORDER BY account`)
+	br := pool.SendBatch(ctx, batch)
+	defer br.Close()
+	rows, err := br.Query()
 	if err != nil {
 		return nil, err
 	}
@@ -51,8 +61,7 @@ func (r *run) books() (*books, error) {
 		b.intents[id], b.payableOf[id] = fmt.Sprintf("%s received=%s paid_at=%s", st, recv, p), pid
 	}
 	rows.Close()
-	rows, err = pool.Query(ctx, `SELECT id, txid, idx, classification, coalesce(intent_id, ''), status FROM transfers`)
-	if err != nil {
+	if rows, err = br.Query(); err != nil {
 		return nil, err
 	}
 	for rows.Next() {
@@ -66,8 +75,7 @@ func (r *run) books() (*books, error) {
 		b.intentOf[id] = intent
 	}
 	rows.Close()
-	rows, err = pool.Query(ctx, `SELECT id, coalesce(paid_by_intent, coalesce('debit ' || paid_by_entry, '')) FROM payables`)
-	if err != nil {
+	if rows, err = br.Query(); err != nil {
 		return nil, err
 	}
 	for rows.Next() {
@@ -81,8 +89,7 @@ func (r *run) books() (*books, error) {
 	}
 	rows.Close()
 	var accounts []string
-	rows, err = pool.Query(ctx, `SELECT account FROM accounts ORDER BY account`)
-	if err != nil {
+	if rows, err = br.Query(); err != nil {
 		return nil, err
 	}
 	for rows.Next() {
@@ -94,6 +101,9 @@ func (r *run) books() (*books, error) {
 		accounts = append(accounts, a)
 	}
 	rows.Close()
+	if err := br.Close(); err != nil {
+		return nil, err
+	}
 	for _, a := range accounts {
 		st, body := r.w.do("GET", "/v1/accounts/"+a+"/balance", "storefront", nil)
 		var v struct {

@@ -48,6 +48,7 @@ var Invariants = []string{
 	"a woken ex-leader writes nothing",
 	"a transaction is one transfer per position inside it wherever it is mined, and a recorded transfer's content (amount, asset, address) is the best chain's",
 	"a credit_account credits the unresolved amount at the locked rate of the intent it came to by the deadline, else at the rate finance sent within the bound of the quote of the transfer's time, else at that quote; a rate finance sent is never replaced",
+	"the API never answers 500: every request gets an answer of the API's own (an internal error is a bug)",
 }
 
 // Indexes of the invariants of issue 21 in Invariants.
@@ -62,6 +63,7 @@ const (
 	invOpen      = 23
 	invIdentity  = 26
 	invCreditAt  = 27
+	invNo500     = 28
 )
 
 // edges are the lifecycle's direct transitions (docs/behaviour.md), as events must

@@ -173,7 +173,7 @@ func (r *run) sink(n payment.Network) *ingest.Sink {
 func (r *run) scanner(n payment.Network, sinks chains.Sinks) *chains.Scanner {
 	nc := r.w.e.Config.Networks[n]
 	return chains.NewScanner(chains.ScannerConfig{Network: n, Chain: nc.Chain, PollInterval: 10 * time.Millisecond,
-		Parallel: nc.Parallel, SafetyDepth: nc.SafetyDepth, StartHeight: (*chains.Height)(nc.StartHeight)}, r.source(n), sinks,
+		Parallel: r.nodes[n].catchUpWindow(), SafetyDepth: nc.SafetyDepth, StartHeight: (*chains.Height)(nc.StartHeight)}, r.source(n), sinks,
 		&ingest.Keys{Store: r.w.e.Store}, r.w.e.Watch[n], nil)
 }
 
@@ -189,7 +189,7 @@ func (r *run) hang(n payment.Network, a Action) {
 	nd := r.nodes[n]
 	nd.cap = -1
 	if cur, err := r.w.e.Sink.Cursor(r.ctx, n); err == nil {
-		nd.cap = cur.Height + parallel
+		nd.cap = cur.Height + chains.Height(nd.catchUpWindow())
 	}
 	go func() {
 		_, err := sc.Step(r.ctx)

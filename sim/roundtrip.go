@@ -183,12 +183,16 @@ func status(line string) string {
 // reads the books, forgets everything decided (transfers' classes,
 // settled parts and notifications; intents' statuses and sums), scans
 // every chain again from its first height, decides every payable and
-// compares. What it keeps are the facts the chain cannot give:
+// compares. Its scanners are new ones (restarted) with the largest
+// catch-up window, rebuildWindow: the window is not a fact, so the books
+// must not depend on it either. What it keeps are the facts the chain cannot give:
 // intents and payables (with who paid a payable so far, and when an intent
 // was first paid: what the storefront was told), when each transfer was
 // first seen and recorded, finance's decisions and the ledger.
 func (r *run) rebuild() {
 	for _, n := range r.h.Nets {
+		r.nodes[n].window = rebuildWindow
+		r.newScanner(n)
 		if !r.settle(n, "rebuild: settle") {
 			return
 		}
@@ -228,19 +232,17 @@ func (r *run) rebuild() {
 	// the chains come back one after the other, a round trip across
 	// networks in which another intent may rightly take the payable (the
 	// latch of docs/behaviour.md invariant 6). The rescan reads it again.
-	if _, err := pool.Exec(r.ctx, `UPDATE transfers SET notified_class = NULL,
+	forget := `UPDATE transfers SET notified_class = NULL,
 			classification = CASE WHEN intent_id IS NULL THEN classification ELSE 'partial' END
 		WHERE classification <> 'unexplained';
 		UPDATE intents SET status = CASE WHEN superseded_by IS NOT NULL THEN 'superseded' ELSE 'awaiting_payment' END,
-			received = 0, confirmed_sum = 0, overpaid = FALSE, late = FALSE`); err != nil {
+			received = 0, confirmed_sum = 0, overpaid = FALSE, late = FALSE`
+	if r.w.hasSettled {
+		forget += `; UPDATE transfers SET settled = 0`
+	}
+	if _, err := pool.Exec(r.ctx, forget); err != nil {
 		r.violate("harness", "forget decisions: %v", err)
 		return
-	}
-	if r.w.hasSettled {
-		if _, err := pool.Exec(r.ctx, `UPDATE transfers SET settled = 0`); err != nil {
-			r.violate("harness", "forget settled parts: %v", err)
-			return
-		}
 	}
 	for _, n := range r.h.Nets {
 		if err := r.w.e.Store.RequestRescan(r.ctx, string(n), 1, r.w.e.Clock.Now()); err != nil {

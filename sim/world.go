@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
@@ -49,14 +50,24 @@ var confirmations = map[payment.Method]int{
 // this many blocks are applied in one transaction).
 const parallel = 3
 
+// rebuildWindow is the catch-up window of the rebuild's scanners: the
+// largest validation accepts, as a scanner catching up after downtime
+// scans (a chain of a history is scanned again in one or two batches).
+const rebuildWindow = 64
+
 // node is a scripted chain as a scanner sees it: a lagging node reports a
 // tip below the chain's, and the reported tip is capped at the scanner's
-// cursor + parallel so that a catch-up never prefetches a window in the
+// cursor + its window so that a catch-up never prefetches a window in the
 // background (which would read the chain while the simulator changes it).
 type node struct {
 	f   *chainstest.Fake
 	lag int
 	cap chains.Height // -1: none
+	// window is the catch-up window of the network's scanners (0:
+	// parallel).
+	window int
+	// primed is the cursor store of the network's scanner (newScanner).
+	primed *primedCursor
 	// broadcast are the transactions that went through the mempool: a
 	// lagging node still has those mined above its tip in its mempool.
 	broadcast map[string]bool
@@ -67,6 +78,14 @@ type node struct {
 }
 
 var _ chains.Source = (*node)(nil)
+
+// catchUpWindow is the window of the network's scanners.
+func (n *node) catchUpWindow() int {
+	if n.window > 0 {
+		return n.window
+	}
+	return parallel
+}
 
 func (n *node) Tip(ctx context.Context) (chains.Height, error) {
 	t, err := n.f.Tip(ctx)
@@ -231,9 +250,9 @@ CREATE CONSTRAINT TRIGGER sim_fail_commit AFTER UPDATE ON cursors DEFERRABLE INI
 	}
 	e.Scanners = map[payment.Network]*chains.Scanner{}
 	w.base = baseConfig(e.Config)
-	e.Store.OnCommit(func() {
+	e.Store.OnCommit(func(events bool) {
 		if r := w.cur.Load(); r != nil {
-			r.onCommit()
+			r.onCommit(events)
 		}
 	})
 	t.Cleanup(func() { e.Store.OnCommit(nil) })
@@ -245,8 +264,9 @@ CREATE CONSTRAINT TRIGGER sim_fail_commit AFTER UPDATE ON cursors DEFERRABLE INI
 }
 
 // keep are the tables a reset leaves: API keys, the derived and imported
-// addresses (freed) and their counters, the schema's bookkeeping.
-var keep = map[string]bool{"schema_migrations": true, "api_keys": true, "addresses": true, "derivation_counters": true}
+// addresses and their counters, the schema's bookkeeping, and the queue of
+// free addresses (the addresses the history took go back into it).
+var keep = map[string]bool{"schema_migrations": true, "api_keys": true, "addresses": true, "derivation_counters": true, "free_addresses": true}
 
 // reset empties every table a history writes (a fresh database but for the
 // addresses, which are freed) and sets the clock to Start.
@@ -265,15 +285,26 @@ func (w *world) reset() error {
 			if err := rows.Scan(&s); err != nil {
 				return err
 			}
-			if !keep[s] {
+			switch {
+			case s == "stores":
+				// A fresh database has the store its migration made.
+				b.WriteString(`DELETE FROM stores WHERE id <> 'default';`)
+			case !keep[s]:
 				fmt.Fprintf(&b, "DELETE FROM %q;", s)
 			}
 		}
 		rows.Close()
-		// Every address is free again: back in the queue.
+		// Every address is free again: those the history took go back in
+		// the queue (a claim deletes a row of it; nothing else changes one),
+		// which then holds a row per address, as the addresses' insert
+		// trigger wrote it, as if it had been emptied and filled again
+		// (and at a handful of rows a history rather than all of them).
+		// The lane and order are the insert trigger's (free_addresses_add).
 		b.WriteString(`INSERT INTO free_addresses (network, lane, ord, key)
-			SELECT network, CASE WHEN derivation_index IS NULL THEN '' ELSE source END, coalesce(derivation_index, seq), key
-			FROM addresses; COMMIT;`)
+			SELECT a.network, CASE WHEN a.derivation_index IS NOT NULL THEN a.source
+					WHEN a.store_id = 'default' THEN '' ELSE 'pool:' || a.store_id END,
+				coalesce(a.derivation_index, a.seq), a.key
+			FROM addresses a WHERE NOT EXISTS (SELECT 1 FROM free_addresses f WHERE f.network = a.network AND f.key = a.key); COMMIT;`)
 		w.resetSQL = b.String()
 	}
 	if _, err := pool.Exec(ctx, w.resetSQL); err != nil {
@@ -323,5 +354,10 @@ func (w *world) do(method, path, scope string, body any, headers ...string) (int
 	}
 	rec := httptest.NewRecorder()
 	w.e.API.ServeHTTP(rec, req)
+	if rec.Code == http.StatusInternalServerError {
+		if r := w.cur.Load(); r != nil {
+			r.violate(Invariants[invNo500], "%s %s -> %d %s", method, path, rec.Code, shorten(rec.Body.String()))
+		}
+	}
 	return rec.Code, rec.Body.Bytes()
 }

@@ -58,14 +58,15 @@ func (t *Tx) StartBlocks(ctx context.Context, network string, node, final int64,
 	return c, trs, err
 }
 
-// FinishBlocks closes a catch-up batch in one round trip: the cursor moves
-// to (height, hash) (SetCursor) and block refs below pruneBelow are
-// forgotten.
+// FinishBlocks closes a catch-up batch, last in its transaction: the
+// cursor moves to (height, hash) (SetCursor) and block refs below
+// pruneBelow are forgotten. Nothing is read back, so both statements are
+// sent with COMMIT (before the queued event appends), in no round trip of
+// their own; an error of theirs is the commit's.
 func (t *Tx) FinishBlocks(ctx context.Context, network string, height int64, hash string, blockAt *time.Time,
 	pruneBelow int64, now time.Time) error {
-	b := &pgx.Batch{}
-	b.Queue(`UPDATE cursors SET height = $2, hash = $3, last_block_at = coalesce($4, last_block_at),
+	t.tx.queue(`UPDATE cursors SET height = $2, hash = $3, last_block_at = coalesce($4, last_block_at),
 		updated_at = $5 WHERE network = $1`, network, height, hash, blockAt, now)
-	b.Queue(`DELETE FROM blocks WHERE network = $1 AND height < $2`, network, pruneBelow)
-	return translate(t.tx.SendBatch(ctx, b).Close())
+	t.tx.queue(`DELETE FROM blocks WHERE network = $1 AND height < $2`, network, pruneBelow)
+	return nil
 }

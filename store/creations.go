@@ -320,6 +320,7 @@ func (t *Tx) QueueAppendEvents(typ payment.EventType, evs []NewEvent, now time.T
 		}
 		ids[i], intents[i], transfers[i], accounts[i], bodies[i] = NewID("ev"), e.IntentID, e.TransferID, e.Account, string(body)
 	}
+	t.events = true
 	t.tx.queueAtCommit(`SELECT paywatch_append_events($1, $2, $3, $4, $5, $6::jsonb[], $7)`,
 		ids, string(typ), intents, transfers, accounts, bodies, now)
 	return nil

@@ -42,6 +42,7 @@ func (t *Tx) AppendEvent(ctx context.Context, typ payment.EventType, intentID, t
 		return Event{}, fmt.Errorf("event %s: %w", typ, err)
 	}
 	ev := Event{ID: NewID("ev"), Type: typ, IntentID: intentID, TransferID: transferID, Account: account, Data: body, CreatedAt: now}
+	t.events = true
 	err = t.tx.QueryRow(ctx, appendEventSQL,
 		ev.ID, typ, intentID, transferID, account, body, now).Scan(&ev.Seq)
 	if err != nil {
@@ -60,6 +61,7 @@ func (t *Tx) QueueAppendEvent(typ payment.EventType, intentID, transferID, accou
 	if err != nil {
 		return fmt.Errorf("event %s: %w", typ, err)
 	}
+	t.events = true
 	t.tx.queueAtCommit(appendEventSQL, NewID("ev"), typ, intentID, transferID, account, body, now)
 	return nil
 }
@@ -73,6 +75,7 @@ func (t *Tx) QueueAppendStoreEvent(store string, typ payment.EventType, account 
 	if err != nil {
 		return fmt.Errorf("event %s: %w", typ, err)
 	}
+	t.events = true
 	t.tx.queueAtCommit(`SELECT paywatch_append_store_event($1, $2, '', '', $3, $4, $5, $6)`, NewID("ev"), typ, account, body, now, StoreOr(store))
 	return nil
 }

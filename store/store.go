@@ -43,7 +43,7 @@ type Store struct {
 	// bg runs the store's background work (LISTEN connections).
 	bg *background
 	// onCommit, when set, is called after every committed transaction.
-	onCommit atomic.Pointer[func()]
+	onCommit atomic.Pointer[func(bool)]
 	// opt, conns and health: behaviour when the server goes away
 	// (failover.go).
 	opt    Options
@@ -53,9 +53,11 @@ type Store struct {
 
 // OnCommit makes f run after every transaction committed through InTx or
 // Tx.Commit, after the transaction's own after-commit hooks, in the
-// committing goroutine (nil: none). The simulator uses it to read what a
-// commit wrote right after it, before anything else changes it.
-func (s *Store) OnCommit(f func()) {
+// committing goroutine (nil: none); events says whether the transaction
+// appended an event (AppendEvent, QueueAppendEvent, QueueAppendEvents:
+// the only ways an event is written). The simulator uses it to read what
+// a commit wrote right after it, before anything else changes it.
+func (s *Store) OnCommit(f func(events bool)) {
 	if f == nil {
 		s.onCommit.Store(nil)
 		return
@@ -63,9 +65,9 @@ func (s *Store) OnCommit(f func()) {
 	s.onCommit.Store(&f)
 }
 
-func (s *Store) committed() {
+func (s *Store) committed(events bool) {
 	if f := s.onCommit.Load(); f != nil {
-		(*f)()
+		(*f)(events)
 	}
 }
 
@@ -238,6 +240,8 @@ type Tx struct {
 	store *Store
 	// afterCommit runs once the transaction committed (side effects).
 	afterCommit []func()
+	// events: an event was appended (for OnCommit).
+	events bool
 }
 
 // AfterCommit registers f to run after a successful commit.
@@ -259,13 +263,13 @@ func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
 	var err error
 	var giveUp time.Time
 	for attempt, lost := 0, 0; attempt < 8; {
-		var after []func()
-		after, err = s.inTxOnce(ctx, fn)
+		var t *Tx
+		t, err = s.inTxOnce(ctx, fn)
 		if err == nil {
-			for _, f := range after {
+			for _, f := range t.afterCommit {
 				f()
 			}
-			s.committed()
+			s.committed(t.events)
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -301,9 +305,9 @@ func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
 // reconnectPause spaces InTx's attempts while the server is away.
 var reconnectPause = clock.Backoff{Min: 50 * time.Millisecond, Max: time.Second, Jitter: 0.3}
 
-// inTxOnce runs fn in one transaction during a turn and returns the
-// after-commit hooks of a committed transaction.
-func (s *Store) inTxOnce(ctx context.Context, fn func(*Tx) error) ([]func(), error) {
+// inTxOnce runs fn in one transaction during a turn and returns it once
+// committed (for its after-commit hooks).
+func (s *Store) inTxOnce(ctx context.Context, fn func(*Tx) error) (*Tx, error) {
 	select {
 	case s.active <- struct{}{}:
 	case <-ctx.Done():
@@ -325,7 +329,7 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(*Tx) error) ([]func(), err
 	if err := ptx.Commit(ctx); err != nil {
 		return nil, translate(err)
 	}
-	return t.afterCommit, nil
+	return t, nil
 }
 
 // Begin starts a transaction the caller must Commit or Rollback. Tests use it
@@ -350,7 +354,7 @@ func (t *Tx) Commit(ctx context.Context) error {
 		f()
 	}
 	if t.store != nil {
-		t.store.committed()
+		t.store.committed(t.events)
 	}
 	return nil
 }
