@@ -124,6 +124,7 @@ networks:
     endpoints:        # "proxy" fails on command (paywatch-sandbox fault bitcoin KIND); "node" is the node
       - {name: proxy, url: %q, priority: 0}
       - {name: node, url: %q, priority: 1}
+    large_amount_usd: "1000"   # from 1000 USD an intent is paid only once the other endpoint verifies it
     account_key: %q
     poll_interval: 1s
     max_lag_blocks: 50
@@ -133,6 +134,7 @@ networks:
     endpoints:        # "proxy" fails on command (paywatch-sandbox fault litecoin KIND); "node" is the node
       - {name: proxy, url: %q, priority: 0}
       - {name: node, url: %q, priority: 1}
+    large_amount_usd: "1000"   # from 1000 USD an intent is paid only once the other endpoint verifies it
     account_key: %q
     poll_interval: 1s
     max_lag_blocks: 50
@@ -142,6 +144,7 @@ networks:
     endpoints:        # "proxy" fails on command (paywatch-sandbox fault ethereum KIND); "node" is the node
       - {name: proxy, url: %q, priority: 0}
       - {name: node, url: %q, priority: 1}
+    large_amount_usd: "1000"   # from 1000 USD an intent is paid only once the other endpoint verifies it
     notify_url: %q    # anvil's websocket, on the node itself
     account_key: %q
     poll_interval: 1s
@@ -152,6 +155,7 @@ networks:
     endpoints:        # "proxy" fails on command (paywatch-sandbox fault tron KIND); "node" is the node
       - {name: proxy, url: %q, priority: 0}
       - {name: node, url: %q, priority: 1}
+    large_amount_usd: "1000"   # from 1000 USD an intent is paid only once the other endpoint verifies it
     account_key: %q
     poll_interval: 1s
     max_lag_blocks: 50
@@ -161,6 +165,7 @@ networks:
     endpoints:        # "proxy" fails on command (paywatch-sandbox fault solana KIND); "node" is the node
       - {name: proxy, url: %q, priority: 0}
       - {name: node, url: %q, priority: 1}
+    large_amount_usd: "1000"   # from 1000 USD an intent is paid only once the other endpoint verifies it
     notify_url: %q    # the pubsub websocket, on the node itself
     poll_interval: 1s
     max_lag_blocks: 300

@@ -20,6 +20,8 @@ type sandboxEndpoint struct {
 	State string `json:"state"`
 	Head  int64  `json:"head"`
 	Calls int64  `json:"calls"`
+	// Verifications are the large payments it confirmed as the second source.
+	Verifications int64 `json:"verifications"`
 }
 
 // endpointStatus reads /v1/status: each network's endpoints by name, its
@@ -49,6 +51,34 @@ func endpointStatus(t *testing.T, ctx context.Context, env sandboxEnv) (map[stri
 		t.Fatalf("status: %v", err)
 	}
 	return eps, why, string(raw)
+}
+
+// sandboxVerification is a network's second source as /v1/status shows it.
+type sandboxVerification struct {
+	LargeAmountUSD string `json:"large_amount_usd"`
+	Held           int64  `json:"held"`
+	Disagreements  int64  `json:"disagreements"`
+}
+
+// verificationStatus reads network's verification from /v1/status.
+func verificationStatus(t *testing.T, ctx context.Context, env sandboxEnv, network string) sandboxVerification {
+	t.Helper()
+	var st struct {
+		Networks []struct {
+			Network      string               `json:"network"`
+			Verification *sandboxVerification `json:"verification"`
+		} `json:"networks"`
+	}
+	if err := apiCall(ctx, env[envURL], env[envAPIKey], http.MethodGet, "/v1/status", nil, &st); err != nil {
+		t.Fatalf("status: %v", err)
+	}
+	for _, n := range st.Networks {
+		if n.Network == network && n.Verification != nil {
+			return *n.Verification
+		}
+	}
+	t.Fatalf("/v1/status has no verification for %s", network)
+	return sandboxVerification{}
 }
 
 // rawBody keeps an answer as it came.
@@ -119,6 +149,32 @@ func TestSandboxFaultFailsOver(t *testing.T) {
 		t.Fatal("/v1/status shows node credentials")
 	}
 
+	// A large intent (large_amount_usd: 1000 in the sandbox) is paid only
+	// once the endpoint that did not scan its block verifies the transfer:
+	// the proxy, preferred, scans; the node verifies.
+	waitEndpoints(t, ctx, env, "bitcoin", "proxy healthy", func(e map[string]sandboxEndpoint, _ string) bool {
+		return e[proxyEndpoint].State == "healthy" && e[proxyEndpoint].Calls > 0
+	})
+	before, _, _ := endpointStatus(t, ctx, env)
+	large := createIntent(t, ctx, env, payment.BTC, "1500.00")
+	if _, err := payIntent(ctx, env, dir, large.ID, "", nil); err != nil {
+		t.Fatalf("pay a large BTC intent: %v", err)
+	}
+	if got := waitPaid(t, ctx, env, large.ID, 3*time.Minute); got.ReceivedBaseUnits != large.AmountBaseUnits {
+		t.Fatalf("large BTC intent: received %s, want %s", got.ReceivedBaseUnits, large.AmountBaseUnits)
+	}
+	after, _, _ := endpointStatus(t, ctx, env)
+	verified := after["bitcoin"][nodeEndpoint].Verifications + after["bitcoin"][proxyEndpoint].Verifications -
+		before["bitcoin"][nodeEndpoint].Verifications - before["bitcoin"][proxyEndpoint].Verifications
+	if verified < 1 {
+		t.Fatalf("large BTC intent paid with no verification by an endpoint: %+v -> %+v", before["bitcoin"], after["bitcoin"])
+	}
+	v := verificationStatus(t, ctx, env, "bitcoin")
+	if v.LargeAmountUSD != "1000.00" || v.Held != 0 || v.Disagreements != 0 {
+		t.Fatalf("bitcoin verification in /v1/status: %+v, want large_amount_usd 1000.00, nothing held or disagreeing", v)
+	}
+	t.Logf("large BTC intent paid after %d verification(s): %+v", verified, after["bitcoin"])
+
 	for _, c := range []struct {
 		network payment.Network
 		method  payment.Method
@@ -138,7 +194,7 @@ func TestSandboxFaultFailsOver(t *testing.T) {
 		waitEndpoints(t, ctx, env, n, "failover to the node", func(e map[string]sandboxEndpoint, why string) bool {
 			return e[proxyEndpoint].State == "unreachable" && e[nodeEndpoint].State == "healthy" && why == ""
 		})
-		before, _, _ := endpointStatus(t, ctx, env)
+		before, _, _ = endpointStatus(t, ctx, env)
 		in := createIntent(t, ctx, env, c.method, "7.89")
 		res, err := payIntent(ctx, env, dir, in.ID, "", nil)
 		if err != nil {
@@ -151,7 +207,7 @@ func TestSandboxFaultFailsOver(t *testing.T) {
 		if got.ReceivedBaseUnits != in.AmountBaseUnits {
 			t.Fatalf("%s: received %s, want %s", c.method, got.ReceivedBaseUnits, in.AmountBaseUnits)
 		}
-		after, _, _ := endpointStatus(t, ctx, env)
+		after, _, _ = endpointStatus(t, ctx, env)
 		if after[n][nodeEndpoint].Calls <= before[n][nodeEndpoint].Calls {
 			t.Fatalf("%s: the node endpoint took no call while the proxy was down: %+v -> %+v", n, before[n], after[n])
 		}
