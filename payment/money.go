@@ -110,5 +110,12 @@ func parseDecimal(s string, decimals int) (*big.Int, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrInvalidAmount, s)
 	}
+	// The bound is on the value's written form too: an amount accepted
+	// here is one its own display (FormatUnits) parses back to, so a value
+	// that takes more than 100 characters with all its decimals is refused
+	// however it was written.
+	if len(FormatUnits(v, decimals)) > 100 {
+		return nil, fmt.Errorf("%w: %q takes more than 100 characters written with %d decimals", ErrInvalidAmount, s, decimals)
+	}
 	return v, nil
 }

@@ -3,6 +3,7 @@ package payment
 import (
 	"errors"
 	"math/big"
+	"strings"
 	"testing"
 )
 
@@ -82,5 +83,26 @@ func TestMethods(t *testing.T) {
 	}
 	if _, ok := MethodFor(Tron, USDC); ok {
 		t.Fatal("USDC on Tron is not a paywatch method")
+	}
+}
+
+// TestParseUnitsRefusesWhatItsDisplayCannotParse: an amount written in 61
+// characters with 39 decimals displays in 101, past the 100-character
+// bound, so it is refused when parsed, not accepted and then unreadable in
+// its own display (found by FuzzParseUnits; the seed is in testdata).
+func TestParseUnitsRefusesWhatItsDisplayCannotParse(t *testing.T) {
+	long := "1" + strings.Repeat("0", 60)
+	if v, err := ParseUnits(long, 39); err == nil {
+		t.Fatalf("ParseUnits(%q, 39) = %v, whose display %q is %d characters", long, v, FormatUnits(v, 39), len(FormatUnits(v, 39)))
+	}
+	// One digit fewer displays in exactly 100 characters and round-trips.
+	ok := "1" + strings.Repeat("0", 59)
+	v, err := ParseUnits(ok, 39)
+	if err != nil {
+		t.Fatalf("ParseUnits(%q, 39): %v", ok, err)
+	}
+	back, err := ParseUnits(FormatUnits(v, 39), 39)
+	if err != nil || back.Cmp(v) != 0 {
+		t.Fatalf("%q does not parse back: %v %v", FormatUnits(v, 39), back, err)
 	}
 }
