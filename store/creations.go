@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -35,7 +36,8 @@ type Creations struct {
 	// must be distinct.
 	Payables []Payable
 	// IntentIDs get the lowest free pre-derived addresses of (Network,
-	// Source), one each, in order, as TakeDerivedAddress hands them.
+	// Source), one each, in order, as TakeDerivedAddress hands them; at
+	// most MaxTaken.
 	IntentIDs []string
 	Network   string
 	Source    string
@@ -67,6 +69,9 @@ type CreationsBegun struct {
 // and the claims again.
 func (t *Tx) BeginCreations(ctx context.Context, c Creations) (CreationsBegun, error) {
 	got := CreationsBegun{Claimed: make([]bool, len(c.Claims))}
+	if len(c.IntentIDs) > MaxTaken {
+		return got, fmt.Errorf("begin creations: %d intents in one batch, at most %d", len(c.IntentIDs), MaxTaken)
+	}
 	order, err := payableOrder(c.Payables)
 	if err != nil {
 		return got, err
@@ -250,16 +255,32 @@ func scanTakenInOrder(br pgx.BatchResults, ids []string) ([]Address, error) {
 // in order (an id beyond the free ones gets none): it deletes them from
 // free_addresses, and the intents inserted with them record the hand-out.
 // Concurrent takers skip each other's locked rows instead of queueing.
-// Ahead is the number of indexes derived above each address.
+// Ahead is the number of indexes derived above each address. At most
+// MaxTaken intents get one.
+//
+// The rows are locked under a constant LIMIT (MaxTaken) and taken under
+// the intents' count: a row is locked only when the outer LIMIT reads it,
+// so exactly as many are locked as taken. The constant is for the
+// planner. With the count alone as the limit, the plan cached for any
+// count (generic) is costed for a tenth of the free rows, many times the
+// cost of one planned for the count at hand (custom), so PostgreSQL
+// planned the statement anew at every batch; under the constant it is
+// costed for a few rows and the cached plan serves.
 var takeDerivedManySQL = takeDerivedSQL("true")
+
+// MaxTaken is the most intents one statement of takeDerivedSQL hands
+// addresses to.
+const MaxTaken = 64
 
 // takeDerivedSQL is takeDerivedManySQL taking addresses only when cond
 // (an SQL boolean, which may use further parameters) holds.
 func takeDerivedSQL(cond string) string {
 	return `WITH free AS (
 		DELETE FROM free_addresses WHERE (network, lane, ord) IN (
-			SELECT network, lane, ord FROM free_addresses WHERE network = $1 AND lane = $2 AND ` + cond + `
-			ORDER BY ord LIMIT cardinality($3::text[]) FOR UPDATE SKIP LOCKED)
+			SELECT network, lane, ord FROM (
+				SELECT network, lane, ord FROM free_addresses WHERE network = $1 AND lane = $2 AND ` + cond + `
+				ORDER BY ord LIMIT ` + strconv.Itoa(MaxTaken) + ` FOR UPDATE SKIP LOCKED) locked
+			LIMIT cardinality($3::text[]))
 		RETURNING key, ord),
 	taken AS (SELECT key, row_number() OVER (ORDER BY ord) AS n FROM free)
 	SELECT a.network, a.key, a.address, a.source, a.derivation_index, a.created_at, ids.id,
