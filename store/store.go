@@ -242,6 +242,8 @@ type Tx struct {
 	afterCommit []func()
 	// events: an event was appended (for OnCommit).
 	events bool
+	// eventBatch is the last batch of queued events (queueEvent).
+	eventBatch *eventBatch
 }
 
 // AfterCommit registers f to run after a successful commit.
