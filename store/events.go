@@ -84,16 +84,20 @@ func (t *Tx) queueEvent(id string, typ payment.EventType, intentID, transferID, 
 	t.events = true
 	b := t.eventBatch
 	if b == nil || !t.tx.lastAtCommit(b.q) {
+		// One event alone is appended as it always was.
+		b = &eventBatch{q: t.tx.queueAtCommit(appendEventSQL, id, typ, intentID, transferID, account, body, now)}
+		t.eventBatch = b
+	} else {
 		// paywatch_append_typed_events (migration 0038) appends events
 		// of several types in the order given.
-		b = &eventBatch{}
-		b.q = t.tx.queueAtCommit(`SELECT paywatch_append_typed_events($1, $2, $3, $4, $5, $6::jsonb[], $7)`)
-		t.eventBatch = b
+		b.q.SQL = `SELECT paywatch_append_typed_events($1, $2, $3, $4, $5, $6::jsonb[], $7)`
 	}
 	b.ids, b.types, b.intents = append(b.ids, id), append(b.types, string(typ)), append(b.intents, intentID)
 	b.transfers, b.accounts = append(b.transfers, transferID), append(b.accounts, account)
 	b.bodies, b.ats = append(b.bodies, string(body)), append(b.ats, now)
-	b.q.Arguments = []any{b.ids, b.types, b.intents, b.transfers, b.accounts, b.bodies, b.ats}
+	if len(b.ids) > 1 {
+		b.q.Arguments = []any{b.ids, b.types, b.intents, b.transfers, b.accounts, b.bodies, b.ats}
+	}
 }
 
 // QueueAppendStoreEvent is QueueAppendEvent for an event with neither
