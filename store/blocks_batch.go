@@ -11,9 +11,9 @@ import (
 // in one round trip: it locks and returns the cursor as it was
 // (CursorForUpdate), records the node's tips (SetTips) and moves the cursor
 // onto the batch's last block (SetCursor) in one update, stores the block
-// refs (PutBlocks) and forgets those below pruneBelow in one statement,
-// and orphans the transfers recorded at these heights in other blocks (a
-// rescan across a reorg), which it returns. The caller checks that the
+// refs (PutBlocks), forgets those below pruneBelow and orphans the
+// transfers recorded at these heights in other blocks (a rescan across a
+// reorg), which it returns, in one statement. The caller checks that the
 // blocks extend the returned cursor and fails the transaction otherwise:
 // the cursor written here is then rolled back with the rest. Nothing in the
 // transaction reads the cursor's height, hash or last block time, or the
@@ -41,19 +41,21 @@ func (t *Tx) StartBlocks(ctx context.Context, network string, node, final int64,
 	b.Queue(`UPDATE cursors SET node_height = $2, final_height = $3, height = $4, hash = $5,
 		last_block_at = coalesce($6, last_block_at), updated_at = $7 WHERE network = $1`,
 		network, node, final, top.Height, top.Hash, &blockAt, now)
-	// Refs below pruneBelow are deleted and none of them is inserted: the
-	// refs left are those of inserting every ref and then deleting below
-	// pruneBelow, and the statement's two parts touch disjoint rows.
-	b.Queue(`WITH pruned AS (DELETE FROM blocks WHERE network = $1 AND height < $6)
-		INSERT INTO blocks (network, height, hash, parent_hash, time)
-		SELECT $1, u.height, u.hash, u.parent, u.time FROM unnest($2::bigint[], $3::text[], $4::text[], $5::timestamptz[]) AS u(height, hash, parent, time)
-		WHERE u.height >= $6
-		ON CONFLICT (network, height) DO UPDATE SET hash = EXCLUDED.hash, parent_hash = EXCLUDED.parent_hash, time = EXCLUDED.time`,
-		network, heights, hashes, parents, at, pruneBelow)
-	b.Queue(`UPDATE transfers SET status = 'orphaned', confirmed_at = NULL, updated_at = $4
+	// One statement for the block refs and the transfers: refs below
+	// pruneBelow are deleted and none of them is inserted (the refs left
+	// are those of inserting every ref and then deleting below
+	// pruneBelow: the two parts touch disjoint rows), and the transfers
+	// recorded at these heights in other blocks are orphaned (nothing
+	// that updates transfers reads the refs).
+	b.Queue(`WITH pruned AS (DELETE FROM blocks WHERE network = $1 AND height < $7),
+		stored AS (INSERT INTO blocks (network, height, hash, parent_hash, time)
+			SELECT $1, u.height, u.hash, u.parent, u.time FROM unnest($2::bigint[], $3::text[], $4::text[], $5::timestamptz[]) AS u(height, hash, parent, time)
+			WHERE u.height >= $7
+			ON CONFLICT (network, height) DO UPDATE SET hash = EXCLUDED.hash, parent_hash = EXCLUDED.parent_hash, time = EXCLUDED.time)
+		UPDATE transfers SET status = 'orphaned', confirmed_at = NULL, updated_at = $6
 		FROM unnest($2::bigint[], $3::text[]) AS b(height, hash)
 		WHERE transfers.network = $1 AND transfers.block_height = b.height AND transfers.block_hash <> b.hash
-			AND transfers.status <> 'orphaned' RETURNING transfers.id`, network, heights, hashes, now).
+			AND transfers.status <> 'orphaned' RETURNING transfers.id`, network, heights, hashes, parents, at, now, pruneBelow).
 		Query(func(rows pgx.Rows) error {
 			var err error
 			ids, err = pgx.CollectRows(rows, pgx.RowTo[string])
