@@ -747,3 +747,29 @@ func TestDeriveMatchesHDKeychain(t *testing.T) {
 		}
 	}
 }
+
+// TestNewDeriverRemembersWhatItMade: the same arguments answer the deriver
+// made before, other arguments (network, chain or key) their own; a key
+// refused is refused again, not remembered.
+func TestNewDeriverRemembersWhatItMade(t *testing.T) {
+	a := newDeriver(t, payment.Bitcoin, bip84AccountZpub, Mainnet)
+	if b := newDeriver(t, payment.Bitcoin, bip84AccountZpub, Mainnet); a != b {
+		t.Errorf("the same arguments made a second deriver")
+	}
+	test := newDeriver(t, payment.Bitcoin, bip84AccountZpub, Testnet)
+	if test == a {
+		t.Errorf("another chain answered the mainnet deriver")
+	}
+	if x, y := derive(t, a, 0).String, derive(t, test, 0).String; x == y || x != bip84Receive0 {
+		t.Errorf("mainnet %s (want %s), testnet %s", x, bip84Receive0, y)
+	}
+	if ltc := newDeriver(t, payment.Litecoin, bip84AccountZpub, Mainnet); ltc == a {
+		t.Errorf("another network answered the bitcoin deriver")
+	}
+	bad := bip84AccountZpub[:len(bip84AccountZpub)-1] + "x"
+	for range 2 {
+		if _, err := NewDeriver(payment.Bitcoin, bad, Mainnet); err == nil {
+			t.Fatalf("a key with a bad checksum was accepted")
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha512"
 	"encoding/binary"
 	"fmt"
+	"sync"
 
 	"github.com/btcsuite/btcd/btcec/v2"
 	"github.com/btcsuite/btcd/btcutil"
@@ -60,7 +61,46 @@ var _ Deriver = (*hdDeriver)(nil)
 // bytes. chain ("mainnet", "testnet", "regtest") selects the BTC/LTC bech32
 // prefix. Private keys are refused with ErrPrivateKey; Solana returns
 // ErrNoDerivation.
+//
+// A deriver made before for the same arguments is answered from memory:
+// the daemon makes every store's derivers at each start and each reload of
+// the stores, and the external chain's key is most of a deriver's making.
 func NewDeriver(network payment.Network, accountKey string, chain string) (Deriver, error) {
+	k := deriverKey{network, accountKey, chain}
+	derivers.mu.Lock()
+	d, ok := derivers.m[k]
+	derivers.mu.Unlock()
+	if ok {
+		return d, nil
+	}
+	d, err := makeDeriver(network, accountKey, chain)
+	if err != nil {
+		return nil, err
+	}
+	derivers.mu.Lock()
+	if len(derivers.m) >= maxDerivers {
+		clear(derivers.m) // a process with that many keys is a test's
+	}
+	derivers.m[k] = d
+	derivers.mu.Unlock()
+	return d, nil
+}
+
+// derivers are the derivers made so far (a deriver is immutable and safe
+// for concurrent use), at most maxDerivers.
+var derivers = struct {
+	mu sync.Mutex
+	m  map[deriverKey]Deriver
+}{m: map[deriverKey]Deriver{}}
+
+const maxDerivers = 1024
+
+type deriverKey struct {
+	network           payment.Network
+	accountKey, chain string
+}
+
+func makeDeriver(network payment.Network, accountKey string, chain string) (Deriver, error) {
 	params, err := checkChain(network, chain)
 	if err != nil {
 		return nil, err

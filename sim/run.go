@@ -210,7 +210,8 @@ func (r *run) start() bool {
 		r.newScanner(n)
 		r.scanNet(n, "start")
 	}
-	r.check()
+	// No check here: the world is empty but for each chain's first
+	// block, and the first step's check reads the same state and more.
 	return len(r.viol) == 0
 }
 

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,6 +54,9 @@ func disabledKinds(t *testing.T) map[Kind]bool {
 // with the seed, the replay command and the trace of the first history
 // that breaks an invariant.
 func TestSim(t *testing.T) {
+	// Memory is plenty and the collector's work competes with PostgreSQL
+	// for the machine's cores: collect four times less often.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	rebuildEnabled = !*noRebuildFlag
 	fenceWrites = !*noFenceFlag
 	for _, x := range strings.Split(*blockKeysFlag, ",") {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"math/big"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -106,14 +107,34 @@ func (s *Store) InboxTransfers(ctx context.Context, f InboxFilter) ([]Transfer, 
 			return nil, translate(err)
 		}
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+transferColumns+transferFrom+`
-		WHERE `+inboxSelection(f.Status)+` AND $1 <> ''
-		AND ($2 = '' OR t.network = $2) AND ($3 = '' OR t.classification = $3)
-		AND ($4 = '' OR (t.created_at, t.id) < ($5, $4))
-		AND ($7::timestamptz IS NULL OR t.first_seen_at >= $7) AND ($8::timestamptz IS NULL OR t.first_seen_at < $8)
-		AND ($9 = '' OR t.store_id = $9)
-		ORDER BY t.created_at DESC, t.id DESC LIMIT $6`,
-		f.Status, f.Network, f.Classification, cursorID, at, f.Limit, f.SeenAfter, f.SeenBefore, f.Store)
+	// Only the filters that are set are in the query: a query that says
+	// "($n = '' OR ...)" for each is harder to plan well.
+	args := []any{f.Status, f.Limit}
+	q := `SELECT ` + transferColumns + transferFrom + `
+		WHERE ` + inboxSelection(f.Status) + ` AND $1 <> ''`
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if f.Network != "" {
+		q += ` AND t.network = ` + arg(f.Network)
+	}
+	if f.Classification != "" {
+		q += ` AND t.classification = ` + arg(f.Classification)
+	}
+	if cursorID != "" {
+		q += ` AND (t.created_at, t.id) < (` + arg(at) + `, ` + arg(cursorID) + `)`
+	}
+	if f.SeenAfter != nil {
+		q += ` AND t.first_seen_at >= ` + arg(*f.SeenAfter)
+	}
+	if f.SeenBefore != nil {
+		q += ` AND t.first_seen_at < ` + arg(*f.SeenBefore)
+	}
+	if f.Store != "" {
+		q += ` AND t.store_id = ` + arg(f.Store)
+	}
+	rows, err := s.pool.Query(ctx, q+` ORDER BY t.created_at DESC, t.id DESC LIMIT $2`, args...)
 	if err != nil {
 		return nil, translate(err)
 	}

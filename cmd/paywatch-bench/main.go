@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -141,6 +142,7 @@ func run(in io.Reader, w io.Writer) error {
 		{"intent creation p99, 16 callers", ms(ci, "p99-ms"), "< 20 ms", "p50: " + ms(ci, "p50-ms")},
 	}
 	rows = append(rows, latencyRows(res)...)
+	rows = append(rows, simRow(string(raw)))
 	width := [4]int{len("figure"), len("value"), len("target"), len("other side (same run)")}
 	for _, r := range rows {
 		for i, v := range []string{r.figure, r.value, r.target, r.other} {
@@ -165,6 +167,27 @@ func run(in io.Reader, w io.Writer) error {
 		line(r.figure, r.value, r.target, r.other)
 	}
 	return nil
+}
+
+// simLine is the simulator's closing log line (sim.TestSim).
+var simLine = regexp.MustCompile(`(\d+) histories of (\d+) steps in (\S+): ([0-9.]+) histories/s \((\d+) workers\)`)
+
+// simTarget is issue 37's for the simulator at 12 steps and 3 workers.
+const simTarget = 35
+
+// simRow is the money simulator's speed: histories a second with every
+// invariant checked after every step.
+func simRow(raw string) row {
+	name := "money simulator, 12 steps, 3 workers"
+	target := fmt.Sprintf(">= %d histories/s", simTarget)
+	m := simLine.FindStringSubmatch(raw)
+	if m == nil {
+		return row{name, "not run", target, ""}
+	}
+	if m[2] != "12" || m[5] != "3" {
+		return row{name, "not run", target, fmt.Sprintf("ran %s steps, %s workers", m[2], m[5])}
+	}
+	return row{name, m[4] + " histories/s", target, fmt.Sprintf("%s histories in %s, every invariant after every step", m[1], m[3])}
 }
 
 // latencyTarget is issue 11's target for both latency figures, p95.

@@ -22,6 +22,7 @@ load average 1.00 1.00 1.00 at start, 1.00 1.00 1.00 at end
 bench load average 0.50 0.45 0.41 at end
 BenchmarkLatency/bitcoin/detected 30 36.2 p50-ms 49.8 p95-ms 61.0 max-ms 10000 poll-ms
 BenchmarkLatency/litecoin/detected 30 2515.4 p50-ms 4902.1 p95-ms 4990.0 max-ms 5000 poll-ms
+    sim_test.go:156: 600 histories of 12 steps in 16.2s: 37.0 histories/s (3 workers)
 `
 	var out strings.Builder
 	if err := run(strings.NewReader(in), &out); err != nil {
@@ -45,6 +46,7 @@ BenchmarkLatency/litecoin/detected 30 2515.4 p50-ms 4902.1 p95-ms 4990.0 max-ms 
 		"| GET /v1/status median (200k addresses) ":              "| 1.75 ms ",
 		"| GET /v1/status median (2M addresses) ":                "| 3.25 ms ",
 		"| broadcast → detected p95, litecoin (litecoind) ":      "| <= 250 ms ",
+		"| money simulator, 12 steps, 3 workers ":                "| 37.0 histories/s | >= 35 histories/s | 600 histories in 16.2s",
 	} {
 		found := false
 		for _, line := range strings.Split(out.String(), "\n") {
@@ -62,6 +64,21 @@ BenchmarkLatency/litecoin/detected 30 2515.4 p50-ms 4902.1 p95-ms 4990.0 max-ms 
 	for _, line := range strings.Split(out.String(), "\n") {
 		if strings.Contains(line, "block → confirmation p95, ethereum (anvil)") && !strings.Contains(line, "| not run ") {
 			t.Errorf("a latency figure missing from the input is not shown as not run: %s", line)
+		}
+	}
+}
+
+// TestSimRowOnlyAtTheTargetsSettings: a simulator run at other settings
+// than the target's (12 steps, 3 workers) is not shown as the figure.
+func TestSimRowOnlyAtTheTargetsSettings(t *testing.T) {
+	for in, want := range map[string]string{
+		"    sim_test.go:156: 600 histories of 40 steps in 60s: 10.0 histories/s (3 workers)": "ran 40 steps, 3 workers",
+		"    sim_test.go:156: 600 histories of 12 steps in 60s: 10.0 histories/s (1 workers)": "ran 12 steps, 1 workers",
+		"no simulator here": "",
+	} {
+		r := simRow(in)
+		if r.value != "not run" || r.other != want {
+			t.Errorf("%q: row %+v, want not run with %q", in, r, want)
 		}
 	}
 }
