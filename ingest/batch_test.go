@@ -88,3 +88,65 @@ func TestApplyBlocksMovesTheCursorOnceAndKeepsTheRecentRefs(t *testing.T) {
 func pgTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05.999999") + "+00"
 }
+
+// A rescan's reset moves the cursor, stores the block's ref and clears the
+// request; a rewind moves the cursor back and forgets the refs above it:
+// each in one update of the cursor row, leaving what the statements they
+// replace left (issue 37 item 3).
+func TestResetAndRewindMoveTheCursor(t *testing.T) {
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
+	e.Sync(payment.Bitcoin)
+	ctx := context.Background()
+	n := payment.Bitcoin
+	cur, err := e.Sink.Cursor(ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	bs := blockRun(cur.Height, cur.Hash, 5, "run", at)
+	top := bs[len(bs)-1]
+	if err := e.Sink.ApplyBlocks(ctx, n, bs, chains.Tips{Node: top.Height, Final: cur.Height}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Store.RequestRescan(ctx, string(n), int64(bs[2].Height), e.Clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	state := func() string {
+		t.Helper()
+		var s string
+		err := e.Store.Pool().QueryRow(ctx, `SELECT concat_ws('|',
+			(SELECT concat_ws(',', height, hash, node_height, last_block_at, coalesce(rescan_from::text, 'none'), updated_at) FROM cursors WHERE network = 'bitcoin'),
+			(SELECT count(*) FROM node_heights WHERE network = 'bitcoin'),
+			(SELECT string_agg(concat_ws(',', height, hash, parent_hash, time), ';' ORDER BY height) FROM blocks WHERE network = 'bitcoin' AND height > $1))`,
+			int64(cur.Height)).Scan(&s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	var heights int64
+	if err := e.Store.Pool().QueryRow(ctx, `SELECT count(*) FROM node_heights WHERE network = 'bitcoin'`).Scan(&heights); err != nil {
+		t.Fatal(err)
+	}
+	ref := func(b chains.Block) string {
+		return fmt.Sprintf("%d,%s,%s,%s", b.Height, b.Hash, b.Parent, pgTime(b.Time))
+	}
+	now := pgTime(e.Clock.Now())
+
+	if err := e.Sink.Reset(ctx, n, bs[1].Height, "reset-hash"); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%d,reset-hash,%d,%s,none,%s|%d|%s;%d,reset-hash,,0001-01-01 00:00:00+00;%s;%s;%s", bs[1].Height, top.Height,
+		pgTime(at), now, heights, ref(bs[0]), bs[1].Height, ref(bs[2]), ref(bs[3]), ref(bs[4]))
+	if got := state(); got != want {
+		t.Fatalf("after the reset:\n got %s\nwant %s", got, want)
+	}
+
+	if err := e.Sink.Rewind(ctx, n, bs[0].Height, bs[0].Hash); err != nil {
+		t.Fatal(err)
+	}
+	want = fmt.Sprintf("%d,%s,%d,%s,none,%s|%d|%s", bs[0].Height, bs[0].Hash, top.Height, pgTime(at), now, heights, ref(bs[0]))
+	if got := state(); got != want {
+		t.Fatalf("after the rewind:\n got %s\nwant %s", got, want)
+	}
+}
