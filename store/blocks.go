@@ -40,13 +40,15 @@ func (s *Store) InitCursor(ctx context.Context, network string, height int64, ha
 }
 
 // CursorForUpdate locks the cursor row: the scanner's transaction owns it.
+// When it is the transaction's first statement after its fence, the
+// fence is checked in it (lockCursor).
 func (t *Tx) CursorForUpdate(ctx context.Context, network string) (Cursor, error) {
 	var c Cursor
-	err := t.tx.QueryRow(ctx, `SELECT network, height, hash, node_height, final_height, last_block_at, healthy,
-		last_error, critical, leader, rescan_from, updated_at FROM cursors WHERE network = $1 FOR UPDATE`, network).
+	sql, args, f := t.lockCursor(network)
+	err := t.tx.QueryRow(ctx, sql, args...).
 		Scan(&c.Network, &c.Height, &c.Hash, &c.NodeHeight, &c.FinalHeight, &c.LastBlockAt, &c.Healthy,
 			&c.LastError, &c.Critical, &c.Leader, &c.RescanFrom, &c.UpdatedAt)
-	return c, translate(err)
+	return c, t.fencedNotFound(ctx, f, err)
 }
 
 // SetCursor moves the cursor of network to (height, hash).

@@ -9,7 +9,7 @@ import (
 
 // StartBlocks applies a catch-up batch of network's cursor and block refs
 // in one round trip: it locks and returns the cursor as it was
-// (CursorForUpdate), records the node's tips (SetTips) and moves the cursor
+// (CursorForUpdate, with the fence's check), records the node's tips (SetTips) and moves the cursor
 // onto the batch's last block (SetCursor) in one update, stores the block
 // refs (PutBlocks), forgets those below pruneBelow and orphans the
 // transfers recorded at these heights in other blocks (a rescan across a
@@ -32,8 +32,8 @@ func (t *Tx) StartBlocks(ctx context.Context, network string, node, final int64,
 	var c Cursor
 	var ids []string
 	b := &pgx.Batch{}
-	b.Queue(`SELECT network, height, hash, node_height, final_height, last_block_at, healthy,
-		last_error, critical, leader, rescan_from, updated_at FROM cursors WHERE network = $1 FOR UPDATE`, network).
+	lock, args, f := t.lockCursor(network)
+	b.Queue(lock, args...).
 		QueryRow(func(row pgx.Row) error {
 			return row.Scan(&c.Network, &c.Height, &c.Hash, &c.NodeHeight, &c.FinalHeight, &c.LastBlockAt, &c.Healthy,
 				&c.LastError, &c.Critical, &c.Leader, &c.RescanFrom, &c.UpdatedAt)
@@ -62,7 +62,7 @@ func (t *Tx) StartBlocks(ctx context.Context, network string, node, final int64,
 			return err
 		})
 	if err := t.tx.SendBatch(ctx, b).Close(); err != nil {
-		return Cursor{}, nil, translate(err)
+		return Cursor{}, nil, t.fencedNotFound(ctx, f, err)
 	}
 	if len(ids) == 0 {
 		return c, nil, nil
