@@ -748,6 +748,58 @@ func TestDeriveMatchesHDKeychain(t *testing.T) {
 	}
 }
 
+// DeriveRange gives, index for index, what Derive gives, on every network
+// that derives, for ranges of one, several and many indexes, up to
+// MaxIndex and not beyond.
+func TestDeriveRangeMatchesDerive(t *testing.T) {
+	for _, c := range []struct {
+		n   payment.Network
+		key string
+	}{
+		{payment.Bitcoin, bip84AccountZpub}, {payment.Litecoin, SandboxKeys[payment.Litecoin]},
+		{payment.Ethereum, SandboxKeys[payment.Ethereum]}, {payment.Tron, SandboxKeys[payment.Tron]},
+	} {
+		d := newDeriver(t, c.n, c.key, Mainnet)
+		for _, r := range []struct {
+			first uint32
+			n     int
+		}{{0, 1}, {0, 2}, {7, 3}, {100, 150}, {MaxIndex - 4, 5}} {
+			got, err := DeriveRange(d, r.first, r.n)
+			if err != nil {
+				t.Fatalf("%s DeriveRange(%d, %d): %v", c.n, r.first, r.n, err)
+			}
+			if len(got) != r.n {
+				t.Fatalf("%s DeriveRange(%d, %d): %d addresses", c.n, r.first, r.n, len(got))
+			}
+			for i, a := range got {
+				want := derive(t, d, r.first+uint32(i))
+				if a.String != want.String || !bytes.Equal(a.Key, want.Key) || a.Index != want.Index || a.Network != want.Network {
+					t.Fatalf("%s index %d: DeriveRange gives %+v, Derive %+v", c.n, r.first+uint32(i), a, want)
+				}
+			}
+		}
+		if _, err := DeriveRange(d, MaxIndex-1, 3); !errors.Is(err, ErrIndexOutOfRange) {
+			t.Errorf("%s DeriveRange past MaxIndex: %v", c.n, err)
+		}
+		if got, err := DeriveRange(d, 5, 0); err != nil || len(got) != 0 {
+			t.Errorf("%s DeriveRange of none: %v, %v", c.n, got, err)
+		}
+	}
+}
+
+// BenchmarkDeriveRangeBitcoin derives as the replenisher does, 64 indexes
+// at a time; its ns/op is per address, to set beside BenchmarkDeriveBitcoin.
+func BenchmarkDeriveRangeBitcoin(b *testing.B) {
+	d := newDeriver(b, payment.Bitcoin, bip84AccountZpub, Mainnet)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i += 64 {
+		if _, err := DeriveRange(d, uint32(i)&(MaxIndex>>1), 64); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*64), "ns/address")
+}
+
 // TestNewDeriverRemembersWhatItMade: the same arguments answer the deriver
 // made before, other arguments (network, chain or key) their own; a key
 // refused is refused again, not remembered.

@@ -135,10 +135,83 @@ func (d *hdDeriver) Derive(index uint32) (Address, error) {
 	if index > MaxIndex {
 		return Address{}, fmt.Errorf("%w: index %d is above %d (hardened indexes cannot be derived from a public key)", ErrIndexOutOfRange, index, MaxIndex)
 	}
-	pub, err := d.child(index)
-	if err != nil {
+	var p btcec.JacobianPoint
+	if err := d.child(index, &p); err != nil {
 		return Address{}, fmt.Errorf("derive index %d: %w", index, err)
 	}
+	p.ToAffine()
+	return d.address(index, btcec.NewPublicKey(&p.X, &p.Y))
+}
+
+// DeriveRange is d.Derive for the n indexes from first, in order. From a
+// Deriver of NewDeriver it converts the n child points out of Jacobian
+// form with one field inversion in all (Montgomery's trick) instead of one
+// each, which is about a quarter of the cost of a derivation.
+func DeriveRange(d Deriver, first uint32, n int) ([]Address, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	if last := uint64(first) + uint64(n) - 1; last > MaxIndex {
+		return nil, fmt.Errorf("%w: index %d is above %d (hardened indexes cannot be derived from a public key)", ErrIndexOutOfRange, last, MaxIndex)
+	}
+	hd, ok := d.(*hdDeriver)
+	if !ok {
+		out := make([]Address, n)
+		for i := range out {
+			a, err := d.Derive(first + uint32(i))
+			if err != nil {
+				return nil, err
+			}
+			out[i] = a
+		}
+		return out, nil
+	}
+	ps := make([]btcec.JacobianPoint, n)
+	for i := range ps {
+		if err := hd.child(first+uint32(i), &ps[i]); err != nil {
+			return nil, fmt.Errorf("derive index %d: %w", first+uint32(i), err)
+		}
+	}
+	toAffine(ps)
+	out := make([]Address, n)
+	for i := range ps {
+		a, err := hd.address(first+uint32(i), btcec.NewPublicKey(&ps[i].X, &ps[i].Y))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = a
+	}
+	return out, nil
+}
+
+// toAffine is ToAffine for every point of ps, none of them infinite, with
+// one field inversion: the inverse of each Z comes from the inverse of
+// their product and the products of the Zs before it.
+func toAffine(ps []btcec.JacobianPoint) {
+	before := make([]btcec.FieldVal, len(ps)) // before[i] = Z0·…·Z(i-1)
+	var acc btcec.FieldVal
+	acc.SetInt(1)
+	for i := range ps {
+		before[i].Set(&acc)
+		acc.Mul(&ps[i].Z)
+	}
+	inv := acc.Inverse() // 1/(Z0·…·Zn-1), then 1/(Z0·…·Zi) going down
+	for i := len(ps) - 1; i >= 0; i-- {
+		var zInv, zInv2 btcec.FieldVal
+		zInv.Mul2(inv, &before[i]) // 1/Zi
+		inv.Mul(&ps[i].Z)
+		zInv2.SquareVal(&zInv)
+		ps[i].X.Mul(&zInv2)
+		ps[i].Y.Mul(zInv2.Mul(&zInv))
+		ps[i].Z.SetInt(1)
+		ps[i].X.Normalize()
+		ps[i].Y.Normalize()
+	}
+}
+
+// address is the address of index whose public key is pub.
+func (d *hdDeriver) address(index uint32, pub *btcec.PublicKey) (Address, error) {
+	var err error
 	a := Address{Network: d.network, Index: int64(index)}
 	switch d.network {
 	case payment.Bitcoin, payment.Litecoin:
@@ -161,10 +234,11 @@ func (d *hdDeriver) Derive(index uint32) (Address, error) {
 }
 
 // child is BIP32 CKDpub of the external key for a non-hardened index:
-// I = HMAC-SHA512(chain code, serP(K) ‖ ser32(i)), child = parse256(IL)·G + K.
-// An IL at or above the group order, or a zero IL or an infinite child, is
-// hdkeychain.ErrInvalidChild (probability below 2^-127): skip the index.
-func (d *hdDeriver) child(index uint32) (*btcec.PublicKey, error) {
+// I = HMAC-SHA512(chain code, serP(K) ‖ ser32(i)), child = parse256(IL)·G + K,
+// into p, in Jacobian form. An IL at or above the group order, or a zero
+// IL or an infinite child, is hdkeychain.ErrInvalidChild (probability below
+// 2^-127): skip the index.
+func (d *hdDeriver) child(index uint32, p *btcec.JacobianPoint) error {
 	var data [37]byte
 	copy(data[:33], d.pubKey[:])
 	binary.BigEndian.PutUint32(data[33:], index)
@@ -174,16 +248,14 @@ func (d *hdDeriver) child(index uint32) (*btcec.PublicKey, error) {
 	il := mac.Sum(sum[:0])[:32]
 	var scalar btcec.ModNScalar
 	if overflow := scalar.SetByteSlice(il); overflow || scalar.IsZero() {
-		return nil, hdkeychain.ErrInvalidChild
+		return hdkeychain.ErrInvalidChild
 	}
-	var p btcec.JacobianPoint
-	btcec.ScalarBaseMultNonConst(&scalar, &p)
-	btcec.AddNonConst(&p, &d.point, &p)
+	btcec.ScalarBaseMultNonConst(&scalar, p)
+	btcec.AddNonConst(p, &d.point, p)
 	if (p.X.IsZero() && p.Y.IsZero()) || p.Z.IsZero() {
-		return nil, hdkeychain.ErrInvalidChild
+		return hdkeychain.ErrInvalidChild
 	}
-	p.ToAffine()
-	return btcec.NewPublicKey(&p.X, &p.Y), nil
+	return nil
 }
 
 // ethAccount is keccak256(uncompressed public key without 0x04)[12:].

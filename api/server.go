@@ -543,6 +543,9 @@ func (s *Server) decodeClaim(w http.ResponseWriter, r *http.Request, key store.A
 	if _, ok := s.decode(w, r, v, false); !ok {
 		return nil, false
 	}
+	if r.Header.Get("Idempotency-Key") == "" {
+		return nil, true // no claim: the request needs no canonical form
+	}
 	canon, err := json.Marshal(v)
 	if err != nil {
 		s.internal(w, r, err)

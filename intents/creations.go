@@ -32,8 +32,9 @@ const (
 	// creationBatches is how many batches of one network run at once: one
 	// in the database while the next one's requests gather.
 	creationBatches = 2
-	// creationBatchMax bounds a batch's size.
-	creationBatchMax = 64
+	// creationBatchMax bounds a batch's size: the most intents one
+	// statement hands addresses to.
+	creationBatchMax = store.MaxTaken
 	// creationBatchTimeout bounds a batch's transaction, which runs on even
 	// when the request that runs it goes away.
 	creationBatchTimeout = 30 * time.Second

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/paywatch/paywatch/addresses"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
 )
@@ -86,13 +87,13 @@ func (s *Service) deriveRange(ctx context.Context, tx *store.Tx, network payment
 	if first+n > 1<<31 {
 		return nil, fmt.Errorf("%s: derivation index space exhausted", network)
 	}
+	derived, err := addresses.DeriveRange(src.Deriver, uint32(first), int(n))
+	if err != nil {
+		return nil, fmt.Errorf("derive %s: %w", network, err)
+	}
 	rows := make([]store.Address, 0, n)
-	for i := first; i < first+n; i++ {
-		a, err := src.Deriver.Derive(uint32(i))
-		if err != nil {
-			return nil, fmt.Errorf("derive %s index %d: %w", network, i, err)
-		}
-		rows = append(rows, store.Address{Network: string(network), Key: a.Key, Address: a.String, Source: src.Source, Index: i, CreatedAt: now, Store: src.Store})
+	for _, a := range derived {
+		rows = append(rows, store.Address{Network: string(network), Key: a.Key, Address: a.String, Source: src.Source, Index: a.Index, CreatedAt: now, Store: src.Store})
 	}
 	if _, err := tx.AddAddresses(ctx, rows); err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,8 +16,9 @@ import (
 // TakeDerivedAddress, InsertIntent, AppendEvent and the idempotency calls
 // do for one creation, each done for several in one statement. A batch
 // costs the database a few statements and two round trips however many
-// creations it holds, where one creation alone costs five statements; the
-// rows written are the same.
+// creations it holds (three when one of its payables was stored before),
+// where one creation alone costs five statements; the rows written are the
+// same.
 
 // IdempotencyClaim is an Idempotency-Key a creation of a batch claims.
 type IdempotencyClaim struct {
@@ -34,7 +36,8 @@ type Creations struct {
 	// must be distinct.
 	Payables []Payable
 	// IntentIDs get the lowest free pre-derived addresses of (Network,
-	// Source), one each, in order, as TakeDerivedAddress hands them.
+	// Source), one each, in order, as TakeDerivedAddress hands them; at
+	// most MaxTaken.
 	IntentIDs []string
 	Network   string
 	Source    string
@@ -59,11 +62,16 @@ type CreationsBegun struct {
 }
 
 // BeginCreations claims the keys, ensures the payables and takes the
-// addresses of a batch of creations, in one round trip. A caller that
+// addresses of a batch of creations, in one round trip, then looks up
+// which of the payables stored before have an open intent (see
+// openPayables). A caller that
 // refuses any of it rolls the transaction back, which frees the addresses
 // and the claims again.
 func (t *Tx) BeginCreations(ctx context.Context, c Creations) (CreationsBegun, error) {
 	got := CreationsBegun{Claimed: make([]bool, len(c.Claims))}
+	if len(c.IntentIDs) > MaxTaken {
+		return got, fmt.Errorf("begin creations: %d intents in one batch, at most %d", len(c.IntentIDs), MaxTaken)
+	}
 	order, err := payableOrder(c.Payables)
 	if err != nil {
 		return got, err
@@ -73,7 +81,6 @@ func (t *Tx) BeginCreations(ctx context.Context, c Creations) (CreationsBegun, e
 		queueClaims(b, c.Claims, c.Now)
 	}
 	queueEnsurePayables(b, c.Payables)
-	queueOpenPayables(b, c.Payables, c.Now)
 	b.Queue(takeDerivedManySQL, c.Network, c.Source, c.IntentIDs)
 	br := t.tx.SendBatch(ctx, b)
 	defer br.Close()
@@ -86,16 +93,49 @@ func (t *Tx) BeginCreations(ctx context.Context, c Creations) (CreationsBegun, e
 			got.Claimed[n-1] = true
 		}
 	}
-	if got.Payables, err = scanPayablesInOrder(br, order); err != nil {
-		return got, err
-	}
-	if got.Open, err = scanOpen(br, len(c.Payables)); err != nil {
+	var stored []bool
+	if got.Payables, stored, err = scanPayablesInOrder(br, order); err != nil {
 		return got, err
 	}
 	if got.Taken, err = scanTakenInOrder(br, c.IntentIDs); err != nil {
 		return got, err
 	}
-	return got, translate(br.Close())
+	if err := br.Close(); err != nil {
+		return got, translate(err)
+	}
+	got.Open, err = t.openPayables(ctx, got.Payables, stored, c.Now)
+	return got, err
+}
+
+// openPayables says, for each of ps, whether it has an open intent at now.
+// Only a payable stored before this transaction (stored[i]) can have one:
+// one it inserted has no intent yet, and none is looked up for it, so a
+// batch of new payables (the usual creations) costs no statement here. The
+// others are looked up after their ensure statement, whose row lock makes
+// the intents of a concurrent creation of the same payable visible.
+func (t *Tx) openPayables(ctx context.Context, ps []Payable, stored []bool, now time.Time) ([]bool, error) {
+	open := make([]bool, len(ps))
+	var ids []int64
+	var at []int
+	for i, p := range ps {
+		if stored[i] {
+			ids, at = append(ids, p.ID), append(at, i)
+		}
+	}
+	if len(ids) == 0 {
+		return open, nil
+	}
+	var found []int64
+	if err := t.tx.QueryRow(ctx, openPayablesSQL, ids, now).Scan(&found); err != nil {
+		return nil, translate(err)
+	}
+	for _, n := range found {
+		if n < 1 || int(n) > len(at) {
+			return nil, fmt.Errorf("begin creations: open payable %d of %d", n, len(at))
+		}
+		open[at[n-1]] = true
+	}
+	return open, nil
 }
 
 // payableOrder is the position of each payable by (kind, reference), which
@@ -127,7 +167,10 @@ func queueClaims(b *pgx.Batch, cs []IdempotencyClaim, now time.Time) {
 		LEFT JOIN claimed c ON c.api_key_id = u.k AND c.key = u.key`, ids, keys, hashes, now)
 }
 
-// queueEnsurePayables is ensurePayableSQL for every payable of ps.
+// queueEnsurePayables is ensurePayableSQL for every payable of ps. Each
+// row also says whether the payable was stored before: xmax is 0 on a row
+// the statement inserted, and the transaction's id on one its no-op
+// update locked.
 func queueEnsurePayables(b *pgx.Batch, ps []Payable) {
 	n := len(ps)
 	kinds, refs, accounts, cents, created := make([]string, n), make([]string, n), make([]string, n), make([]int64, n), make([]time.Time, n)
@@ -140,63 +183,41 @@ func queueEnsurePayables(b *pgx.Batch, ps []Payable) {
 		SELECT kind, reference, NULLIF(account, ''), cents, at, store
 		FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::timestamptz[], $6::text[]) AS u(kind, reference, account, cents, at, store)
 		ON CONFLICT (store_id, kind, reference) DO UPDATE SET kind = payables.kind
-		RETURNING `+payableColumns, kinds, refs, accounts, cents, created, stores)
+		RETURNING `+payableColumns+`, xmax <> 0`, kinds, refs, accounts, cents, created, stores)
 }
 
-// queueOpenPayables is openPayablesSQL for ps at now.
-func queueOpenPayables(b *pgx.Batch, ps []Payable, now time.Time) {
-	kinds, refs, stores := make([]string, len(ps)), make([]string, len(ps)), make([]string, len(ps))
-	for i, p := range ps {
-		kinds[i], refs[i], stores[i] = string(p.Kind), p.Reference, StoreOr(p.Store)
-	}
-	b.Queue(openPayablesSQL, kinds, refs, now, stores)
-}
-
-// scanOpen reads openPayablesSQL's answer for n payables.
-func scanOpen(br pgx.BatchResults, n int) ([]bool, error) {
-	var at []int64
-	if err := br.QueryRow().Scan(&at); err != nil {
-		return nil, translate(err)
-	}
-	open := make([]bool, n)
-	for _, i := range at {
-		if i < 1 || int(i) > n {
-			return nil, fmt.Errorf("begin creations: open payable %d of %d", i, n)
-		}
-		open[i-1] = true
-	}
-	return open, nil
-}
-
-// scanPayablesInOrder reads the stored payables into the positions of
-// order; each must be there once.
-func scanPayablesInOrder(br pgx.BatchResults, order map[[3]string]int) ([]Payable, error) {
+// scanPayablesInOrder reads the payables into the positions of order;
+// each must be there once. stored[i] says whether payable i was there
+// before (the statement updated it) rather than inserted.
+func scanPayablesInOrder(br pgx.BatchResults, order map[[3]string]int) (out []Payable, stored []bool, err error) {
 	rows, err := br.Query()
 	if err != nil {
-		return nil, translate(err)
+		return nil, nil, translate(err)
 	}
 	defer rows.Close()
-	out := make([]Payable, len(order))
+	out, stored = make([]Payable, len(order)), make([]bool, len(order))
 	found := 0
 	for rows.Next() {
-		p, err := scanPayable(rows)
-		if err != nil {
-			return nil, err
+		var p Payable
+		var before bool
+		if err := rows.Scan(&p.ID, &p.Store, &p.Kind, &p.Reference, &p.Account, &p.AmountCents, &p.PaidByIntent, &p.PaidByEntry, &p.PaidAt, &p.CreatedAt,
+			&before); err != nil {
+			return nil, nil, translate(err)
 		}
 		i, ok := order[[3]string{p.Store, string(p.Kind), p.Reference}]
 		if !ok {
-			return nil, fmt.Errorf("begin creations: payable %s %s was not asked for", p.Kind, p.Reference)
+			return nil, nil, fmt.Errorf("begin creations: payable %s %s was not asked for", p.Kind, p.Reference)
 		}
-		out[i] = p
+		out[i], stored[i] = p, before
 		found++
 	}
 	if err := rows.Err(); err != nil {
-		return nil, translate(err)
+		return nil, nil, translate(err)
 	}
 	if found != len(order) {
-		return nil, fmt.Errorf("begin creations: %d of %d payables stored", found, len(order))
+		return nil, nil, fmt.Errorf("begin creations: %d of %d payables stored", found, len(order))
 	}
-	return out, nil
+	return out, stored, nil
 }
 
 // scanTakenInOrder reads the taken addresses, which went to the first of
@@ -234,16 +255,32 @@ func scanTakenInOrder(br pgx.BatchResults, ids []string) ([]Address, error) {
 // in order (an id beyond the free ones gets none): it deletes them from
 // free_addresses, and the intents inserted with them record the hand-out.
 // Concurrent takers skip each other's locked rows instead of queueing.
-// Ahead is the number of indexes derived above each address.
+// Ahead is the number of indexes derived above each address. At most
+// MaxTaken intents get one.
+//
+// The rows are locked under a constant LIMIT (MaxTaken) and taken under
+// the intents' count: a row is locked only when the outer LIMIT reads it,
+// so exactly as many are locked as taken. The constant is for the
+// planner. With the count alone as the limit, the plan cached for any
+// count (generic) is costed for a tenth of the free rows, many times the
+// cost of one planned for the count at hand (custom), so PostgreSQL
+// planned the statement anew at every batch; under the constant it is
+// costed for a few rows and the cached plan serves.
 var takeDerivedManySQL = takeDerivedSQL("true")
+
+// MaxTaken is the most intents one statement of takeDerivedSQL hands
+// addresses to.
+const MaxTaken = 64
 
 // takeDerivedSQL is takeDerivedManySQL taking addresses only when cond
 // (an SQL boolean, which may use further parameters) holds.
 func takeDerivedSQL(cond string) string {
 	return `WITH free AS (
 		DELETE FROM free_addresses WHERE (network, lane, ord) IN (
-			SELECT network, lane, ord FROM free_addresses WHERE network = $1 AND lane = $2 AND ` + cond + `
-			ORDER BY ord LIMIT cardinality($3::text[]) FOR UPDATE SKIP LOCKED)
+			SELECT network, lane, ord FROM (
+				SELECT network, lane, ord FROM free_addresses WHERE network = $1 AND lane = $2 AND ` + cond + `
+				ORDER BY ord LIMIT ` + strconv.Itoa(MaxTaken) + ` FOR UPDATE SKIP LOCKED) locked
+			LIMIT cardinality($3::text[]))
 		RETURNING key, ord),
 	taken AS (SELECT key, row_number() OVER (ORDER BY ord) AS n FROM free)
 	SELECT a.network, a.key, a.address, a.source, a.derivation_index, a.created_at, ids.id,

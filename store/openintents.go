@@ -54,15 +54,13 @@ func scanOpenIntents(rows pgx.Rows) ([]OpenIntent, error) {
 	return out, translate(rows.Err())
 }
 
-// openPayablesSQL is the positions (from 1) of the payables ($1 kinds, $2
-// references) that have an open intent at $3. The LATERAL subquery with
-// its LIMIT is looked up per payable through the (kind, reference) and
-// intents_payable indexes: written as EXISTS, the planner may make it a
-// semi-join hashing every intent of the table, and a batch of creations
-// grew slower as intents accumulated.
-var openPayablesSQL = `SELECT coalesce(array_agg(u.n), '{}') FROM unnest($1::text[], $2::text[], $4::text[]) WITH ORDINALITY AS u(kind, reference, store, n)
-	CROSS JOIN LATERAL (SELECT 1 FROM payables p JOIN intents i ON i.payable_id = p.id
-		WHERE p.store_id = u.store AND p.kind = u.kind AND p.reference = u.reference AND ` + openIntentWhere("$3") + ` LIMIT 1) open`
+// openPayablesSQL is the positions (from 1) of the payables (ids $1) that
+// have an open intent at $2. The LATERAL subquery with its LIMIT is looked
+// up per payable through the intents_payable index: written as EXISTS, the
+// planner may make it a semi-join hashing every intent of the table, and
+// a batch of creations grew slower as intents accumulated.
+var openPayablesSQL = `SELECT coalesce(array_agg(u.n), '{}') FROM unnest($1::bigint[]) WITH ORDINALITY AS u(id, n)
+	CROSS JOIN LATERAL (SELECT 1 FROM intents i WHERE i.payable_id = u.id AND ` + openIntentWhere("$2") + ` LIMIT 1) open`
 
 // takeDerivedUnlessOpenSQL is takeDerivedManySQL for one intent of the
 // payable ($4 kind, $5 reference) with method $6, taking nothing when at

@@ -1,0 +1,5 @@
+package store
+
+// TakeDerivedManySQL is takeDerivedManySQL, for
+// TestTakingAddressesKeepsItsCachedPlan.
+var TakeDerivedManySQL = takeDerivedManySQL
