@@ -242,6 +242,11 @@ type Tx struct {
 	afterCommit []func()
 	// events: an event was appended (for OnCommit).
 	events bool
+	// fence is the transaction's fence (Fence) and fenceCheck its check
+	// while queued: a cursor lock sent right after it makes the check
+	// itself (foldFence).
+	fence      *Fence
+	fenceCheck *pgx.QueuedQuery
 }
 
 // AfterCommit registers f to run after a successful commit.
