@@ -90,6 +90,11 @@ type Scanner struct {
 	// in full (pendingKnown), to tell when one went missing.
 	lastPending  map[string]bool
 	pendingKnown bool
+	// noPending: the last ApplyPending succeeded with an empty mempool
+	// read and the scanner has handed the sink no mempool transfer since,
+	// so the network has no pending transfer (only a mempool read records
+	// one) and another empty ApplyPending would change nothing (emptyAgain).
+	noPending bool
 	// chainVerifiedAt is when the node's chain was last found right.
 	chainVerifiedAt time.Time
 }
@@ -319,6 +324,9 @@ func (s *Scanner) Step(ctx context.Context) (bool, error) {
 		}
 		switch state {
 		case mempoolComplete:
+			if s.emptyAgain(pending) {
+				break
+			}
 			err = s.sinks.Chain.ApplyPending(ctx, n, pending)
 		case mempoolTipMoved:
 			// A block came in since the tip read: scan it first (the next
@@ -328,6 +336,9 @@ func (s *Scanner) Step(ctx context.Context) (bool, error) {
 			// The node's tip lags its own mempool: record what is in the
 			// mempool, take nothing for vanished.
 			if s.sinks.Pending != nil {
+				s.mu.Lock()
+				s.noPending = false
+				s.mu.Unlock()
 				err = s.sinks.Pending.RecordPending(ctx, n, pending)
 			}
 		}
@@ -336,9 +347,27 @@ func (s *Scanner) Step(ctx context.Context) (bool, error) {
 		}
 		s.mu.Lock()
 		s.lastPending, s.pendingKnown = txids(pending), state == mempoolComplete
+		if state == mempoolComplete && len(pending) == 0 {
+			s.noPending = true
+		}
 		s.mu.Unlock()
 	}
 	return true, nil
+}
+
+// emptyAgain reports whether pending is empty and so was the last
+// mempool read the sink applied, with no mempool transfer handed to it
+// since (noPending): the ApplyPending would find no pending transfer to
+// record or orphan, and a quiet mempool costs no transaction. Otherwise a
+// non-empty read is about to be handed to the sink, and noPending ends.
+func (s *Scanner) emptyAgain(pending []Transfer) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(pending) == 0 {
+		return s.noPending
+	}
+	s.noPending = false
+	return false
 }
 
 // What a mempool read may be taken for (mempoolState).

@@ -180,10 +180,7 @@ func (s *Sink) Rewind(ctx context.Context, network payment.Network, to chains.He
 		}
 		m := newMoves()
 		m.add(trs)
-		if err := tx.DeleteBlocksAbove(ctx, n, height); err != nil {
-			return err
-		}
-		if err := tx.SetCursor(ctx, n, height, hash, nil, now); err != nil {
+		if err := tx.RewindCursor(ctx, n, height, hash, now); err != nil {
 			return err
 		}
 		return s.settle(ctx, tx, m, now)

@@ -33,9 +33,12 @@ func (s *Sink) ApplyBlocks(ctx context.Context, network payment.Network, bs []ch
 		}
 		top := bs[len(bs)-1]
 		height := int64(top.Height)
-		// One round trip: lock the cursor, record tips and block refs, orphan
-		// what a replaced block held (a rescan across a reorg).
-		cur, replaced, err := tx.StartBlocks(ctx, n, max(int64(tips.Node), height), int64(tips.Final), refs, times, now)
+		// One round trip: lock the cursor, record tips, move the cursor to
+		// the top block, record block refs (forgetting old ones), orphan
+		// what a replaced block held (a rescan across a reorg). Blocks that
+		// do not extend the cursor fail the transaction below.
+		cur, replaced, err := tx.StartBlocks(ctx, n, max(int64(tips.Node), height), int64(tips.Final), refs, times,
+			height-s.keptBlocks(network), now)
 		if err != nil {
 			return err
 		}
@@ -67,11 +70,7 @@ func (s *Sink) ApplyBlocks(ctx context.Context, network payment.Network, bs []ch
 		if err := s.confirm(ctx, tx, n, max(int64(tips.Node), height), int64(tips.Final), now, m); err != nil {
 			return err
 		}
-		if err := s.settle(ctx, tx, m, now); err != nil {
-			return err
-		}
-		blockAt := top.Time
-		return tx.FinishBlocks(ctx, n, height, top.Hash, &blockAt, height-s.keptBlocks(network), now)
+		return s.settle(ctx, tx, m, now)
 	})
 }
 

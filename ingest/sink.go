@@ -73,13 +73,7 @@ func (s *Sink) Reset(ctx context.Context, network payment.Network, to chains.Hei
 		if _, err := tx.CursorForUpdate(ctx, n); err != nil {
 			return err
 		}
-		if err := tx.PutBlock(ctx, n, store.BlockRef{Height: height, Hash: hash}, time.Time{}); err != nil {
-			return err
-		}
-		if err := tx.SetCursor(ctx, n, height, hash, nil, now); err != nil {
-			return err
-		}
-		return tx.ClearRescan(ctx, n)
+		return tx.ResetCursor(ctx, n, store.BlockRef{Height: height, Hash: hash}, time.Time{}, now)
 	})
 }
 

@@ -40,13 +40,15 @@ func (s *Store) InitCursor(ctx context.Context, network string, height int64, ha
 }
 
 // CursorForUpdate locks the cursor row: the scanner's transaction owns it.
+// When it is the transaction's first statement after its fence, the
+// fence is checked in it (lockCursor).
 func (t *Tx) CursorForUpdate(ctx context.Context, network string) (Cursor, error) {
 	var c Cursor
-	err := t.tx.QueryRow(ctx, `SELECT network, height, hash, node_height, final_height, last_block_at, healthy,
-		last_error, critical, leader, rescan_from, updated_at FROM cursors WHERE network = $1 FOR UPDATE`, network).
+	sql, args, f := t.lockCursor(network)
+	err := t.tx.QueryRow(ctx, sql, args...).
 		Scan(&c.Network, &c.Height, &c.Hash, &c.NodeHeight, &c.FinalHeight, &c.LastBlockAt, &c.Healthy,
 			&c.LastError, &c.Critical, &c.Leader, &c.RescanFrom, &c.UpdatedAt)
-	return c, translate(err)
+	return c, t.fencedNotFound(ctx, f, err)
 }
 
 // SetCursor moves the cursor of network to (height, hash).
@@ -133,9 +135,14 @@ func (s *Store) RequestRescan(ctx context.Context, network string, from int64, n
 	return nil
 }
 
-// ClearRescan removes a handled rescan request.
-func (t *Tx) ClearRescan(ctx context.Context, network string) error {
-	_, err := t.tx.Exec(ctx, `UPDATE cursors SET rescan_from = NULL WHERE network = $1`, network)
+// ResetCursor moves the cursor of network to the block b for a rescan,
+// storing b's ref (PutBlock with time at), and clears the rescan request:
+// one statement and one update of the cursor row (it has update triggers).
+func (t *Tx) ResetCursor(ctx context.Context, network string, b BlockRef, at, now time.Time) error {
+	_, err := t.tx.Exec(ctx, `WITH ref AS (INSERT INTO blocks (network, height, hash, parent_hash, time) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (network, height) DO UPDATE SET hash = EXCLUDED.hash, parent_hash = EXCLUDED.parent_hash, time = EXCLUDED.time)
+		UPDATE cursors SET height = $2, hash = $3, rescan_from = NULL, updated_at = $6 WHERE network = $1`,
+		network, b.Height, b.Hash, b.Parent, at, now)
 	return translate(err)
 }
 
@@ -155,9 +162,11 @@ func (t *Tx) PutBlock(ctx context.Context, network string, b BlockRef, at time.T
 	return translate(err)
 }
 
-// DeleteBlocksAbove forgets block refs above height (after a rewind).
-func (t *Tx) DeleteBlocksAbove(ctx context.Context, network string, height int64) error {
-	_, err := t.tx.Exec(ctx, `DELETE FROM blocks WHERE network = $1 AND height > $2`, network, height)
+// RewindCursor moves the cursor of network back to (height, hash) and
+// forgets the block refs above height (a rewind), in one statement.
+func (t *Tx) RewindCursor(ctx context.Context, network string, height int64, hash string, now time.Time) error {
+	_, err := t.tx.Exec(ctx, `WITH gone AS (DELETE FROM blocks WHERE network = $1 AND height > $2)
+		UPDATE cursors SET height = $2, hash = $3, updated_at = $4 WHERE network = $1`, network, height, hash, now)
 	return translate(err)
 }
 

@@ -217,6 +217,54 @@ func (t *Tx) Fence(f *Fence) {
 		return
 	}
 	t.tx.queue(`SELECT paywatch_fence($1, $2, $3)`, f.Name, f.Token, f.Idle.Milliseconds())
+	t.fence, t.fenceCheck = f, t.tx.pending[len(t.tx.pending)-1]
+}
+
+// foldFence takes the fence's check out of the queue when it would be sent
+// right before the caller's statement, which then makes the check itself
+// at the same point (lockCursor); nil when there is no check to fold (no
+// fence, the check was sent, or a statement was queued after it).
+func (t *Tx) foldFence() *Fence {
+	q := t.fenceCheck
+	t.fenceCheck = nil
+	if n := len(t.tx.pending); q != nil && n > 0 && t.tx.pending[n-1] == q {
+		t.tx.pending = t.tx.pending[:n-1]
+		return t.fence
+	}
+	return nil
+}
+
+// cursorColumns are the columns a Cursor is scanned from.
+const cursorColumns = `network, height, hash, node_height, final_height, last_block_at, healthy,
+	last_error, critical, leader, rescan_from, updated_at`
+
+// lockCursor returns the statement that locks and reads network's cursor
+// (CursorForUpdate), with the transaction's fence check folded in when it
+// is the statement queued last (foldFence): one statement instead of two.
+// The check is a filter on the cursor row, so it runs, as it did alone,
+// before the row is locked; f is the folded fence (nil: none), which the
+// caller checks on its own when no cursor row was found (fencedNotFound).
+func (t *Tx) lockCursor(network string) (sql string, args []any, f *Fence) {
+	if f = t.foldFence(); f != nil {
+		return `SELECT ` + cursorColumns + ` FROM cursors WHERE network = $1 AND paywatch_fence($2, $3, $4) FOR UPDATE`,
+			[]any{network, f.Name, f.Token, f.Idle.Milliseconds()}, f
+	}
+	return `SELECT ` + cursorColumns + ` FROM cursors WHERE network = $1 FOR UPDATE`, []any{network}, nil
+}
+
+// fencedNotFound translates the error of a cursor lock with the folded
+// fence f: a missing cursor row never ran the check, which is then made
+// on its own, so a stale fence fails with ErrFenced as it did before the
+// read.
+func (t *Tx) fencedNotFound(ctx context.Context, f *Fence, err error) error {
+	err = translate(err)
+	if f == nil || !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	if _, ferr := t.tx.Exec(ctx, `SELECT paywatch_fence($1, $2, $3)`, f.Name, f.Token, f.Idle.Milliseconds()); ferr != nil {
+		return translate(ferr)
+	}
+	return err
 }
 
 // Leaseholder is who holds the lease of name: its holder and whether its

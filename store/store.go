@@ -244,6 +244,11 @@ type Tx struct {
 	events bool
 	// eventBatch is the last batch of queued events (queueEvent).
 	eventBatch *eventBatch
+	// fence is the transaction's fence (Fence) and fenceCheck its check
+	// while queued: a cursor lock sent right after it makes the check
+	// itself (foldFence).
+	fence      *Fence
+	fenceCheck *pgx.QueuedQuery
 }
 
 // AfterCommit registers f to run after a successful commit.
