@@ -70,8 +70,7 @@ func (l *Leader) Run(ctx context.Context) error {
 		if ok {
 			log.Info("leading the scanner")
 			l.leading(true)
-			err := l.scan(ctx, lease, log)
-			l.leading(false)
+			err := l.scan(ctx, lease, log) // (it says it stopped leading)
 			if err != nil {
 				return err
 			}
@@ -94,28 +93,41 @@ func (l *Leader) leading(yes bool) {
 
 // scan runs the scanner under lease until ctx ends or the lease is lost,
 // with its helpers (lease watch, address wake-ups, node notifications) in
-// one group: it returns once they have all stopped, and releases the
-// lease.
+// one group: it returns once they have all stopped, says it no longer
+// leads and releases the lease.
 func (l *Leader) scan(ctx context.Context, lease *store.Lease, log *slog.Logger) error {
-	defer lease.Release()
+	// It stops leading before the lease is free for a standby to take.
+	defer func() {
+		l.leading(false)
+		lease.Release()
+	}()
 	keys := &Keys{Store: l.Store}
 	g, gctx := errgroup.WithContext(ctx)
 	sctx, cancel := context.WithCancel(gctx)
 	defer cancel()
 	cfg := l.Scanner
 	observe := cfg.Observe
-	cfg.Observe = func(err error) {
+	standBy := func(err error) {
 		if store.IsFenced(err) {
 			// Another instance took the lease while this one did not
 			// renew it (frozen, cut off): nothing was written.
 			log.Warn("scanner lease taken over by another instance; standing by", "err", err)
 			cancel()
 		}
+	}
+	cfg.Observe = func(err error) {
+		standBy(err)
 		if observe != nil {
 			observe(err)
 		}
 	}
-	sc := chains.NewScanner(cfg, l.Source, l.Sink.Fenced(lease.Fence()).ScannerSinks(), keys, l.Watch, logs.Or(l.Log))
+	sinks := l.Sink.Fenced(lease.Fence()).ScannerSinks()
+	// A quiet step writes nothing but the health record (an empty mempool
+	// read after an empty one is not applied): its fenced write says the
+	// lease is another's as a step's would, at the next poll rather than
+	// at the lease watch's next renewal.
+	sinks.Health = fencedHealth{sinks.Health, standBy}
+	sc := chains.NewScanner(cfg, l.Source, sinks, keys, l.Watch, logs.Or(l.Log))
 	g.Go(func() error {
 		select {
 		case <-lease.Lost():
@@ -136,6 +148,18 @@ func (l *Leader) scan(ctx context.Context, lease *store.Lease, log *slog.Logger)
 		return sc.Run(sctx)
 	})
 	return g.Wait()
+}
+
+// fencedHealth records the health and tells its error to standBy.
+type fencedHealth struct {
+	chains.HealthRecorder
+	standBy func(error)
+}
+
+func (h fencedHealth) SetHealth(ctx context.Context, n payment.Network, hl chains.Health) error {
+	err := h.HealthRecorder.SetHealth(ctx, n, hl)
+	h.standBy(err)
+	return err
 }
 
 // LeaseName is the name of network n's scanner lease.

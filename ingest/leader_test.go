@@ -105,3 +105,59 @@ func TestLeaderScansOnlyUnderTheLeaseAndAStandbyTakesOver(t *testing.T) {
 		t.Fatalf("%d leaders led at once", rec.max)
 	}
 }
+
+// TestALeaderWhoseLeaseWasTakenStandsByAtItsNextQuietStep: with nothing to
+// scan a step writes only the scanner's health, and that write, fenced,
+// stands the old leader by at its next poll, long before its lease watch
+// would renew (a TTL of an hour renews every twenty minutes). The lease is
+// taken over behind its back, as a standby does after a freeze.
+func TestALeaderWhoseLeaseWasTakenStandsByAtItsNextQuietStep(t *testing.T) {
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
+	chain := e.Chains[payment.Bitcoin]
+	nc := e.Config.Networks["bitcoin"]
+	rec := &leading{now: map[string]bool{}}
+	l := &ingest.Leader{Store: e.Store, Sink: e.Sink, Source: chain, Watch: chains.NewWatchSet(64), Retry: time.Hour, TTL: time.Hour,
+		Scanner: chains.ScannerConfig{Network: payment.Bitcoin, Chain: nc.Chain, PollInterval: 10 * time.Millisecond, SafetyDepth: nc.SafetyDepth},
+		Leading: func(yes bool) { rec.set("a", yes) }}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.Run(ctx) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("leader: %v", err)
+		}
+	}()
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("after 15s: %s", what)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitFor("a leads and scans to the tip", func() bool {
+		c, err := e.Store.GetCursor(t.Context(), "bitcoin")
+		return rec.is("a") && err == nil && c.Height >= int64(chain.TipHeight())
+	})
+	// Three more steps recorded their health: the first at the tip wrote
+	// the node's tips, the ones after it nothing but their health.
+	// (Each health record rewrites the cursor's row: a new xmin; the test
+	// clock stands still, so updated_at does not say it.)
+	var seen []string
+	waitFor("a steps at the tip", func() bool {
+		var x string
+		err := e.Store.Pool().QueryRow(t.Context(), `SELECT xmin::text FROM cursors WHERE network = 'bitcoin'`).Scan(&x)
+		if err == nil && (len(seen) == 0 || x != seen[len(seen)-1]) {
+			seen = append(seen, x)
+		}
+		return len(seen) > 3
+	})
+	if _, err := e.Store.Pool().Exec(t.Context(), `UPDATE leases SET holder = 'b', token = token + 1 WHERE name = $1`,
+		ingest.LeaseName(payment.Bitcoin)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("a stands by", func() bool { return !rec.is("a") })
+}
