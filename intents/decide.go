@@ -27,7 +27,7 @@ func (s *Service) RedecideAll(ctx context.Context, tx *store.Tx, ids []string, n
 	if len(ids) == 0 {
 		return nil
 	}
-	payables, err := tx.PayablesOfIntents(ctx, ids)
+	payables, err := tx.PayablesOfIntentsForUpdate(ctx, ids)
 	if err != nil {
 		return err
 	}
@@ -39,8 +39,8 @@ func (s *Service) RedecideAll(ctx context.Context, tx *store.Tx, ids []string, n
 			}
 		}
 	}
-	for _, pid := range payables {
-		if err := s.RedecidePayable(ctx, tx, pid, now); err != nil {
+	for _, p := range payables {
+		if err := s.redecideLocked(ctx, tx, p, now); err != nil {
 			return err
 		}
 	}
@@ -67,6 +67,12 @@ func (s *Service) RedecidePayable(ctx context.Context, tx *store.Tx, payableID i
 	if err != nil {
 		return err
 	}
+	return s.redecideLocked(ctx, tx, p, now)
+}
+
+// redecideLocked is RedecidePayable for payable p, locked by the caller
+// and read under that lock.
+func (s *Service) redecideLocked(ctx context.Context, tx *store.Tx, p store.Payable, now time.Time) error {
 	dc, err := s.readPayable(ctx, tx, p)
 	if err != nil {
 		return err
@@ -277,12 +283,12 @@ func sortRecorded(trs []store.Transfer) {
 // payable's payer, and each top-up intent's credit.
 func (s *Service) writeDecision(ctx context.Context, tx *store.Tx, dc *payableDecision, now time.Time) error {
 	dc.after = make([]store.Intent, len(dc.intents))
+	var writes []store.TransferDecision
 	for i := range dc.intents {
-		if err := s.writeTransfers(ctx, tx, dc, i, now); err != nil {
-			return err
-		}
+		writes = dc.writeTransfers(writes, i)
 		dc.after[i] = stateAfter(dc.intents[i], dc.ds[i], now)
 	}
+	tx.QueueTransferDecisions(writes, now)
 	for _, leaving := range []bool{true, false} {
 		for i, in := range dc.intents {
 			if (in.Status == payment.IntentPaid && dc.after[i].Status != payment.IntentPaid) != leaving || !stateChanged(in, dc.after[i]) {
@@ -312,29 +318,30 @@ func (s *Service) writeDecision(ctx context.Context, tx *store.Tx, dc *payableDe
 	return nil
 }
 
-// writeTransfers stores intent i's transfers' decisions and collects those
-// that became a finance item.
-func (s *Service) writeTransfers(ctx context.Context, tx *store.Tx, dc *payableDecision, i int, now time.Time) error {
+// writeTransfers adds intent i's transfers' decisions to writes (one
+// statement writes the payable's) and collects those that became a
+// finance item.
+func (dc *payableDecision) writeTransfers(writes []store.TransferDecision, i int) []store.TransferDecision {
 	d := dc.ds[i]
 	for j := range dc.matched[i] {
 		t := &dc.matched[i][j]
 		c, settled := d.Classes[j], d.Settled[j]
+		w := store.TransferDecision{ID: t.ID, Class: c, Settled: settled}
 		if c != t.Classification || settled.Cmp(t.Settled) != 0 {
-			if err := tx.SetDecision(ctx, t.ID, c, settled, now); err != nil {
-				return err
-			}
+			w.Decide = true
 			t.Classification, t.Settled = c, settled
 		}
 		if forFinance(d, c, *t) && t.NotifiedClass != c {
-			if err := tx.SetNotified(ctx, t.ID, c); err != nil {
-				return err
-			}
+			w.Notify = true
 			t.NotifiedClass = c
 			dc.unmatched[i] = append(dc.unmatched[i], *t)
 		}
+		if w.Decide || w.Notify {
+			writes = append(writes, w)
+		}
 		dc.replace(i, *t)
 	}
-	return nil
+	return writes
 }
 
 // stateAfter is intent in as decision d leaves it. paid_at is when it was

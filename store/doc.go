@@ -26,8 +26,10 @@
 //     goes with the first statement, and Queue* writes go, in call order,
 //     with the next statement or with COMMIT. A queued event
 //     (QueueAppendEvent) is held back to the COMMIT whatever follows it, so
-//     the event lock is held for no round trip. A queued write's error is
-//     reported by the call that sends it.
+//     the event lock is held for no round trip; events queued one after
+//     the other go in one statement (paywatch_append_typed_events), in
+//     call order. A queued write's error is reported by the call that
+//     sends it.
 //   - Background work (the shared LISTEN connections) belongs to Run's
 //     context, or ends with Close; a lease's renewer ends with the context it
 //     was taken with. Nothing here outlives its owner.

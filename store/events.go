@@ -61,12 +61,44 @@ func (t *Tx) QueueAppendEvent(typ payment.EventType, intentID, transferID, accou
 	if err != nil {
 		return fmt.Errorf("event %s: %w", typ, err)
 	}
-	t.events = true
-	t.tx.queueAtCommit(appendEventSQL, NewID("ev"), typ, intentID, transferID, account, body, now)
+	t.queueEvent(NewID("ev"), typ, intentID, transferID, account, body, now)
 	return nil
 }
 
 const appendEventSQL = `SELECT paywatch_append_event($1, $2, $3, $4, $5, $6, $7)`
+
+// eventBatch is the events QueueAppendEvent queued one after the other:
+// one statement at commit appends them all, in call order, where each was
+// a call of its own (its lock, insert and notification: issue 37 item 3).
+type eventBatch struct {
+	q                                        *pgx.QueuedQuery
+	ids, types, intents, transfers, accounts []string
+	bodies                                   []string
+	ats                                      []time.Time
+}
+
+// queueEvent adds an event to the batch that ends the statements queued
+// for commit, or starts one when another statement ends them (a store
+// event, a batch of creations): the events keep the order of the calls.
+func (t *Tx) queueEvent(id string, typ payment.EventType, intentID, transferID, account string, body []byte, now time.Time) {
+	t.events = true
+	b := t.eventBatch
+	if b == nil || !t.tx.lastAtCommit(b.q) {
+		// One event alone is appended as it always was.
+		b = &eventBatch{q: t.tx.queueAtCommit(appendEventSQL, id, typ, intentID, transferID, account, body, now)}
+		t.eventBatch = b
+	} else {
+		// paywatch_append_typed_events (migration 0038) appends events
+		// of several types in the order given.
+		b.q.SQL = `SELECT paywatch_append_typed_events($1, $2, $3, $4, $5, $6::jsonb[], $7)`
+	}
+	b.ids, b.types, b.intents = append(b.ids, id), append(b.types, string(typ)), append(b.intents, intentID)
+	b.transfers, b.accounts = append(b.transfers, transferID), append(b.accounts, account)
+	b.bodies, b.ats = append(b.bodies, string(body)), append(b.ats, now)
+	if len(b.ids) > 1 {
+		b.q.Arguments = []any{b.ids, b.types, b.intents, b.transfers, b.accounts, b.bodies, b.ats}
+	}
+}
 
 // QueueAppendStoreEvent is QueueAppendEvent for an event with neither
 // intent nor transfer (whose store is theirs): it names its store.

@@ -242,6 +242,8 @@ type Tx struct {
 	afterCommit []func()
 	// events: an event was appended (for OnCommit).
 	events bool
+	// eventBatch is the last batch of queued events (queueEvent).
+	eventBatch *eventBatch
 	// fence is the transaction's fence (Fence) and fenceCheck its check
 	// while queued: a cursor lock sent right after it makes the check
 	// itself (foldFence).

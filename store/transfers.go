@@ -390,6 +390,42 @@ func (t *Tx) SetDecision(ctx context.Context, id string, class payment.Classific
 	return translate(err)
 }
 
+// TransferDecision is one transfer's write of a decision
+// (QueueTransferDecisions): Decide stores Class and Settled as SetDecision
+// does, Notify records Class as notified as SetNotified does.
+type TransferDecision struct {
+	ID             string
+	Class          payment.Classification
+	Settled        *big.Int
+	Decide, Notify bool
+}
+
+// QueueTransferDecisions writes a decision's transfers in one statement,
+// queued to go with the transaction's next one (which reports its
+// failure): each row ends as SetDecision then SetNotified would leave it
+// (updated_at moves only when the class or settled part changes), where
+// each was a statement of its own (issue 37 item 3). Every id appears
+// once.
+func (t *Tx) QueueTransferDecisions(ds []TransferDecision, now time.Time) {
+	if len(ds) == 0 {
+		return
+	}
+	n := len(ds)
+	ids, classes, settled := make([]string, n), make([]string, n), make([]string, n)
+	decide, notify := make([]bool, n), make([]bool, n)
+	for i, d := range ds {
+		ids[i], classes[i], settled[i], decide[i], notify[i] = d.ID, string(d.Class), num(d.Settled), d.Decide, d.Notify
+	}
+	t.tx.queue(`UPDATE transfers t SET
+			classification = CASE WHEN u.decide THEN u.class ELSE t.classification END,
+			settled = CASE WHEN u.decide THEN u.settled ELSE t.settled END,
+			updated_at = CASE WHEN u.decide AND (t.classification <> u.class OR t.settled <> u.settled) THEN $6 ELSE t.updated_at END,
+			notified_class = CASE WHEN u.notify THEN u.class ELSE t.notified_class END
+		FROM unnest($1::text[], $2::text[], $3::numeric[], $4::boolean[], $5::boolean[]) AS u(id, class, settled, decide, notify)
+		WHERE t.id = u.id AND (u.notify OR (u.decide AND (t.classification <> u.class OR t.settled <> u.settled)))`,
+		ids, classes, settled, decide, notify, now)
+}
+
 // SetCredited marks a transfer as counted for its intent by finance.
 func (t *Tx) SetCredited(ctx context.Context, id, intentID string, now time.Time) error {
 	_, err := t.tx.Exec(ctx, `UPDATE transfers SET credited = TRUE, intent_id = $2, updated_at = $3 WHERE id = $1`, id, intentID, now)

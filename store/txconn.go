@@ -29,8 +29,16 @@ func (c *txConn) queue(sql string, args ...any) {
 
 // queueAtCommit holds a statement back until COMMIT (event appends: the
 // event lock they take is then held for no round trip).
-func (c *txConn) queueAtCommit(sql string, args ...any) {
-	c.atCommit = append(c.atCommit, &pgx.QueuedQuery{SQL: sql, Arguments: args})
+func (c *txConn) queueAtCommit(sql string, args ...any) *pgx.QueuedQuery {
+	q := &pgx.QueuedQuery{SQL: sql, Arguments: args}
+	c.atCommit = append(c.atCommit, q)
+	return q
+}
+
+// lastAtCommit reports whether q is the last statement held back until
+// COMMIT (none was queued after it, and it was not sent or dropped).
+func (c *txConn) lastAtCommit(q *pgx.QueuedQuery) bool {
+	return len(c.atCommit) > 0 && c.atCommit[len(c.atCommit)-1] == q
 }
 
 // prefix takes what must precede the next statement: BEGIN (once) and the
