@@ -104,6 +104,9 @@ type run struct {
 	// across: the next finance decision is sent for the other store than
 	// its transfer's (stores.go).
 	across bool
+	// held: the step froze or woke an instance, whose writes go through a
+	// connection it holds.
+	held bool
 }
 
 func (r *run) logf(format string, args ...any) {
@@ -139,6 +142,9 @@ func Run(w *world, h History) ([]Violation, []string) {
 	}
 	for i, a := range h.Actions {
 		r.step, r.orig = i+1, a.I
+		// A frozen instance writes on the connection it holds, which the
+		// pool does not count again (check).
+		r.held = a.Kind == Hang || a.Kind == Wake
 		r.exec(a)
 		if len(r.viol) == 0 {
 			r.check()
@@ -149,6 +155,7 @@ func Run(w *world, h History) ([]Violation, []string) {
 	}
 	if len(r.viol) == 0 {
 		// A hung instance still frozen wakes before the end.
+		r.held = true
 		for _, n := range r.h.Nets {
 			r.wake(n)
 		}
