@@ -59,6 +59,9 @@ type Server struct {
 	mux     *http.ServeMux
 	metrics http.Handler
 	keys    keyCache
+	// shops are the stores a request named that exist: a store is never
+	// deleted, so one found once is not read again.
+	shops   sync.Map
 	proxies []netip.Prefix // trusted_proxies: who may say who the client is
 	feed    *eventFeed
 	creates *keyBuckets // limits of POST /v1/intents and renew per key
@@ -606,6 +609,9 @@ func (s *Server) shopOf(w http.ResponseWriter, r *http.Request, key store.APIKey
 		writeError(w, http.StatusBadRequest, "invalid_request", StoreHeader+" must be a store id: 1 to 40 of a-z, 0-9, - and _")
 		return "", false
 	}
+	if _, ok := s.shops.Load(asked); ok {
+		return asked, true
+	}
 	if _, err := s.store.Shop(r.Context(), asked); errors.Is(err, store.ErrNotFound) {
 		writeError(w, http.StatusNotFound, "not_found", "no store "+quoted(asked))
 		return "", false
@@ -613,5 +619,6 @@ func (s *Server) shopOf(w http.ResponseWriter, r *http.Request, key store.APIKey
 		s.internal(w, r, err)
 		return "", false
 	}
+	s.shops.Store(asked, true)
 	return asked, true
 }

@@ -601,3 +601,22 @@ func TestWebhooksOfAStore(t *testing.T) {
 		t.Errorf("every endpoint: %d %s", st, body)
 	}
 }
+
+// TestAStoreNamedBeforeItExistsIsFoundOnceCreated: the API remembers the
+// stores a request named that exist (a store is never deleted), never one
+// it did not find: a store unknown to a first request is found by the
+// first request after its creation.
+func TestAStoreNamedBeforeItExistsIsFoundOnceCreated(t *testing.T) {
+	e := storesEnv(t)
+	if st, body := e.Do("GET", "/v1/methods", "all", nil, api.StoreHeader, "shop-late"); st != 404 || apiCode(body) != "not_found" {
+		t.Fatalf("before it exists: %d %s", st, body)
+	}
+	if st, body := e.Do("POST", "/v1/stores", "operator", map[string]any{"id": "shop-late", "name": "Late"}); st != 201 {
+		t.Fatalf("create: %d %s", st, body)
+	}
+	for range 2 {
+		if st, body := e.Do("GET", "/v1/methods", "all", nil, api.StoreHeader, "shop-late"); st != 200 {
+			t.Fatalf("once created: %d %s", st, body)
+		}
+	}
+}
