@@ -56,9 +56,10 @@ sim:
 
 # bench measures the scale figures (watched-set lookups, status at 200k
 # and 2M addresses, intent creation at 16 callers beside what the same
-# PostgreSQL commits at 16 callers), the latency figures (bench-latency,
-# about two minutes) and the money simulator's histories a second (600
-# histories, 12 steps, 3 workers) and prints them as one table, with the
+# PostgreSQL commits at 16 callers), the money simulator's histories a
+# second (600 histories, 12 steps, 3 workers; before the latency figures,
+# whose nodes take seconds of CPU to stop) and the latency figures
+# (bench-latency, about two minutes) and prints them as one table, with the
 # machine's load average at the start and the end; the raw output stays
 # in bin/bench.out.
 # bench-all runs every benchmark.
@@ -67,8 +68,8 @@ bench: build
 	  go test -run '^$$' -bench 'WatchSetContains' -benchmem ./chains/ && \
 	  go test -run '^$$' -bench 'BenchmarkStatus' -benchtime 100x -timeout 30m ./api/ && \
 	  go test -run '^$$' -bench 'CreateIntent/(commits|BTC)/callers=16' -benchtime 3000x ./api/ && \
-	  go run ./cmd/paywatch-latency -bin $(BIN) && \
 	  go test -count=1 -run '^TestSim$$' ./sim -histories 600 -steps 12 -workers 3 -v && \
+	  go run ./cmd/paywatch-latency -bin $(BIN) && \
 	  echo "bench load average $$(cut -d' ' -f1-3 /proc/loadavg) at end"; } > bin/bench.out
 	go run ./cmd/paywatch-bench < bin/bench.out
 
