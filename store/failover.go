@@ -54,6 +54,10 @@ type Options struct {
 	RetryFor time.Duration
 	// Log receives the probe's transitions (default: discarded).
 	Log *slog.Logger
+	// Trace, when set, is called with each statement's SQL as a connection
+	// sends it, and once per batch (its statements joined by "; "): once
+	// per round trip the store asks for. Tests count round trips with it.
+	Trace func(sql string)
 }
 
 // OptionsOf returns the Options that the configuration's database block
@@ -88,6 +92,9 @@ func (s *Store) configure(cfg *pgxpool.Config, url string) {
 	cc := cfg.ConnConfig
 	if !hasParam(url, "connect_timeout") {
 		cc.ConnectTimeout = o.ConnectTimeout
+	}
+	if o.Trace != nil {
+		cc.Tracer = tracer{o.Trace}
 	}
 	if _, ok := cc.RuntimeParams["statement_timeout"]; !ok {
 		cc.RuntimeParams["statement_timeout"] = strconv.FormatInt(o.StatementTimeout.Milliseconds(), 10)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/paywatch/paywatch/clock"
@@ -88,28 +87,13 @@ func (s *Store) TryLease(ctx context.Context, name string, c LeaseConfig) (*Leas
 	if ttl <= 0 {
 		ttl = DefaultLeaseTTL
 	}
-	var token int64
-	ok := false
-	// A lease whose holder is frozen inside a fenced transaction is locked
-	// FOR KEY SHARE until the server ends that session (Fence.Idle = TTL):
-	// the takeover waits that long at most, then tries again later.
-	err := s.takeover(ctx, ttl, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO leases (name, holder, token, expires_at, acquired_at, renewed_at)
-			VALUES ($1, '', 0, '-infinity', now(), now()) ON CONFLICT (name) DO NOTHING`, name); err != nil {
-			return err
-		}
-		var held bool
-		if err := tx.QueryRow(ctx, `SELECT expires_at > clock_timestamp() FROM leases WHERE name = $1 FOR UPDATE`, name).Scan(&held); err != nil {
-			return err
-		}
-		if held {
-			return nil
-		}
-		ok = true
-		return tx.QueryRow(ctx, `UPDATE leases SET holder = $2, token = token + 1,
-			expires_at = clock_timestamp() + $3 * interval '1 millisecond', acquired_at = clock_timestamp(), renewed_at = clock_timestamp()
-			WHERE name = $1 RETURNING token`, name, c.Holder, ttl.Milliseconds()).Scan(&token)
-	})
+	// One statement (migration 0039), on a pooled connection outside InTx's
+	// turns: a standby never waits for the scanner's writers. A lease whose
+	// holder is frozen inside a fenced transaction is locked FOR KEY SHARE
+	// until the server ends that session (Fence.Idle = TTL): the takeover
+	// waits that long at most (lock_timeout), then tries again later.
+	var token *int64
+	err := s.pool.QueryRow(ctx, `SELECT paywatch_try_lease($1, $2, $3)`, name, c.Holder, ttl.Milliseconds()).Scan(&token)
 	if err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "55P03" { // lock_not_available: a frozen holder's transaction
@@ -117,30 +101,13 @@ func (s *Store) TryLease(ctx context.Context, name string, c LeaseConfig) (*Leas
 		}
 		return nil, false, fmt.Errorf("lease %s: %w", name, translate(err))
 	}
-	if !ok {
-		return nil, false, nil
+	if token == nil {
+		return nil, false, nil // held, not expired
 	}
-	l := &Lease{s: s, name: name, token: token, ttl: ttl, bg: context.WithoutCancel(ctx),
+	l := &Lease{s: s, name: name, token: *token, ttl: ttl, bg: context.WithoutCancel(ctx),
 		lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 	go l.renew(ctx, clock.Or(c.Clock))
 	return l, true, nil
-}
-
-// takeover runs fn in a transaction on a pooled connection (outside InTx's
-// turns: a standby never waits for the scanner's writers), waiting at most
-// ttl for a row lock.
-func (s *Store) takeover(ctx context.Context, ttl time.Duration, fn func(pgx.Tx) error) error {
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Release()
-	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT set_config('lock_timeout', $1, true)`, fmt.Sprint(ttl.Milliseconds())); err != nil {
-			return err
-		}
-		return fn(tx)
-	})
 }
 
 // Token is the lease's fencing token: it grows with every takeover.
