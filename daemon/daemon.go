@@ -254,6 +254,11 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 
 	addrs := map[payment.Network]intents.AddressSource{}
 	sourcesByNet := map[payment.Network]string{}
+	// Every network's count in one statement.
+	counts, err := d.store.CountAddressesAll(ctx)
+	if err != nil {
+		return err
+	}
 	for _, n := range payment.Networks {
 		nc := cfg.Networks[n]
 		if !nc.Enabled {
@@ -261,10 +266,7 @@ func (d *Daemon) wire(ctx context.Context, deps Deps) error {
 		}
 		// Sized for what the first refresh loads, so a large set is
 		// allocated once rather than grown (and copied) at start.
-		watched, err := d.store.CountAddresses(ctx, string(n))
-		if err != nil {
-			return err
-		}
+		watched := counts[string(n)]
 		d.watch[n] = chains.NewWatchSet(int(watched + watched/32 + 1024))
 		d.leads[n] = new(atomic.Bool)
 		if n == payment.Solana {

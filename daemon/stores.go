@@ -105,14 +105,16 @@ func EnsureStores(ctx context.Context, cfg *config.Config, st *store.Store, now 
 // network cannot take (its chain changed) leaves the network unavailable
 // to the store, and is returned in skipped.
 func StoreSetups(ctx context.Context, cfg *config.Config, st *store.Store) (setups map[string]intents.StoreSetup, skipped []error, err error) {
-	shops, err := st.Shops(ctx)
+	shops, keys, err := st.ShopsAndKeys(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	keys, err := st.ShopKeys(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
+	setups, skipped = storeSetupsOf(cfg, shops, keys)
+	return setups, skipped, nil
+}
+
+// storeSetupsOf is StoreSetups of the stores and keys read.
+func storeSetupsOf(cfg *config.Config, shops []store.Shop, keys []store.ShopKey) (setups map[string]intents.StoreSetup, skipped []error) {
 	setups = map[string]intents.StoreSetup{}
 	for _, sh := range shops {
 		if sh.ID == store.DefaultStore {
@@ -144,7 +146,7 @@ func StoreSetups(ctx context.Context, cfg *config.Config, st *store.Store) (setu
 		}
 		setup.Addresses[n] = intents.AddressSource{Deriver: der, Source: k.Fingerprint, Store: k.Store}
 	}
-	return setups, skipped, nil
+	return setups, skipped
 }
 
 // storesState is what a reload compares: the stores' rows and keys.
@@ -156,11 +158,7 @@ type storesState struct {
 // ReloadStores reads the stores and their keys and, when they changed
 // since the last reload, gives the payment core their new setups.
 func (d *Daemon) ReloadStores(ctx context.Context) error {
-	shops, err := d.store.Shops(ctx)
-	if err != nil {
-		return err
-	}
-	keys, err := d.store.ShopKeys(ctx)
+	shops, keys, err := d.store.ShopsAndKeys(ctx)
 	if err != nil {
 		return err
 	}
@@ -170,10 +168,9 @@ func (d *Daemon) ReloadStores(ctx context.Context) error {
 	if d.storesSeen != nil && reflect.DeepEqual(*d.storesSeen, now) {
 		return nil
 	}
-	setups, skipped, err := StoreSetups(ctx, d.cfg, d.store)
-	if err != nil {
-		return err
-	}
+	// The setups are built from what was just read (StoreSetups read both
+	// again).
+	setups, skipped := storeSetupsOf(d.cfg, shops, keys)
 	for _, e := range skipped {
 		d.log.Warn("a store's key is not used", "err", e)
 	}

@@ -234,10 +234,17 @@ func (s *Service) replenish(ctx context.Context, network payment.Network, waitin
 	if err != nil || free >= src.low()+waiting {
 		return err
 	}
+	return s.topUp(ctx, network, src, free, waiting)
+}
+
+// topUp derives what the network's source needs above free, its free
+// addresses counted below its low mark (plus waiting).
+func (s *Service) topUp(ctx context.Context, network payment.Network, src AddressSource, free, waiting int64) error {
 	// Top up to twice the gap so a burst does not refill one at a time.
 	need := 2*int64(src.Gap) + waiting - free
 	var rows []store.Address
-	err = s.store.InTx(ctx, func(tx *store.Tx) error {
+	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		var err error
 		rows, err = s.deriveRange(ctx, tx, network, src, need, s.now().UTC())
 		return err
 	})
@@ -278,16 +285,31 @@ func (s *Service) vacuumIfDue(ctx context.Context, network payment.Network) {
 	}
 }
 
-// EnsureLookahead replenishes every derived network's free addresses; serve
+// EnsureLookahead replenishes every derived network's free addresses, as
+// Replenish of each would, with their free addresses counted in one
+// statement: a start that needs nothing derived costs that one; serve
 // calls it at start.
 func (s *Service) EnsureLookahead(ctx context.Context) error {
-	nets := make([]string, 0, len(s.opt.Addresses))
-	for n := range s.opt.Addresses {
-		nets = append(nets, string(n))
+	var nets, sources []string
+	for n, src := range s.opt.Addresses {
+		if src.Deriver != nil && src.Gap > 0 {
+			nets = append(nets, string(n))
+		}
 	}
 	sort.Strings(nets)
 	for _, n := range nets {
-		if err := s.Replenish(ctx, payment.Network(n)); err != nil {
+		sources = append(sources, s.opt.Addresses[payment.Network(n)].Source)
+	}
+	free, err := s.store.FreeDerivedEach(ctx, nets, sources)
+	if err != nil {
+		return fmt.Errorf("look-ahead addresses: %w", err)
+	}
+	for i, n := range nets {
+		src := s.opt.Addresses[payment.Network(n)]
+		if free[i] >= src.low() {
+			continue
+		}
+		if err := s.topUp(ctx, payment.Network(n), src, free[i], 0); err != nil {
 			return fmt.Errorf("%s look-ahead addresses: %w", n, err)
 		}
 	}

@@ -234,6 +234,26 @@ func (t *Tx) TakeDerivedAddress(ctx context.Context, network, source, intentID s
 	return scanTakenDerived(t.tx.QueryRow(ctx, takeDerivedManySQL, network, source, []string{intentID}))
 }
 
+// CountAddressesAll is CountAddresses of every network in one statement
+// (a network with no watched address is absent: 0).
+func (s *Store) CountAddressesAll(ctx context.Context) (map[string]int64, error) {
+	rows, err := s.pool.Query(ctx, `SELECT network, n FROM address_counts`)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var network string
+		var n int64
+		if err := rows.Scan(&network, &n); err != nil {
+			return nil, translate(err)
+		}
+		out[network] = n
+	}
+	return out, translate(rows.Err())
+}
+
 // scanTakenDerived reads one address row of takeDerivedManySQL.
 func scanTakenDerived(row pgx.Row) (Address, error) {
 	var a Address
@@ -246,6 +266,27 @@ func (s *Store) FreeDerived(ctx context.Context, network, source string) (int64,
 	var n int64
 	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM free_addresses WHERE network = $1 AND lane = $2`, network, source).Scan(&n)
 	return n, translate(err)
+}
+
+// FreeDerivedEach is FreeDerived of each (networks[i], sources[i]) in one
+// statement: out[i] is the pair's count.
+func (s *Store) FreeDerivedEach(ctx context.Context, networks, sources []string) ([]int64, error) {
+	if len(networks) != len(sources) {
+		return nil, fmt.Errorf("free derived: %d networks and %d sources", len(networks), len(sources))
+	}
+	if len(networks) == 0 {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT (SELECT count(*) FROM free_addresses f WHERE f.network = u.network AND f.lane = u.lane)
+		FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(network, lane, i) ORDER BY u.i`, networks, sources)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err == nil && len(out) != len(networks) {
+		err = fmt.Errorf("free derived: %d counts for %d pairs", len(out), len(networks))
+	}
+	return out, translate(err)
 }
 
 // ReserveIndexes takes n consecutive derivation indexes of (network,

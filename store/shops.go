@@ -131,9 +131,11 @@ func (s *Store) Shop(ctx context.Context, id string) (Shop, error) {
 	return scanShop(s.pool.QueryRow(ctx, `SELECT `+shopColumns+` FROM stores WHERE id = $1`, StoreOr(id)))
 }
 
+const shopsSQL = `SELECT ` + shopColumns + ` FROM stores ORDER BY id <> 'default', id`
+
 // Shops lists every store, the default first, then by id.
 func (s *Store) Shops(ctx context.Context) ([]Shop, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+shopColumns+` FROM stores ORDER BY id <> 'default', id`)
+	rows, err := s.pool.Query(ctx, shopsSQL)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -171,15 +173,53 @@ func (s *Store) AddShopKey(ctx context.Context, k ShopKey, now time.Time) error 
 
 // ShopKeys lists every store's keys, by store and network.
 func (s *Store) ShopKeys(ctx context.Context) ([]ShopKey, error) {
-	rows, err := s.pool.Query(ctx, `SELECT store_id, network, account_key, fingerprint, added_at FROM store_keys ORDER BY store_id, network`)
+	rows, err := s.pool.Query(ctx, shopKeysSQL)
 	if err != nil {
 		return nil, translate(err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (ShopKey, error) {
-		var k ShopKey
-		err := r.Scan(&k.Store, &k.Network, &k.AccountKey, &k.Fingerprint, &k.AddedAt)
-		return k, err
-	})
+	return pgx.CollectRows(rows, scanShopKey)
+}
+
+const shopKeysSQL = `SELECT store_id, network, account_key, fingerprint, added_at FROM store_keys ORDER BY store_id, network`
+
+func scanShopKey(r pgx.CollectableRow) (ShopKey, error) {
+	var k ShopKey
+	err := r.Scan(&k.Store, &k.Network, &k.AccountKey, &k.Fingerprint, &k.AddedAt)
+	return k, err
+}
+
+// ShopsAndKeys is Shops and ShopKeys in one round trip.
+func (s *Store) ShopsAndKeys(ctx context.Context) ([]Shop, []ShopKey, error) {
+	b := &pgx.Batch{}
+	b.Queue(shopsSQL)
+	b.Queue(shopKeysSQL)
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	rows, err := br.Query()
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	var shops []Shop
+	for rows.Next() {
+		sh, err := scanShop(rows)
+		if err != nil {
+			rows.Close()
+			return nil, nil, err
+		}
+		shops = append(shops, sh)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, translate(err)
+	}
+	rows, err = br.Query()
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	keys, err := pgx.CollectRows(rows, scanShopKey)
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	return shops, keys, translate(br.Close())
 }
 
 // PoolLane is the free_addresses lane of a store's Solana pool (” is the
