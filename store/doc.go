@@ -29,7 +29,10 @@
 //     the event lock is held for no round trip; events queued one after
 //     the other go in one statement (paywatch_append_typed_events), in
 //     call order. A queued write's error is reported by the call that
-//     sends it.
+//     sends it. A lease try or takeover (TryLease) is one statement
+//     (paywatch_try_lease), and the readers a start uses (CountAddressesAll,
+//     FreeDerivedEach, ShopsAndKeys) read all networks or tables in one;
+//     Options.Trace sees every round trip, for tests that count them.
 //   - Background work (the shared LISTEN connections) belongs to Run's
 //     context, or ends with Close; a lease's renewer ends with the context it
 //     was taken with. Nothing here outlives its owner.
