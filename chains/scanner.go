@@ -253,6 +253,30 @@ func (s *Scanner) backoff() clock.Backoff {
 	return clock.Backoff{Min: min(s.cfg.PollInterval, s.cfg.MaxBackoff), Max: s.cfg.MaxBackoff, Factor: 2, Jitter: 0.5}
 }
 
+// readCursor refreshes the watched set and reads the cursor (ErrNoCursor
+// before the first scan), in one round trip when the key source reads the
+// cursor too.
+func (s *Scanner) readCursor(ctx context.Context) (Cursor, error) {
+	n := s.cfg.Network
+	if kc, ok := s.keys.(KeyCursorSource); ok {
+		cur, err := kc.RefreshCursor(ctx, n, s.watched)
+		if err != nil && !errors.Is(err, ErrNoCursor) {
+			return cur, fmt.Errorf("cursor and watched addresses: %w", err)
+		}
+		return cur, err
+	}
+	if s.keys != nil {
+		if err := s.keys.Refresh(ctx, n, s.watched); err != nil {
+			return Cursor{}, fmt.Errorf("refresh watched addresses: %w", err)
+		}
+	}
+	cur, err := s.sinks.Cursor.Cursor(ctx, n)
+	if err != nil && !errors.Is(err, ErrNoCursor) {
+		return cur, fmt.Errorf("cursor: %w", err)
+	}
+	return cur, err
+}
+
 // Step does one unit of work: catch up a batch of blocks, or record new
 // tips and the mempool. It reports whether the scanner is caught up.
 func (s *Scanner) Step(ctx context.Context) (bool, error) {
@@ -262,10 +286,11 @@ func (s *Scanner) Step(ctx context.Context) (bool, error) {
 	if err := s.verifyChain(ctx); err != nil {
 		return false, err
 	}
-	if s.keys != nil {
-		if err := s.keys.Refresh(ctx, n, s.watched); err != nil {
-			return false, fmt.Errorf("refresh watched addresses: %w", err)
-		}
+	// The watched set is refreshed before the node is read, so a block
+	// the node reports is scanned for every address handed out before.
+	cur, curErr := s.readCursor(ctx)
+	if curErr != nil && !errors.Is(curErr, ErrNoCursor) {
+		return false, curErr
 	}
 	tip, err := s.src.Tip(ctx)
 	if err != nil {
@@ -276,12 +301,8 @@ func (s *Scanner) Step(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("node finalized height: %w", err)
 	}
 	tips := Tips{Node: tip, Final: final}
-	cur, err := s.sinks.Cursor.Cursor(ctx, n)
-	if errors.Is(err, ErrNoCursor) {
+	if curErr != nil {
 		return false, s.init(ctx, tip)
-	}
-	if err != nil {
-		return false, fmt.Errorf("cursor: %w", err)
 	}
 	if cur.Critical != "" {
 		return true, &stoppedError{critical: cur.Critical}

@@ -95,3 +95,12 @@ type Sinks struct {
 type KeySource interface {
 	Refresh(ctx context.Context, network payment.Network, set *WatchSet) error
 }
+
+// KeyCursorSource is a KeySource that also reads the network's cursor in
+// the same round trip (ErrNoCursor before the first scan): a scanner step
+// reads both first, so it costs one read fewer. The cursor must be the one
+// the scanner's CursorStore keeps.
+type KeyCursorSource interface {
+	KeySource
+	RefreshCursor(ctx context.Context, network payment.Network, set *WatchSet) (Cursor, error)
+}

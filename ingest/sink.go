@@ -37,8 +37,13 @@ func (s *Sink) Cursor(ctx context.Context, network payment.Network) (chains.Curs
 	if err != nil {
 		return chains.Cursor{}, err
 	}
+	return scannerCursor(c), nil
+}
+
+// scannerCursor is the part of a stored cursor a scanner reads.
+func scannerCursor(c store.Cursor) chains.Cursor {
 	return chains.Cursor{Height: chains.Height(c.Height), Hash: c.Hash, Critical: c.Critical,
-		RescanFrom: (*chains.Height)(c.RescanFrom), Final: chains.Height(c.FinalHeight)}, nil
+		RescanFrom: (*chains.Height)(c.RescanFrom), Final: chains.Height(c.FinalHeight)}
 }
 
 // InitCursor creates the cursor of a network at (height, hash) and records

@@ -11,6 +11,7 @@ import (
 
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/chainstest"
+	"github.com/paywatch/paywatch/ingest"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
 )
@@ -231,28 +232,25 @@ func (r *run) source(n payment.Network) chains.Source {
 
 func (r *run) newScanner(n payment.Network) {
 	r.w.e.Watch[n] = chains.NewWatchSet(64)
-	sinks := r.sink(n).ScannerSinks()
-	p := &primedCursor{CursorStore: sinks.Cursor}
-	sinks.Cursor, r.nodes[n].primed = p, p
-	r.scan[n] = r.scanner(n, sinks)
+	r.scan[n] = r.scanner(n, r.sink(n).ScannerSinks())
 }
 
-// primedCursor is a scanner's cursor store whose next Cursor read answers
-// the cursor scanNet read for the node's cap just before the step, through
-// the same Sink.Cursor: nothing writes between the two reads (a step reads
-// the node and the watched keys first), so the step costs one round trip
-// fewer and reads the same cursor.
-type primedCursor struct {
-	chains.CursorStore
-	next *chains.Cursor
+// cappedKeys is a scanner's key source that caps its node's reported tip
+// at the cursor it reads + the scanner's window (node.cap), so that a
+// catch-up never prefetches a window in the background: a step reads its
+// cursor (with the watched keys, one round trip) before the node's tip.
+type cappedKeys struct {
+	*ingest.Keys
+	nd *node
 }
 
-func (p *primedCursor) Cursor(ctx context.Context, n payment.Network) (chains.Cursor, error) {
-	if c := p.next; c != nil {
-		p.next = nil
-		return *c, nil
+func (k cappedKeys) RefreshCursor(ctx context.Context, n payment.Network, set *chains.WatchSet) (chains.Cursor, error) {
+	cur, err := k.Keys.RefreshCursor(ctx, n, set)
+	k.nd.cap = -1
+	if err == nil {
+		k.nd.cap = cur.Height + chains.Height(k.nd.catchUpWindow())
 	}
-	return p.CursorStore.Cursor(ctx, n)
+	return cur, err
 }
 
 // expected reports whether a scanner error has an injected cause.
@@ -279,7 +277,6 @@ func (r *run) expected(n payment.Network, err error) bool {
 // failed step, always the last, records).
 func (r *run) scanNet(n payment.Network, why string) {
 	sc := r.scan[n]
-	nd := r.nodes[n]
 	health := func(err error) {
 		h := chains.Health{Healthy: err == nil}
 		if err != nil {
@@ -293,13 +290,7 @@ func (r *run) scanNet(n payment.Network, why string) {
 		}
 	}
 	for i := 0; i < 60; i++ {
-		nd.cap = -1
-		if cur, err := r.w.e.Sink.Cursor(r.ctx, n); err == nil {
-			nd.cap = cur.Height + chains.Height(nd.catchUpWindow())
-			nd.primed.next = &cur
-		}
 		caughtUp, err := sc.Step(r.ctx)
-		nd.primed.next = nil
 		if err != nil || caughtUp {
 			health(err)
 		}

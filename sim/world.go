@@ -68,8 +68,6 @@ type node struct {
 	// window is the catch-up window of the network's scanners (0:
 	// parallel).
 	window int
-	// primed is the cursor store of the network's scanner (newScanner).
-	primed *primedCursor
 	// broadcast are the transactions that went through the mempool: a
 	// lagging node still has those mined above its tip in its mempool.
 	broadcast map[string]bool

@@ -163,10 +163,20 @@ func (t *Tx) AddressByKey(ctx context.Context, network string, key []byte) (Addr
 // connection's read buffer, so ten million keys load without ten million
 // allocations.
 func (s *Store) WatchedKeysSince(ctx context.Context, network string, after int64, fn func(key []byte)) (int64, error) {
-	rows, err := s.pool.Query(ctx, `SELECT key, seq FROM addresses WHERE network = $1 AND seq > $2 ORDER BY seq`, network, after)
+	rows, err := s.pool.Query(ctx, watchedKeysSinceSQL, network, after)
 	if err != nil {
 		return after, translate(err)
 	}
+	return scanWatchedKeys(rows, after, fn)
+}
+
+// watchedKeysSinceSQL reads a network's addresses after a seq, in seq
+// order.
+const watchedKeysSinceSQL = `SELECT key, seq FROM addresses WHERE network = $1 AND seq > $2 ORDER BY seq`
+
+// scanWatchedKeys calls fn with each key of rows (watchedKeysSinceSQL's)
+// and returns the largest seq read (after when none), closing rows.
+func scanWatchedKeys(rows pgx.Rows, after int64, fn func(key []byte)) (int64, error) {
 	defer rows.Close()
 	last := after
 	for rows.Next() {

@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Cursor is a network scanner's position and health.
@@ -30,6 +33,38 @@ func (s *Store) GetCursor(ctx context.Context, network string) (Cursor, error) {
 		Scan(&c.Network, &c.Height, &c.Hash, &c.NodeHeight, &c.FinalHeight, &c.LastBlockAt, &c.Healthy,
 			&c.LastError, &c.Critical, &c.Leader, &c.RescanFrom, &c.UpdatedAt)
 	return c, translate(err)
+}
+
+// CursorAndKeysSince is GetCursor and WatchedKeysSince in one round trip:
+// a scanner step reads both before anything else. found is false before
+// the first scan (no cursor); the keys are read either way.
+func (s *Store) CursorAndKeysSince(ctx context.Context, network string, after int64, fn func(key []byte)) (c Cursor, found bool, last int64, err error) {
+	b := &pgx.Batch{}
+	b.Queue(`SELECT network, height, hash, node_height, final_height, last_block_at, healthy,
+		last_error, critical, leader, rescan_from, updated_at FROM cursors WHERE network = $1`, network)
+	b.Queue(watchedKeysSinceSQL, network, after)
+	br := s.pool.SendBatch(ctx, b)
+	defer func() {
+		if cerr := br.Close(); err == nil && cerr != nil {
+			err = translate(cerr)
+		}
+	}()
+	err = br.QueryRow().Scan(&c.Network, &c.Height, &c.Hash, &c.NodeHeight, &c.FinalHeight, &c.LastBlockAt, &c.Healthy,
+		&c.LastError, &c.Critical, &c.Leader, &c.RescanFrom, &c.UpdatedAt)
+	switch {
+	case err == nil:
+		found = true
+	case errors.Is(err, pgx.ErrNoRows):
+		err = nil
+	default:
+		return c, false, after, translate(err)
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return c, found, after, translate(err)
+	}
+	last, err = scanWatchedKeys(rows, after, fn)
+	return c, found, last, err
 }
 
 // InitCursor creates the cursor of network at (height, hash) unless it exists.
