@@ -662,7 +662,27 @@ func (s *Scanner) behind(ctx context.Context, cur Cursor, tips Tips) error {
 // A cursor block that still matches is ErrNodeInconsistent (backed off, not
 // rewound); a failing read of the stored hashes is transient.
 func (s *Scanner) checkReorg(ctx context.Context, cur Cursor, tips Tips) error {
-	for h := min(cur.Height, tips.Node); h >= 0; h-- {
+	top := min(cur.Height, tips.Node)
+	// The stored hashes the walk-back may compare with, in one read when
+	// the cursor store can: only this scanner writes them.
+	var stored map[Height]string
+	if r, ok := s.sinks.Cursor.(BlockHashRange); ok && top >= 0 {
+		from := max(0, cur.Height-Height(s.cfg.SafetyDepth))
+		var err error
+		if stored, err = r.BlockHashes(ctx, s.cfg.Network, min(from, top), top); err != nil {
+			return fmt.Errorf("reorg walk-back: stored blocks %d..%d: %w", from, top, err)
+		}
+	}
+	storedAt := func(h Height) (string, error) {
+		if stored == nil {
+			return s.sinks.Cursor.BlockHash(ctx, s.cfg.Network, h)
+		}
+		if hash, ok := stored[h]; ok {
+			return hash, nil
+		}
+		return "", fmt.Errorf("%s block %d: %w", s.cfg.Network, h, ErrNoStoredBlock)
+	}
+	for h := top; h >= 0; h-- {
 		if cur.Height-h > Height(s.cfg.SafetyDepth) {
 			return fmt.Errorf("%w: no common ancestor within %d blocks below height %d", ErrDeepReorg, s.cfg.SafetyDepth, cur.Height)
 		}
@@ -673,16 +693,16 @@ func (s *Scanner) checkReorg(ctx context.Context, cur Cursor, tips Tips) error {
 		if err != nil {
 			return fmt.Errorf("reorg walk-back at %d: %w", h, err)
 		}
-		stored, err := s.sinks.Cursor.BlockHash(ctx, s.cfg.Network, h)
+		hash, err := storedAt(h)
 		if errors.Is(err, ErrNoStoredBlock) {
 			return fmt.Errorf("%w: no stored block at %d below cursor %d: %w", ErrDeepReorg, h, cur.Height, err)
 		}
 		if err != nil {
 			return fmt.Errorf("reorg walk-back: stored block %d: %w", h, err)
 		}
-		if b.Hash == stored {
+		if b.Hash == hash {
 			if h == cur.Height {
-				return fmt.Errorf("%w: block %d %s", ErrNodeInconsistent, h, stored)
+				return fmt.Errorf("%w: block %d %s", ErrNodeInconsistent, h, hash)
 			}
 			s.log.Warn("reorg: rewinding to the common ancestor", "ancestor", h, "depth", cur.Height-h)
 			return s.sinks.Chain.Rewind(ctx, s.cfg.Network, h, b.Hash)

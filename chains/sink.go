@@ -52,6 +52,13 @@ type CursorStore interface {
 	BlockHash(ctx context.Context, network payment.Network, height Height) (string, error)
 }
 
+// BlockHashRange is a CursorStore that also reads the stored hashes of a
+// range of heights in one read (a height without a stored block has no
+// entry): a reorg's walk-back then costs one read however deep it goes.
+type BlockHashRange interface {
+	BlockHashes(ctx context.Context, network payment.Network, from, to Height) (map[Height]string, error)
+}
+
 // ChainHandler records what the chain did: a block that extends the cursor,
 // a reorg back to a common ancestor, new tips, the mempool.
 type ChainHandler interface {

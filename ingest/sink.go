@@ -69,6 +69,22 @@ func (s *Sink) BlockHash(ctx context.Context, network payment.Network, height ch
 	return b.Hash, err
 }
 
+var _ chains.BlockHashRange = (*Sink)(nil)
+
+// BlockHashes returns the stored hashes from height from to height to, in
+// one read: a height without a stored block has no entry.
+func (s *Sink) BlockHashes(ctx context.Context, network payment.Network, from, to chains.Height) (map[chains.Height]string, error) {
+	hs, err := s.store.BlockHashes(ctx, string(network), int64(from), int64(to))
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[chains.Height]string, len(hs))
+	for h, hash := range hs {
+		out[chains.Height(h)] = hash
+	}
+	return out, nil
+}
+
 // Reset moves the cursor back for a rescan without orphaning anything and
 // clears the rescan request.
 func (s *Sink) Reset(ctx context.Context, network payment.Network, to chains.Height, hash string) error {

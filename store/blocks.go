@@ -213,6 +213,27 @@ func (s *Store) BlockAt(ctx context.Context, network string, height int64) (Bloc
 	return b, translate(err)
 }
 
+// BlockHashes returns the stored hashes of network's blocks from height
+// from to height to, by height (a height without a stored block has no
+// entry).
+func (s *Store) BlockHashes(ctx context.Context, network string, from, to int64) (map[int64]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT height, hash FROM blocks WHERE network = $1 AND height BETWEEN $2 AND $3`, network, from, to)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	out := map[int64]string{}
+	for rows.Next() {
+		var h int64
+		var hash string
+		if err := rows.Scan(&h, &hash); err != nil {
+			return nil, translate(err)
+		}
+		out[h] = hash
+	}
+	return out, translate(rows.Err())
+}
+
 // NodeHeight returns the node height last recorded for network (0 before
 // the first scan); confirmations are counted from it.
 func (t *Tx) NodeHeight(ctx context.Context, network string) (int64, error) {
