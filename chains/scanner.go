@@ -253,6 +253,30 @@ func (s *Scanner) backoff() clock.Backoff {
 	return clock.Backoff{Min: min(s.cfg.PollInterval, s.cfg.MaxBackoff), Max: s.cfg.MaxBackoff, Factor: 2, Jitter: 0.5}
 }
 
+// readCursor refreshes the watched set and reads the cursor (ErrNoCursor
+// before the first scan), in one round trip when the key source reads the
+// cursor too.
+func (s *Scanner) readCursor(ctx context.Context) (Cursor, error) {
+	n := s.cfg.Network
+	if kc, ok := s.keys.(KeyCursorSource); ok {
+		cur, err := kc.RefreshCursor(ctx, n, s.watched)
+		if err != nil && !errors.Is(err, ErrNoCursor) {
+			return cur, fmt.Errorf("cursor and watched addresses: %w", err)
+		}
+		return cur, err
+	}
+	if s.keys != nil {
+		if err := s.keys.Refresh(ctx, n, s.watched); err != nil {
+			return Cursor{}, fmt.Errorf("refresh watched addresses: %w", err)
+		}
+	}
+	cur, err := s.sinks.Cursor.Cursor(ctx, n)
+	if err != nil && !errors.Is(err, ErrNoCursor) {
+		return cur, fmt.Errorf("cursor: %w", err)
+	}
+	return cur, err
+}
+
 // Step does one unit of work: catch up a batch of blocks, or record new
 // tips and the mempool. It reports whether the scanner is caught up.
 func (s *Scanner) Step(ctx context.Context) (bool, error) {
@@ -262,10 +286,11 @@ func (s *Scanner) Step(ctx context.Context) (bool, error) {
 	if err := s.verifyChain(ctx); err != nil {
 		return false, err
 	}
-	if s.keys != nil {
-		if err := s.keys.Refresh(ctx, n, s.watched); err != nil {
-			return false, fmt.Errorf("refresh watched addresses: %w", err)
-		}
+	// The watched set is refreshed before the node is read, so a block
+	// the node reports is scanned for every address handed out before.
+	cur, curErr := s.readCursor(ctx)
+	if curErr != nil && !errors.Is(curErr, ErrNoCursor) {
+		return false, curErr
 	}
 	tip, err := s.src.Tip(ctx)
 	if err != nil {
@@ -276,12 +301,8 @@ func (s *Scanner) Step(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("node finalized height: %w", err)
 	}
 	tips := Tips{Node: tip, Final: final}
-	cur, err := s.sinks.Cursor.Cursor(ctx, n)
-	if errors.Is(err, ErrNoCursor) {
+	if curErr != nil {
 		return false, s.init(ctx, tip)
-	}
-	if err != nil {
-		return false, fmt.Errorf("cursor: %w", err)
 	}
 	if cur.Critical != "" {
 		return true, &stoppedError{critical: cur.Critical}
@@ -641,7 +662,27 @@ func (s *Scanner) behind(ctx context.Context, cur Cursor, tips Tips) error {
 // A cursor block that still matches is ErrNodeInconsistent (backed off, not
 // rewound); a failing read of the stored hashes is transient.
 func (s *Scanner) checkReorg(ctx context.Context, cur Cursor, tips Tips) error {
-	for h := min(cur.Height, tips.Node); h >= 0; h-- {
+	top := min(cur.Height, tips.Node)
+	// The stored hashes the walk-back may compare with, in one read when
+	// the cursor store can: only this scanner writes them.
+	var stored map[Height]string
+	if r, ok := s.sinks.Cursor.(BlockHashRange); ok && top >= 0 {
+		from := max(0, cur.Height-Height(s.cfg.SafetyDepth))
+		var err error
+		if stored, err = r.BlockHashes(ctx, s.cfg.Network, min(from, top), top); err != nil {
+			return fmt.Errorf("reorg walk-back: stored blocks %d..%d: %w", from, top, err)
+		}
+	}
+	storedAt := func(h Height) (string, error) {
+		if stored == nil {
+			return s.sinks.Cursor.BlockHash(ctx, s.cfg.Network, h)
+		}
+		if hash, ok := stored[h]; ok {
+			return hash, nil
+		}
+		return "", fmt.Errorf("%s block %d: %w", s.cfg.Network, h, ErrNoStoredBlock)
+	}
+	for h := top; h >= 0; h-- {
 		if cur.Height-h > Height(s.cfg.SafetyDepth) {
 			return fmt.Errorf("%w: no common ancestor within %d blocks below height %d", ErrDeepReorg, s.cfg.SafetyDepth, cur.Height)
 		}
@@ -652,16 +693,16 @@ func (s *Scanner) checkReorg(ctx context.Context, cur Cursor, tips Tips) error {
 		if err != nil {
 			return fmt.Errorf("reorg walk-back at %d: %w", h, err)
 		}
-		stored, err := s.sinks.Cursor.BlockHash(ctx, s.cfg.Network, h)
+		hash, err := storedAt(h)
 		if errors.Is(err, ErrNoStoredBlock) {
 			return fmt.Errorf("%w: no stored block at %d below cursor %d: %w", ErrDeepReorg, h, cur.Height, err)
 		}
 		if err != nil {
 			return fmt.Errorf("reorg walk-back: stored block %d: %w", h, err)
 		}
-		if b.Hash == stored {
+		if b.Hash == hash {
 			if h == cur.Height {
-				return fmt.Errorf("%w: block %d %s", ErrNodeInconsistent, h, stored)
+				return fmt.Errorf("%w: block %d %s", ErrNodeInconsistent, h, hash)
 			}
 			s.log.Warn("reorg: rewinding to the common ancestor", "ancestor", h, "depth", cur.Height-h)
 			return s.sinks.Chain.Rewind(ctx, s.cfg.Network, h, b.Hash)

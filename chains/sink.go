@@ -52,6 +52,13 @@ type CursorStore interface {
 	BlockHash(ctx context.Context, network payment.Network, height Height) (string, error)
 }
 
+// BlockHashRange is a CursorStore that also reads the stored hashes of a
+// range of heights in one read (a height without a stored block has no
+// entry): a reorg's walk-back then costs one read however deep it goes.
+type BlockHashRange interface {
+	BlockHashes(ctx context.Context, network payment.Network, from, to Height) (map[Height]string, error)
+}
+
 // ChainHandler records what the chain did: a block that extends the cursor,
 // a reorg back to a common ancestor, new tips, the mempool.
 type ChainHandler interface {
@@ -94,4 +101,13 @@ type Sinks struct {
 // KeySource refreshes the watched set from the database.
 type KeySource interface {
 	Refresh(ctx context.Context, network payment.Network, set *WatchSet) error
+}
+
+// KeyCursorSource is a KeySource that also reads the network's cursor in
+// the same round trip (ErrNoCursor before the first scan): a scanner step
+// reads both first, so it costs one read fewer. The cursor must be the one
+// the scanner's CursorStore keeps.
+type KeyCursorSource interface {
+	KeySource
+	RefreshCursor(ctx context.Context, network payment.Network, set *WatchSet) (Cursor, error)
 }

@@ -36,8 +36,17 @@ func (s *Sink) requiredFor(network string, asset payment.Asset, a store.Address)
 // have credited it to another intent than its address's) and its
 // address's.
 func (s *Sink) recordTransfer(ctx context.Context, tx *store.Tx, m *moves, network string, t chains.Transfer, height *int64,
-	hash, scannedBy string, status payment.TransferStatus, seen, now time.Time) ([]string, error) {
-	a, err := tx.AddressByKey(ctx, network, t.Key)
+	hash, scannedBy string, status payment.TransferStatus, seen, now time.Time, known map[string]store.Address) ([]string, error) {
+	var a store.Address
+	var err error
+	if known != nil {
+		var ok bool
+		if a, ok = known[string(t.Key)]; !ok {
+			err = store.ErrNotFound
+		}
+	} else {
+		a, err = tx.AddressByKey(ctx, network, t.Key)
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		// The source reported a key we do not own (a watch-set race cannot
 		// cause this: keys are only ever added). Record nothing.
@@ -241,5 +250,5 @@ func (s *Sink) recordPending(ctx context.Context, tx *store.Tx, m *moves, networ
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
-	return s.recordTransfer(ctx, tx, m, network, t, nil, "", "", payment.TransferPending, now, now)
+	return s.recordTransfer(ctx, tx, m, network, t, nil, "", "", payment.TransferPending, now, now, nil)
 }

@@ -51,6 +51,20 @@ func (s *Sink) ApplyBlocks(ctx context.Context, network payment.Network, bs []ch
 		}
 		m := newMoves()
 		m.add(replaced)
+		// The addresses paid, with their intents, in one query for the
+		// whole batch: nothing below changes which intent has an address.
+		var keys [][]byte
+		for _, b := range bs {
+			for _, t := range b.Transfers {
+				keys = append(keys, t.Key)
+			}
+		}
+		var known map[string]store.Address
+		if len(keys) > 0 {
+			if known, err = tx.AddressesByKeys(ctx, n, keys); err != nil {
+				return err
+			}
+		}
 		for _, b := range bs {
 			h := int64(b.Height)
 			seen := now
@@ -60,7 +74,7 @@ func (s *Sink) ApplyBlocks(ctx context.Context, network payment.Network, bs []ch
 				seen = b.Time.UTC()
 			}
 			for _, t := range b.Transfers {
-				id, err := s.recordTransfer(ctx, tx, m, n, t, &h, b.Hash, b.Endpoint, payment.TransferConfirming, seen, now)
+				id, err := s.recordTransfer(ctx, tx, m, n, t, &h, b.Hash, b.Endpoint, payment.TransferConfirming, seen, now, known)
 				if err != nil {
 					return fmt.Errorf("block %d: %w", b.Height, err)
 				}

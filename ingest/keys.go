@@ -11,7 +11,7 @@ import (
 	"github.com/paywatch/paywatch/store"
 )
 
-var _ chains.KeySource = (*Keys)(nil)
+var _ chains.KeyCursorSource = (*Keys)(nil)
 
 // Keys refreshes scanners' watched sets from the addresses table, by its
 // commit-ordered seq (never by a writer's clock): each Refresh reads the rows
@@ -40,20 +40,51 @@ const DefaultReconcile = 5 * time.Minute
 // Refresh adds the keys committed since the last refresh to set, and
 // reloads them all when a due reconciliation finds set short.
 func (k *Keys) Refresh(ctx context.Context, network payment.Network, set *chains.WatchSet) error {
+	after, checked := k.since(network)
+	last, err := k.Store.WatchedKeysSince(ctx, string(network), after, func(key []byte) { set.Add(key) })
+	if err != nil {
+		return err
+	}
+	return k.reconcile(ctx, network, set, after, last, checked)
+}
+
+// RefreshCursor is Refresh and the network's cursor (chains.ErrNoCursor
+// before the first scan), the cursor and the new keys read in one round
+// trip: what a scanner step reads first.
+func (k *Keys) RefreshCursor(ctx context.Context, network payment.Network, set *chains.WatchSet) (chains.Cursor, error) {
+	after, checked := k.since(network)
+	c, found, last, err := k.Store.CursorAndKeysSince(ctx, string(network), after, func(key []byte) { set.Add(key) })
+	if err != nil {
+		return chains.Cursor{}, err
+	}
+	if err := k.reconcile(ctx, network, set, after, last, checked); err != nil {
+		return chains.Cursor{}, err
+	}
+	if !found {
+		return chains.Cursor{}, chains.ErrNoCursor
+	}
+	return scannerCursor(c), nil
+}
+
+// since returns the largest seq read so far for network and when its
+// count was last reconciled.
+func (k *Keys) since(network payment.Network) (int64, time.Time) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.after == nil {
+		k.after, k.checked = map[payment.Network]int64{}, map[payment.Network]time.Time{}
+	}
+	return k.after[network], k.checked[network]
+}
+
+// reconcile records a refresh that read up to seq last, after comparing
+// the set's size with the stored count when a reconciliation is due (and
+// reloading every key on a shortfall).
+func (k *Keys) reconcile(ctx context.Context, network payment.Network, set *chains.WatchSet, after, last int64, checked time.Time) error {
 	now := clock.Or(k.Clock).Now
 	every := k.Reconcile
 	if every <= 0 {
 		every = DefaultReconcile
-	}
-	k.mu.Lock()
-	if k.after == nil {
-		k.after, k.checked = map[payment.Network]int64{}, map[payment.Network]time.Time{}
-	}
-	after, checked := k.after[network], k.checked[network]
-	k.mu.Unlock()
-	last, err := k.Store.WatchedKeysSince(ctx, string(network), after, func(key []byte) { set.Add(key) })
-	if err != nil {
-		return err
 	}
 	at := now()
 	if after > 0 && (checked.IsZero() || at.Sub(checked) >= every || at.Before(checked)) {

@@ -2,6 +2,7 @@ package ingest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -148,5 +149,46 @@ func TestKeysReconcileReloadsAShortSet(t *testing.T) {
 	}
 	if int64(short.Len()) != stored {
 		t.Fatalf("after reconciliation: %d keys, %d stored", short.Len(), stored)
+	}
+}
+
+// RefreshCursor refreshes the set as Refresh does (reconciliation
+// included) and answers the network's cursor as the sink stores it:
+// chains.ErrNoCursor before the first scan, the keys loaded all the same.
+func TestRefreshCursorIsRefreshAndTheCursor(t *testing.T) {
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
+	ctx := context.Background()
+	if _, err := e.Store.Pool().Exec(ctx, `DELETE FROM cursors`); err != nil {
+		t.Fatal(err)
+	}
+	now := e.Clock.Now()
+	keys := &ingest.Keys{Store: e.Store, Reconcile: time.Minute, Clock: clock.Func(func() time.Time { return now })}
+	set := chains.NewWatchSet(64)
+	if _, err := keys.RefreshCursor(ctx, payment.Bitcoin, set); !errors.Is(err, chains.ErrNoCursor) {
+		t.Fatalf("before the first scan: %v, want chains.ErrNoCursor", err)
+	}
+	stored, err := e.Store.CountAddresses(ctx, "bitcoin")
+	if err != nil || stored == 0 || int64(set.Len()) != stored {
+		t.Fatalf("first refresh: %d keys, %d stored (%v)", set.Len(), stored, err)
+	}
+	if err := e.Sink.InitCursor(ctx, payment.Bitcoin, 7, "00ab"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Store.RequestRescan(ctx, "bitcoin", 3, now); err != nil {
+		t.Fatal(err)
+	}
+	got, err := keys.RefreshCursor(ctx, payment.Bitcoin, set)
+	want, werr := e.Sink.Cursor(ctx, payment.Bitcoin)
+	if err != nil || werr != nil || got.Height != 7 || got.Hash != "00ab" || got.RescanFrom == nil || *got.RescanFrom != 3 ||
+		got.Height != want.Height || got.Hash != want.Hash || *got.RescanFrom != *want.RescanFrom || got.Final != want.Final || got.Critical != want.Critical {
+		t.Fatalf("cursor %+v (%v), the sink's %+v (%v)", got, err, want, werr)
+	}
+	short := chains.NewWatchSet(64) // lost its keys: the next due reconciliation reloads them
+	if _, err := keys.RefreshCursor(ctx, payment.Bitcoin, short); err != nil || short.Len() != 0 {
+		t.Fatalf("before the reconciliation is due: %d keys (%v)", short.Len(), err)
+	}
+	now = now.Add(time.Minute)
+	if _, err := keys.RefreshCursor(ctx, payment.Bitcoin, short); err != nil || int64(short.Len()) != stored {
+		t.Fatalf("after reconciliation: %d keys, %d stored (%v)", short.Len(), stored, err)
 	}
 }

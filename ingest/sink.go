@@ -37,8 +37,13 @@ func (s *Sink) Cursor(ctx context.Context, network payment.Network) (chains.Curs
 	if err != nil {
 		return chains.Cursor{}, err
 	}
+	return scannerCursor(c), nil
+}
+
+// scannerCursor is the part of a stored cursor a scanner reads.
+func scannerCursor(c store.Cursor) chains.Cursor {
 	return chains.Cursor{Height: chains.Height(c.Height), Hash: c.Hash, Critical: c.Critical,
-		RescanFrom: (*chains.Height)(c.RescanFrom), Final: chains.Height(c.FinalHeight)}, nil
+		RescanFrom: (*chains.Height)(c.RescanFrom), Final: chains.Height(c.FinalHeight)}
 }
 
 // InitCursor creates the cursor of a network at (height, hash) and records
@@ -62,6 +67,22 @@ func (s *Sink) BlockHash(ctx context.Context, network payment.Network, height ch
 		return "", fmt.Errorf("%s block %d: %w", network, height, chains.ErrNoStoredBlock)
 	}
 	return b.Hash, err
+}
+
+var _ chains.BlockHashRange = (*Sink)(nil)
+
+// BlockHashes returns the stored hashes from height from to height to, in
+// one read: a height without a stored block has no entry.
+func (s *Sink) BlockHashes(ctx context.Context, network payment.Network, from, to chains.Height) (map[chains.Height]string, error) {
+	hs, err := s.store.BlockHashes(ctx, string(network), int64(from), int64(to))
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[chains.Height]string, len(hs))
+	for h, hash := range hs {
+		out[chains.Height(h)] = hash
+	}
+	return out, nil
 }
 
 // Reset moves the cursor back for a rescan without orphaning anything and

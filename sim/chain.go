@@ -199,7 +199,7 @@ func (r *run) reorg(n payment.Network, nd *node, a Action) {
 func (r *run) fault(n payment.Network, nd *node, a Action) {
 	switch a.A % 3 {
 	case 0:
-		cur, err := r.w.e.Sink.Cursor(r.ctx, n)
+		cur, err := r.cursorNow(n)
 		if err != nil {
 			return
 		}
@@ -221,7 +221,7 @@ func (r *run) fault(n payment.Network, nd *node, a Action) {
 }
 
 func (r *run) rescan(n payment.Network, a Action) {
-	cur, err := r.w.e.Sink.Cursor(r.ctx, n)
+	cur, err := r.cursorNow(n)
 	if err != nil {
 		return
 	}

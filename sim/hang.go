@@ -174,7 +174,7 @@ func (r *run) scanner(n payment.Network, sinks chains.Sinks) *chains.Scanner {
 	nc := r.w.e.Config.Networks[n]
 	return chains.NewScanner(chains.ScannerConfig{Network: n, Chain: nc.Chain, PollInterval: 10 * time.Millisecond,
 		Parallel: r.nodes[n].catchUpWindow(), SafetyDepth: nc.SafetyDepth, StartHeight: (*chains.Height)(nc.StartHeight)}, r.source(n), sinks,
-		&ingest.Keys{Store: r.w.e.Store}, r.w.e.Watch[n], nil)
+		cappedKeys{Keys: &ingest.Keys{Store: r.w.e.Store}, nd: r.nodes[n]}, r.w.e.Watch[n], nil)
 }
 
 // hang freezes n's leading instance before its (a.B mod 3)-th write of a
@@ -186,11 +186,6 @@ func (r *run) hang(n payment.Network, a Action) {
 	h := &hung{name: r.holder[n], lease: r.leases[n], sink: r.sink(n), ended: make(chan error, 1),
 		g: &gate{left: a.B % 3, reached: make(chan struct{}), release: make(chan struct{})}}
 	sc := r.scanner(n, gated(h.sink.ScannerSinks(), h.g))
-	nd := r.nodes[n]
-	nd.cap = -1
-	if cur, err := r.w.e.Sink.Cursor(r.ctx, n); err == nil {
-		nd.cap = cur.Height + chains.Height(nd.catchUpWindow())
-	}
 	go func() {
 		_, err := sc.Step(r.ctx)
 		h.ended <- err

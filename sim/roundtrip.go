@@ -28,7 +28,7 @@ func (r *run) settle(n payment.Network, why string) bool {
 	if len(r.viol) > before {
 		return false
 	}
-	cur, err := r.w.e.Sink.Cursor(r.ctx, n)
+	cur, err := r.cursorAfterScan(n)
 	return err == nil && cur.Height == nd.f.TipHeight()
 }
 

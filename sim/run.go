@@ -11,6 +11,7 @@ import (
 
 	"github.com/paywatch/paywatch/chains"
 	"github.com/paywatch/paywatch/chains/chainstest"
+	"github.com/paywatch/paywatch/ingest"
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/store"
 )
@@ -101,6 +102,9 @@ type run struct {
 	holder    map[payment.Network]string
 	frozen    map[payment.Network]*hung
 	instances int
+	// scanned: the cursor of a network whose last scanNet, in this
+	// step, ended caught up (cursorAfterScan).
+	scanned map[payment.Network]*chains.Cursor
 	// across: the next finance decision is sent for the other store than
 	// its transfer's (stores.go).
 	across bool
@@ -180,7 +184,8 @@ func Run(w *world, h History) ([]Violation, []string) {
 func newRun(w *world, h History) *run {
 	r := &run{w: w, h: h, ctx: context.Background(), nodes: map[payment.Network]*node{}, scan: map[payment.Network]*chains.Scanner{},
 		deep: map[payment.Network]bool{}, txs: map[string]*txRec{}, res: map[string]resolvedRec{}, covered: map[string]*big.Int{}, stopAfter: true,
-		leases: map[payment.Network]*store.Lease{}, holder: map[payment.Network]string{}, frozen: map[payment.Network]*hung{}}
+		leases: map[payment.Network]*store.Lease{}, holder: map[payment.Network]string{}, frozen: map[payment.Network]*hung{},
+		scanned: map[payment.Network]*chains.Cursor{}}
 	r.chk.init()
 	return r
 }
@@ -231,28 +236,26 @@ func (r *run) source(n payment.Network) chains.Source {
 
 func (r *run) newScanner(n payment.Network) {
 	r.w.e.Watch[n] = chains.NewWatchSet(64)
-	sinks := r.sink(n).ScannerSinks()
-	p := &primedCursor{CursorStore: sinks.Cursor}
-	sinks.Cursor, r.nodes[n].primed = p, p
-	r.scan[n] = r.scanner(n, sinks)
+	r.scan[n] = r.scanner(n, r.sink(n).ScannerSinks())
 }
 
-// primedCursor is a scanner's cursor store whose next Cursor read answers
-// the cursor scanNet read for the node's cap just before the step, through
-// the same Sink.Cursor: nothing writes between the two reads (a step reads
-// the node and the watched keys first), so the step costs one round trip
-// fewer and reads the same cursor.
-type primedCursor struct {
-	chains.CursorStore
-	next *chains.Cursor
+// cappedKeys is a scanner's key source that caps its node's reported tip
+// at the cursor it reads + the scanner's window (node.cap), so that a
+// catch-up never prefetches a window in the background: a step reads its
+// cursor (with the watched keys, one round trip) before the node's tip.
+type cappedKeys struct {
+	*ingest.Keys
+	nd *node
 }
 
-func (p *primedCursor) Cursor(ctx context.Context, n payment.Network) (chains.Cursor, error) {
-	if c := p.next; c != nil {
-		p.next = nil
-		return *c, nil
+func (k cappedKeys) RefreshCursor(ctx context.Context, n payment.Network, set *chains.WatchSet) (chains.Cursor, error) {
+	cur, err := k.Keys.RefreshCursor(ctx, n, set)
+	k.nd.cap, k.nd.read = -1, nil
+	if err == nil {
+		k.nd.cap = cur.Height + chains.Height(k.nd.catchUpWindow())
+		k.nd.read = &cur
 	}
-	return p.CursorStore.Cursor(ctx, n)
+	return cur, err
 }
 
 // expected reports whether a scanner error has an injected cause.
@@ -279,7 +282,7 @@ func (r *run) expected(n payment.Network, err error) bool {
 // failed step, always the last, records).
 func (r *run) scanNet(n payment.Network, why string) {
 	sc := r.scan[n]
-	nd := r.nodes[n]
+	delete(r.scanned, n)
 	health := func(err error) {
 		h := chains.Health{Healthy: err == nil}
 		if err != nil {
@@ -293,13 +296,7 @@ func (r *run) scanNet(n payment.Network, why string) {
 		}
 	}
 	for i := 0; i < 60; i++ {
-		nd.cap = -1
-		if cur, err := r.w.e.Sink.Cursor(r.ctx, n); err == nil {
-			nd.cap = cur.Height + chains.Height(nd.catchUpWindow())
-			nd.primed.next = &cur
-		}
 		caughtUp, err := sc.Step(r.ctx)
-		nd.primed.next = nil
 		if err != nil || caughtUp {
 			health(err)
 		}
@@ -312,6 +309,12 @@ func (r *run) scanNet(n payment.Network, why string) {
 			return
 		}
 		if caughtUp {
+			// The caught-up step wrote the node's tips and the mempool,
+			// never the cursor's height or hash: the cursor is the one it
+			// read.
+			if c := r.nodes[n].read; c != nil {
+				r.scanned[n] = c
+			}
 			return
 		}
 	}
@@ -319,8 +322,30 @@ func (r *run) scanNet(n payment.Network, why string) {
 	r.violate("no scanner halts on business state", "%s scanner not caught up after 60 steps", n)
 }
 
+// cursorAfterScan is n's cursor right after scanNet: the one its last
+// step read when it ended caught up (no round trip), else the stored one.
+func (r *run) cursorAfterScan(n payment.Network) (chains.Cursor, error) {
+	if c := r.scanned[n]; c != nil {
+		return *c, nil
+	}
+	return r.w.e.Sink.Cursor(r.ctx, n)
+}
+
+// cursorNow is n's cursor at the start of a step: the one the last check
+// read (nothing writes between a check and the next step), else the
+// stored one.
+func (r *run) cursorNow(n payment.Network) (chains.Cursor, error) {
+	if last := r.chk.last; last != nil {
+		if c, ok := last.cursors[string(n)]; ok {
+			return chains.Cursor{Height: chains.Height(c.height), Hash: c.hash}, nil
+		}
+	}
+	return r.w.e.Sink.Cursor(r.ctx, n)
+}
+
+// cursorString is n's cursor right after scanNet, for the trace.
 func (r *run) cursorString(n payment.Network) string {
-	c, err := r.w.e.Sink.Cursor(r.ctx, n)
+	c, err := r.cursorAfterScan(n)
 	if err != nil {
 		return err.Error()
 	}
@@ -347,6 +372,7 @@ func (r *run) pick(a int) *intentRec {
 }
 
 func (r *run) exec(a Action) {
+	clear(r.scanned)
 	n := r.h.Nets[a.Net%len(r.h.Nets)]
 	nd := r.nodes[n]
 	switch a.Kind {

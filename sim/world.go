@@ -68,11 +68,12 @@ type node struct {
 	// window is the catch-up window of the network's scanners (0:
 	// parallel).
 	window int
-	// primed is the cursor store of the network's scanner (newScanner).
-	primed *primedCursor
 	// broadcast are the transactions that went through the mempool: a
 	// lagging node still has those mined above its tip in its mempool.
 	broadcast map[string]bool
+	// read is the cursor the network's scanner read at its last step
+	// (nil when that read failed: cappedKeys).
+	read *chains.Cursor
 	// race: the mempool is read from a node ahead of the one that answered
 	// the tip (two backends, or a block mined between the two reads: issue
 	// 9 item 5), so it lacks what blocks above the reported tip mined.

@@ -155,6 +155,34 @@ func (t *Tx) AddressByKey(ctx context.Context, network string, key []byte) (Addr
 	return a, translate(err)
 }
 
+// AddressesByKeys is AddressByKey for several keys of network in one
+// query, by key (as a string); a key that is not a watched address has no
+// entry.
+func (t *Tx) AddressesByKeys(ctx context.Context, network string, keys [][]byte) (map[string]Address, error) {
+	rows, err := t.tx.Query(ctx, `SELECT a.network, a.key, a.address, a.source, a.derivation_index, coalesce(i.id, ''),
+		a.created_at, coalesce(i.confirmations_required, 0)
+		FROM addresses a LEFT JOIN intents i ON i.network = a.network AND i.address_key = a.key
+		WHERE a.network = $1 AND a.key = ANY($2)`, network, keys)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	out := make(map[string]Address, len(keys))
+	for rows.Next() {
+		var a Address
+		var idx *int64
+		if err := rows.Scan(&a.Network, &a.Key, &a.Address, &a.Source, &idx, &a.IntentID, &a.CreatedAt, &a.IntentConfirmations); err != nil {
+			return nil, translate(err)
+		}
+		a.Index = -1
+		if idx != nil {
+			a.Index = *idx
+		}
+		out[string(a.Key)] = a
+	}
+	return out, translate(rows.Err())
+}
+
 // WatchedKeysSince streams every watched key of network with seq > after
 // (0 for all) to fn, in seq order, and returns the largest seq seen (after
 // when none). seq is commit-ordered (migration 0005), so calling it again
@@ -163,10 +191,20 @@ func (t *Tx) AddressByKey(ctx context.Context, network string, key []byte) (Addr
 // connection's read buffer, so ten million keys load without ten million
 // allocations.
 func (s *Store) WatchedKeysSince(ctx context.Context, network string, after int64, fn func(key []byte)) (int64, error) {
-	rows, err := s.pool.Query(ctx, `SELECT key, seq FROM addresses WHERE network = $1 AND seq > $2 ORDER BY seq`, network, after)
+	rows, err := s.pool.Query(ctx, watchedKeysSinceSQL, network, after)
 	if err != nil {
 		return after, translate(err)
 	}
+	return scanWatchedKeys(rows, after, fn)
+}
+
+// watchedKeysSinceSQL reads a network's addresses after a seq, in seq
+// order.
+const watchedKeysSinceSQL = `SELECT key, seq FROM addresses WHERE network = $1 AND seq > $2 ORDER BY seq`
+
+// scanWatchedKeys calls fn with each key of rows (watchedKeysSinceSQL's)
+// and returns the largest seq read (after when none), closing rows.
+func scanWatchedKeys(rows pgx.Rows, after int64, fn func(key []byte)) (int64, error) {
 	defer rows.Close()
 	last := after
 	for rows.Next() {

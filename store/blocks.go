@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Cursor is a network scanner's position and health.
@@ -30,6 +33,38 @@ func (s *Store) GetCursor(ctx context.Context, network string) (Cursor, error) {
 		Scan(&c.Network, &c.Height, &c.Hash, &c.NodeHeight, &c.FinalHeight, &c.LastBlockAt, &c.Healthy,
 			&c.LastError, &c.Critical, &c.Leader, &c.RescanFrom, &c.UpdatedAt)
 	return c, translate(err)
+}
+
+// CursorAndKeysSince is GetCursor and WatchedKeysSince in one round trip:
+// a scanner step reads both before anything else. found is false before
+// the first scan (no cursor); the keys are read either way.
+func (s *Store) CursorAndKeysSince(ctx context.Context, network string, after int64, fn func(key []byte)) (c Cursor, found bool, last int64, err error) {
+	b := &pgx.Batch{}
+	b.Queue(`SELECT network, height, hash, node_height, final_height, last_block_at, healthy,
+		last_error, critical, leader, rescan_from, updated_at FROM cursors WHERE network = $1`, network)
+	b.Queue(watchedKeysSinceSQL, network, after)
+	br := s.pool.SendBatch(ctx, b)
+	defer func() {
+		if cerr := br.Close(); err == nil && cerr != nil {
+			err = translate(cerr)
+		}
+	}()
+	err = br.QueryRow().Scan(&c.Network, &c.Height, &c.Hash, &c.NodeHeight, &c.FinalHeight, &c.LastBlockAt, &c.Healthy,
+		&c.LastError, &c.Critical, &c.Leader, &c.RescanFrom, &c.UpdatedAt)
+	switch {
+	case err == nil:
+		found = true
+	case errors.Is(err, pgx.ErrNoRows):
+		err = nil
+	default:
+		return c, false, after, translate(err)
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return c, found, after, translate(err)
+	}
+	last, err = scanWatchedKeys(rows, after, fn)
+	return c, found, last, err
 }
 
 // InitCursor creates the cursor of network at (height, hash) unless it exists.
@@ -176,6 +211,27 @@ func (s *Store) BlockAt(ctx context.Context, network string, height int64) (Bloc
 	err := s.pool.QueryRow(ctx, `SELECT height, hash, parent_hash FROM blocks WHERE network = $1 AND height = $2`, network, height).
 		Scan(&b.Height, &b.Hash, &b.Parent)
 	return b, translate(err)
+}
+
+// BlockHashes returns the stored hashes of network's blocks from height
+// from to height to, by height (a height without a stored block has no
+// entry).
+func (s *Store) BlockHashes(ctx context.Context, network string, from, to int64) (map[int64]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT height, hash FROM blocks WHERE network = $1 AND height BETWEEN $2 AND $3`, network, from, to)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	out := map[int64]string{}
+	for rows.Next() {
+		var h int64
+		var hash string
+		if err := rows.Scan(&h, &hash); err != nil {
+			return nil, translate(err)
+		}
+		out[h] = hash
+	}
+	return out, translate(rows.Err())
 }
 
 // NodeHeight returns the node height last recorded for network (0 before
