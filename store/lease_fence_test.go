@@ -204,7 +204,9 @@ func TestQueuedCursorWritesAreFenced(t *testing.T) {
 		fn   func(tx *store.Tx)
 		want string
 	}{
-		{"init", func(tx *store.Tx) { tx.QueueInitCursor("bitcoin", store.BlockRef{Height: 10, Hash: "h10"}, time.Time{}, now) }, "10 h10 / 10:h10"},
+		{"init", func(tx *store.Tx) {
+			tx.QueueInitCursor("bitcoin", store.BlockRef{Height: 10, Hash: "h10"}, time.Time{}, now)
+		}, "10 h10 / 10:h10"},
 		{"reset", func(tx *store.Tx) {
 			tx.QueueResetCursor("bitcoin", store.BlockRef{Height: 12, Hash: "h12", Parent: "h11"}, time.Time{}, now)
 		}, "12 h12 / 10:h10,12:h12"},
