@@ -189,9 +189,8 @@ func (s *Sink) Rewind(ctx context.Context, network payment.Network, to chains.He
 		}
 		m := newMoves()
 		m.add(trs)
-		if err := tx.RewindCursor(ctx, n, height, hash, now); err != nil {
-			return err
-		}
+		// Sent with settle's first statement or the commit.
+		tx.QueueRewindCursor(n, height, hash, now)
 		return s.settle(ctx, tx, m, now)
 	})
 }

@@ -51,11 +51,9 @@ func scannerCursor(c store.Cursor) chains.Cursor {
 func (s *Sink) InitCursor(ctx context.Context, network payment.Network, at chains.Height, hash string) error {
 	height := int64(at)
 	return s.inTx(ctx, func(tx *store.Tx) error {
-		now := s.now().UTC()
-		if err := tx.InitCursor(ctx, string(network), height, hash, now); err != nil {
-			return err
-		}
-		return tx.PutBlock(ctx, string(network), store.BlockRef{Height: height, Hash: hash}, time.Time{})
+		// Sent with the commit: one round trip.
+		tx.QueueInitCursor(string(network), store.BlockRef{Height: height, Hash: hash}, time.Time{}, s.now().UTC())
+		return nil
 	})
 }
 
@@ -94,7 +92,9 @@ func (s *Sink) Reset(ctx context.Context, network payment.Network, to chains.Hei
 		if _, err := tx.CursorForUpdate(ctx, n); err != nil {
 			return err
 		}
-		return tx.ResetCursor(ctx, n, store.BlockRef{Height: height, Hash: hash}, time.Time{}, now)
+		// Sent with the commit.
+		tx.QueueResetCursor(n, store.BlockRef{Height: height, Hash: hash}, time.Time{}, now)
+		return nil
 	})
 }
 

@@ -174,12 +174,20 @@ func (s *Store) RequestRescan(ctx context.Context, network string, from int64, n
 // storing b's ref (PutBlock with time at), and clears the rescan request:
 // one statement and one update of the cursor row (it has update triggers).
 func (t *Tx) ResetCursor(ctx context.Context, network string, b BlockRef, at, now time.Time) error {
-	_, err := t.tx.Exec(ctx, `WITH ref AS (INSERT INTO blocks (network, height, hash, parent_hash, time) VALUES ($1, $2, $3, $4, $5)
-			ON CONFLICT (network, height) DO UPDATE SET hash = EXCLUDED.hash, parent_hash = EXCLUDED.parent_hash, time = EXCLUDED.time)
-		UPDATE cursors SET height = $2, hash = $3, rescan_from = NULL, updated_at = $6 WHERE network = $1`,
-		network, b.Height, b.Hash, b.Parent, at, now)
+	_, err := t.tx.Exec(ctx, resetCursorSQL, network, b.Height, b.Hash, b.Parent, at, now)
 	return translate(err)
 }
+
+// QueueResetCursor is ResetCursor sent with the transaction's next
+// statement or its commit, whichever comes first; that call reports its
+// failure.
+func (t *Tx) QueueResetCursor(network string, b BlockRef, at, now time.Time) {
+	t.tx.queue(resetCursorSQL, network, b.Height, b.Hash, b.Parent, at, now)
+}
+
+const resetCursorSQL = `WITH ref AS (INSERT INTO blocks (network, height, hash, parent_hash, time) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (network, height) DO UPDATE SET hash = EXCLUDED.hash, parent_hash = EXCLUDED.parent_hash, time = EXCLUDED.time)
+		UPDATE cursors SET height = $2, hash = $3, rescan_from = NULL, updated_at = $6 WHERE network = $1`
 
 // BlockRef is a stored block reference.
 type BlockRef struct {
@@ -191,19 +199,29 @@ type BlockRef struct {
 // PutBlock stores the reference of the block at height (replacing another
 // block at that height).
 func (t *Tx) PutBlock(ctx context.Context, network string, b BlockRef, at time.Time) error {
-	_, err := t.tx.Exec(ctx, `INSERT INTO blocks (network, height, hash, parent_hash, time) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (network, height) DO UPDATE SET hash = EXCLUDED.hash, parent_hash = EXCLUDED.parent_hash, time = EXCLUDED.time`,
-		network, b.Height, b.Hash, b.Parent, at)
+	_, err := t.tx.Exec(ctx, putBlockSQL, network, b.Height, b.Hash, b.Parent, at)
 	return translate(err)
 }
+
+const putBlockSQL = `INSERT INTO blocks (network, height, hash, parent_hash, time) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (network, height) DO UPDATE SET hash = EXCLUDED.hash, parent_hash = EXCLUDED.parent_hash, time = EXCLUDED.time`
 
 // RewindCursor moves the cursor of network back to (height, hash) and
 // forgets the block refs above height (a rewind), in one statement.
 func (t *Tx) RewindCursor(ctx context.Context, network string, height int64, hash string, now time.Time) error {
-	_, err := t.tx.Exec(ctx, `WITH gone AS (DELETE FROM blocks WHERE network = $1 AND height > $2)
-		UPDATE cursors SET height = $2, hash = $3, updated_at = $4 WHERE network = $1`, network, height, hash, now)
+	_, err := t.tx.Exec(ctx, rewindCursorSQL, network, height, hash, now)
 	return translate(err)
 }
+
+// QueueRewindCursor is RewindCursor sent with the transaction's next
+// statement or its commit, whichever comes first; that call reports its
+// failure.
+func (t *Tx) QueueRewindCursor(network string, height int64, hash string, now time.Time) {
+	t.tx.queue(rewindCursorSQL, network, height, hash, now)
+}
+
+const rewindCursorSQL = `WITH gone AS (DELETE FROM blocks WHERE network = $1 AND height > $2)
+		UPDATE cursors SET height = $2, hash = $3, updated_at = $4 WHERE network = $1`
 
 // BlockAt returns the stored block ref at height.
 func (s *Store) BlockAt(ctx context.Context, network string, height int64) (BlockRef, error) {
@@ -251,7 +269,18 @@ func (s *Store) NodeHeight(ctx context.Context, network string) (int64, error) {
 
 // InitCursor creates the cursor inside a transaction unless it exists.
 func (t *Tx) InitCursor(ctx context.Context, network string, height int64, hash string, now time.Time) error {
-	_, err := t.tx.Exec(ctx, `INSERT INTO cursors (network, height, hash, updated_at) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (network) DO NOTHING`, network, height, hash, now)
+	_, err := t.tx.Exec(ctx, initCursorSQL, network, height, hash, now)
 	return translate(err)
 }
+
+// QueueInitCursor is InitCursor at the block ref b (stored as PutBlock
+// stores it, at time at), both statements sent with the transaction's next
+// statement or its commit, whichever comes first; that call reports their
+// failure.
+func (t *Tx) QueueInitCursor(network string, b BlockRef, at, now time.Time) {
+	t.tx.queue(initCursorSQL, network, b.Height, b.Hash, now)
+	t.tx.queue(putBlockSQL, network, b.Height, b.Hash, b.Parent, at)
+}
+
+const initCursorSQL = `INSERT INTO cursors (network, height, hash, updated_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (network) DO NOTHING`

@@ -164,3 +164,67 @@ func TestACursorLockChecksTheFenceAsTheCheckDidAlone(t *testing.T) {
 		t.Fatalf("after the new leader's batch: %+v %v", c, err)
 	}
 }
+
+// The cursor writes a scanner sends with its commit (a fresh cursor and
+// its block ref, a rescan's reset, a reorg's rewind) are made under the
+// transaction's fence as when each was sent on its own: written with a
+// held lease, nothing written and ErrFenced with a stale one (issue 37
+// item 3).
+func TestQueuedCursorWritesAreFenced(t *testing.T) {
+	s := fresh(t)
+	ctx := context.Background()
+	a, ok, err := s.TryLease(ctx, "scanner.bitcoin", store.LeaseConfig{Holder: "a", TTL: time.Hour, Clock: clock.NewFake(now)})
+	if err != nil || !ok {
+		t.Fatalf("lease: %v %v", ok, err)
+	}
+	defer a.Release()
+	stale := a.Fence()
+	if _, err := s.Pool().Exec(ctx, `UPDATE leases SET token = token + 1 WHERE name = 'scanner.bitcoin'`); err != nil {
+		t.Fatal(err)
+	}
+	held := &store.Fence{Name: "scanner.bitcoin", Token: a.Token() + 1}
+	write := func(f *store.Fence, fn func(tx *store.Tx)) error {
+		return s.InTx(ctx, func(tx *store.Tx) error {
+			tx.Fence(f)
+			fn(tx)
+			return nil
+		})
+	}
+	state := func() string {
+		t.Helper()
+		var d string
+		if err := s.Pool().QueryRow(ctx, `SELECT coalesce((SELECT height || ' ' || hash FROM cursors WHERE network = 'bitcoin'), 'none')
+			|| ' / ' || coalesce((SELECT string_agg(height || ':' || hash, ',' ORDER BY height) FROM blocks WHERE network = 'bitcoin'), 'none')`).Scan(&d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	steps := []struct {
+		name string
+		fn   func(tx *store.Tx)
+		want string
+	}{
+		{"init", func(tx *store.Tx) {
+			tx.QueueInitCursor("bitcoin", store.BlockRef{Height: 10, Hash: "h10"}, time.Time{}, now)
+		}, "10 h10 / 10:h10"},
+		{"reset", func(tx *store.Tx) {
+			tx.QueueResetCursor("bitcoin", store.BlockRef{Height: 12, Hash: "h12", Parent: "h11"}, time.Time{}, now)
+		}, "12 h12 / 10:h10,12:h12"},
+		{"rewind", func(tx *store.Tx) { tx.QueueRewindCursor("bitcoin", 10, "h10", now) }, "10 h10 / 10:h10"},
+	}
+	for _, st := range steps {
+		before := state()
+		if err := write(stale, st.fn); !errors.Is(err, store.ErrFenced) {
+			t.Fatalf("%s with a stale fence: %v, want ErrFenced", st.name, err)
+		}
+		if got := state(); got != before {
+			t.Fatalf("%s with a stale fence wrote: %q, was %q", st.name, got, before)
+		}
+		if err := write(held, st.fn); err != nil {
+			t.Fatalf("%s with the held lease: %v", st.name, err)
+		}
+		if got := state(); got != st.want {
+			t.Fatalf("after %s: %q, want %q", st.name, got, st.want)
+		}
+	}
+}
