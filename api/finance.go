@@ -41,17 +41,12 @@ func (s *Server) listTransfers(w http.ResponseWriter, r *http.Request, key store
 }
 
 func (s *Server) getTransfer(w http.ResponseWriter, r *http.Request, key store.APIKey) {
-	t, err := s.store.GetTransfer(r.Context(), r.PathValue("id"))
+	t, tip, err := s.store.TransferView(r.Context(), r.PathValue("id"))
 	if errors.Is(err, store.ErrNotFound) || (err == nil && !key.Sees(t.Store)) {
 		// Another store's transfer is as unknown as one that never was.
 		writeError(w, http.StatusNotFound, "not_found", "no transfer "+strconv.Quote(r.PathValue("id")))
 		return
 	}
-	if err != nil {
-		s.internal(w, r, err)
-		return
-	}
-	tip, err := s.store.NodeHeight(r.Context(), t.Network)
 	if err != nil {
 		s.internal(w, r, err)
 		return

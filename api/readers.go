@@ -22,6 +22,9 @@ type Reader interface {
 	EventSeqByID(ctx context.Context, id string) (int64, error)
 	GetIntent(ctx context.Context, id string) (store.Intent, error)
 	GetTransfer(ctx context.Context, id string) (store.Transfer, error)
+	// TransferView is GetTransfer and its network's NodeHeight in one
+	// round trip.
+	TransferView(ctx context.Context, id string) (store.Transfer, int64, error)
 	IntentsByPayable(ctx context.Context, payableID int64) ([]store.Intent, error)
 	PayableByReference(ctx context.Context, shop, kind, reference string) (store.Payable, error)
 	Shop(ctx context.Context, id string) (store.Shop, error)

@@ -80,16 +80,16 @@ func (s *Service) Inbox(ctx context.Context, f store.InboxFilter) (InboxPage, er
 		return InboxPage{}, err
 	}
 	page := InboxPage{Transfers: []views.Transfer{}}
-	tips := map[string]int64{}
-	for _, t := range trs {
-		tip, ok := tips[t.Network]
-		if !ok {
-			if tip, err = s.store.NodeHeight(ctx, t.Network); err != nil {
-				return InboxPage{}, err
-			}
-			tips[t.Network] = tip
+	var tips map[string]int64
+	if len(trs) > 0 {
+		// Every network's node height in one read (a network without a
+		// cursor counts from 0, as NodeHeight answers).
+		if tips, err = s.store.NodeHeights(ctx); err != nil {
+			return InboxPage{}, err
 		}
-		page.Transfers = append(page.Transfers, views.TransferOf(t, tip))
+	}
+	for _, t := range trs {
+		page.Transfers = append(page.Transfers, views.TransferOf(t, tips[t.Network]))
 	}
 	if f.Limit > 0 && len(trs) == f.Limit {
 		page.Next = &trs[len(trs)-1].ID

@@ -439,8 +439,21 @@ type intentReader interface {
 	NodeHeight(ctx context.Context, network string) (int64, error)
 }
 
+// viewReader reads an intent, its transfers and its network's node height
+// in one round trip (*store.Store and *store.Tx).
+type viewReader interface {
+	IntentView(ctx context.Context, id string) (store.Intent, []store.Transfer, int64, error)
+}
+
 // view renders an intent with its transfers read through r.
 func (s *Service) view(ctx context.Context, r intentReader, id string) (views.Intent, error) {
+	if vr, ok := r.(viewReader); ok {
+		in, trs, tip, err := vr.IntentView(ctx, id)
+		if err != nil {
+			return views.Intent{}, err
+		}
+		return s.viewOf(in, trs, tip), nil
+	}
 	in, err := r.GetIntent(ctx, id)
 	if err != nil {
 		return views.Intent{}, err
