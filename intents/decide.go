@@ -122,18 +122,14 @@ type payableDecision struct {
 
 // readPayable locks and reads the payable's intents and their transfers.
 func (s *Service) readPayable(ctx context.Context, tx *store.Tx, p store.Payable) (*payableDecision, error) {
-	ins, err := tx.IntentsOfPayableForUpdate(ctx, p.ID)
+	// The intents locked and their transfers read in one round trip.
+	ins, trs, err := tx.IntentsAndTransfersOfPayableForUpdate(ctx, p.ID)
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, len(ins))
 	at := make(map[string]int, len(ins))
 	for i, in := range ins {
-		ids[i], at[in.ID] = in.ID, i
-	}
-	trs, err := tx.TransfersOfIntents(ctx, ids)
-	if err != nil {
-		return nil, err
+		at[in.ID] = i
 	}
 	dc := &payableDecision{p: p, intents: ins, all: make([][]store.Transfer, len(ins)), matched: make([][]store.Transfer, len(ins)),
 		unmatched: make([][]store.Transfer, len(ins)), ledger: make([][]store.LedgerEntry, len(ins)), voided: map[string]bool{},

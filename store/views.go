@@ -93,3 +93,35 @@ func (s *Store) NodeHeights(ctx context.Context) (map[string]int64, error) {
 	}
 	return out, translate(rows.Err())
 }
+
+// IntentsAndTransfersOfPayableForUpdate is IntentsOfPayableForUpdate and
+// TransfersOfIntents of those intents in one round trip: the intents are
+// locked by the first statement before the second reads their transfers
+// (the caller holds the payable's lock, so the payable has no other
+// intent).
+func (t *Tx) IntentsAndTransfersOfPayableForUpdate(ctx context.Context, payableID int64) (ins []Intent, trs []Transfer, err error) {
+	b := &pgx.Batch{}
+	b.Queue(`SELECT `+intentColumns+intentFrom+`WHERE i.payable_id = $1 ORDER BY i.created_at, i.id FOR UPDATE OF i`, payableID)
+	b.Queue(`SELECT `+transferColumns+transferFrom+`WHERE t.intent_id IN (SELECT id FROM intents WHERE payable_id = $1)
+		ORDER BY t.recorded`, payableID)
+	br := t.tx.SendBatch(ctx, b)
+	defer func() {
+		if cerr := br.Close(); err == nil && cerr != nil {
+			err = translate(cerr)
+		}
+	}()
+	rows, err := br.Query()
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	if ins, err = scanIntents(rows); err != nil {
+		return nil, nil, err
+	}
+	if rows, err = br.Query(); err != nil {
+		return nil, nil, translate(err)
+	}
+	if trs, err = scanTransfers(rows); err != nil {
+		return nil, nil, err
+	}
+	return ins, trs, nil
+}

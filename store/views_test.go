@@ -17,7 +17,8 @@ import (
 // height) and of a transfer (with the node height) answer what the reads
 // they fold answer, in one round trip each, inside a transaction too; an
 // unknown id is ErrNotFound. NodeHeights is NodeHeight for every network
-// at once (issue 37 item 3).
+// at once, and a payable's intents locked with their transfers is one
+// round trip (issue 37 item 3).
 func TestViewsAnswerWhatTheReadsTheyFoldDo(t *testing.T) {
 	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
 	ctx := context.Background()
@@ -96,6 +97,29 @@ func TestViewsAnswerWhatTheReadsTheyFoldDo(t *testing.T) {
 	}
 	if _, _, err := st.TransferView(ctx, "tr_nosuchtransfer"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("an unknown transfer: %v, want ErrNotFound", err)
+	}
+
+	// A payable's intents locked and their transfers: one round trip.
+	if err := st.InTx(ctx, func(tx *store.Tx) error {
+		wantIns, err := tx.IntentsOfPayableForUpdate(ctx, wantIn.PayableID)
+		if err != nil || len(wantIns) != 1 {
+			t.Fatalf("intents of the payable: %d %v", len(wantIns), err)
+		}
+		wantAll, err := tx.TransfersOfIntents(ctx, []string{wantIns[0].ID})
+		if err != nil {
+			return err
+		}
+		var ins []store.Intent
+		var all []store.Transfer
+		if n := trips(func() { ins, all, err = tx.IntentsAndTransfersOfPayableForUpdate(ctx, wantIn.PayableID) }); n != 1 {
+			t.Fatalf("IntentsAndTransfersOfPayableForUpdate took %d round trips, want 1", n)
+		}
+		if err != nil || !reflect.DeepEqual(ins, wantIns) || !reflect.DeepEqual(all, wantAll) {
+			t.Fatalf("IntentsAndTransfersOfPayableForUpdate %+v %+v %v\nwant %+v %+v", ins, all, err, wantIns, wantAll)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 
 	tips, err := st.NodeHeights(ctx)
