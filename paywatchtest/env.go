@@ -71,6 +71,10 @@ type Env struct {
 	// premigrate runs on the new, empty database before the migrations
 	// (BeforeMigrate).
 	premigrate func(url string)
+	// stop stops the running service and closes its daemon (a restart
+	// stops the one it replaces: a long simulator run does not keep every
+	// daemon it made).
+	stop func()
 }
 
 // Option adjusts an Env before it starts: its Config, or a real Source for
@@ -212,6 +216,11 @@ func New(t testing.TB, opts ...Option) *Env {
 		}
 		e.Chains[n] = f
 	}
+	t.Cleanup(func() {
+		if e.stop != nil {
+			e.stop()
+		}
+	})
 	e.startService()
 	if cfg.Networks["solana"].Enabled {
 		e.ImportSolanaPool(addresses.SandboxSolanaPool[:10]...)
@@ -261,19 +270,26 @@ func (e *Env) startService() {
 		}
 		return nil
 	}
+	if e.stop != nil {
+		e.stop()
+		e.stop = nil
+	}
 	d, err := daemon.New(context.Background(), e.Config, daemon.Deps{Log: e.log, Clock: e.Clock, Store: e.Store, Sources: sources,
 		Quotes: e.book, Links: e.pages, StatusCache: -1, Pools: pools})
 	if err != nil {
 		e.T.Fatalf("daemon: %v", err)
 	}
-	e.T.Cleanup(d.Close)
 	e.Daemon, e.Service, e.Finance, e.Reports, e.Sink, e.Nets, e.API = d, d.Service(), d.Finance(), d.Reports(), d.Sink(), d.Networks(), d.API()
 	for _, n := range payment.Networks {
 		if set := d.WatchSet(n); set != nil {
 			e.Watch[n] = set
 		}
 	}
-	runService(e.T, e.Service)
+	stopService := runService(e.T, e.Service)
+	e.stop = func() {
+		stopService()
+		d.Close()
+	}
 }
 
 // Sources are what the Env scans its enabled networks from, by network.
@@ -299,7 +315,9 @@ func (e *Env) source(n payment.Network) chains.Source {
 // RestartService replaces the Service (with finance, reports and the sink),
 // the API behind e.Server and every scanner by new ones over the same
 // database and chains, as a restarted process (all state is in the
-// database; the watched sets are reloaded by the new scanners).
+// database; the watched sets are reloaded by the new scanners). The
+// replaced Service stops and its daemon closes, as the process it stands
+// for would have.
 func (e *Env) RestartService() {
 	e.T.Helper()
 	e.startService()
@@ -476,18 +494,18 @@ func (e *Env) Counts() map[string]int64 {
 	return out
 }
 
-// runService runs the Service's address replenishers (as serve does) until
-// the test ends, and waits for them to stop.
-func runService(t testing.TB, s *intents.Service) {
+// runService runs the Service's address replenishers (as serve does);
+// stop ends them and waits for them to stop.
+func runService(t testing.TB, s *intents.Service) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
-	t.Cleanup(func() {
+	return func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("service: %v", err)
 		}
-	})
+	}
 }
 
 // runAPI runs the API's background reader (as serve does) until the test
