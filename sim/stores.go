@@ -111,8 +111,8 @@ type shopWorld struct {
 	pools        map[string]map[string]bool
 }
 
-// ensureShops puts back shopB's row and keys (a reset deletes them; its
-// addresses and API keys stay).
+// ensureShops creates shopB's row and keys: a history changes no store,
+// so the reset leaves them, with their addresses and API keys.
 func (w *world) ensureShops(ctx context.Context) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, `INSERT INTO stores (id, name, created_at, updated_at) VALUES ('%s', 'second shop', now(), now()) ON CONFLICT DO NOTHING;`, shopB)

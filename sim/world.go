@@ -173,8 +173,7 @@ type world struct {
 	e *paywatchtest.Env
 	// ours holds every watched key by network (hex), for the chain check.
 	ours map[payment.Network]map[string]bool
-	// resetSQL empties the tables a history writes; resetConn runs it.
-	resetSQL  string
+	// resetConn runs the reset (prepareReset).
 	resetConn *pgx.Conn
 	// base is the config every history starts from (simConfig's).
 	base histConfig
@@ -282,63 +281,78 @@ CREATE CONSTRAINT TRIGGER sim_fail_commit AFTER UPDATE ON cursors DEFERRABLE INI
 // keep are the tables a reset leaves: API keys, the derived and imported
 // addresses and their counters, the schema's bookkeeping, and the queue of
 // free addresses (the addresses the history took go back into it).
-var keep = map[string]bool{"schema_migrations": true, "api_keys": true, "addresses": true, "derivation_counters": true, "free_addresses": true}
+var keep = map[string]bool{"schema_migrations": true, "api_keys": true, "addresses": true, "derivation_counters": true, "free_addresses": true,
+	"stores": true, "store_keys": true}
+
+// prepareReset makes the reset: a function, sim_reset, that empties every
+// table but those kept and frees every address again, and the connection
+// it runs on. That connection is in session_replication_role replica for
+// its whole session (no trigger and no foreign key checked while every
+// table empties): setting the role makes PostgreSQL drop every plan the
+// connection has cached, so it is set once, on a connection of its own.
+// On a pool connection every statement of the next history was planned
+// again (14 ms of PostgreSQL's time a history, the costliest prepared
+// statements 2 ms a plan: pg_stat_statements); set and reset at each
+// reset, the function's forty statements were planned again each time.
+func (w *world) prepareReset(ctx context.Context) error {
+	rows, err := w.e.Store.Pool().Query(ctx, `SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename`)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString("CREATE OR REPLACE FUNCTION sim_reset() RETURNS void LANGUAGE plpgsql AS $$ BEGIN\n")
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			rows.Close()
+			return err
+		}
+		if !keep[s] {
+			fmt.Fprintf(&b, "DELETE FROM %q;\n", s)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	// Every address is free again: those the history took go back in the
+	// queue (a claim deletes a row of it; nothing else changes one), which
+	// then holds a row per address, as the addresses' insert trigger wrote
+	// it, as if it had been emptied and filled again (and at a handful of
+	// rows a history rather than all of them). The lane and order are the
+	// insert trigger's (free_addresses_add).
+	b.WriteString(`INSERT INTO free_addresses (network, lane, ord, key)
+		SELECT a.network, CASE WHEN a.derivation_index IS NOT NULL THEN a.source
+				WHEN a.store_id = 'default' THEN '' ELSE 'pool:' || a.store_id END,
+			coalesce(a.derivation_index, a.seq), a.key
+		FROM addresses a WHERE NOT EXISTS (SELECT 1 FROM free_addresses f WHERE f.network = a.network AND f.key = a.key);
+END $$`)
+	if _, err := w.e.Store.Pool().Exec(ctx, b.String()); err != nil {
+		return fmt.Errorf("reset function: %w", err)
+	}
+	c, err := pgx.Connect(ctx, w.e.Config.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("reset connection: %w", err)
+	}
+	w.t.Cleanup(func() { _ = c.Close(context.Background()) })
+	if _, err := c.Exec(ctx, `SET session_replication_role = replica`); err != nil {
+		return fmt.Errorf("reset connection: %w", err)
+	}
+	w.resetConn = c
+	return nil
+}
 
 // reset empties every table a history writes (a fresh database but for the
 // addresses, which are freed) and sets the clock to Start.
 func (w *world) reset() error {
 	ctx := context.Background()
 	pool := w.e.Store.Pool()
-	if w.resetSQL == "" {
-		rows, err := pool.Query(ctx, `SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename`)
-		if err != nil {
+	if w.resetConn == nil {
+		if err := w.prepareReset(ctx); err != nil {
 			return err
 		}
-		var b strings.Builder
-		b.WriteString("BEGIN; SET LOCAL session_replication_role = replica;")
-		for rows.Next() {
-			var s string
-			if err := rows.Scan(&s); err != nil {
-				return err
-			}
-			switch {
-			case s == "stores":
-				// A fresh database has the store its migration made.
-				b.WriteString(`DELETE FROM stores WHERE id <> 'default';`)
-			case !keep[s]:
-				fmt.Fprintf(&b, "DELETE FROM %q;", s)
-			}
-		}
-		rows.Close()
-		// Every address is free again: those the history took go back in
-		// the queue (a claim deletes a row of it; nothing else changes one),
-		// which then holds a row per address, as the addresses' insert
-		// trigger wrote it, as if it had been emptied and filled again
-		// (and at a handful of rows a history rather than all of them).
-		// The lane and order are the insert trigger's (free_addresses_add).
-		b.WriteString(`INSERT INTO free_addresses (network, lane, ord, key)
-			SELECT a.network, CASE WHEN a.derivation_index IS NOT NULL THEN a.source
-					WHEN a.store_id = 'default' THEN '' ELSE 'pool:' || a.store_id END,
-				coalesce(a.derivation_index, a.seq), a.key
-			FROM addresses a WHERE NOT EXISTS (SELECT 1 FROM free_addresses f WHERE f.network = a.network AND f.key = a.key); COMMIT;`)
-		w.resetSQL = b.String()
 	}
-	// On a connection of its own: the reset's session_replication_role
-	// (no trigger and no foreign key checked while every table empties)
-	// makes PostgreSQL drop every plan the connection has cached, when set
-	// and again at the commit. On a pool connection, every statement of
-	// the next history was planned again: 14 ms of PostgreSQL's time a
-	// history went to planning, the costliest prepared statements 2 ms a
-	// plan (pg_stat_statements).
-	if w.resetConn == nil {
-		c, err := pgx.Connect(ctx, w.e.Config.DatabaseURL)
-		if err != nil {
-			return fmt.Errorf("reset connection: %w", err)
-		}
-		w.resetConn = c
-		w.t.Cleanup(func() { _ = c.Close(context.Background()) })
-	}
-	if _, err := w.resetConn.Exec(ctx, w.resetSQL); err != nil {
+	if _, err := w.resetConn.Exec(ctx, `SELECT sim_reset()`); err != nil {
 		return fmt.Errorf("reset: %w", err)
 	}
 	w.e.Clock.Set(Start)
