@@ -102,8 +102,18 @@ type Reconciliation struct {
 // asOf may not be in the future. The report is shop's books: its
 // transfers alone ("" is the default store).
 func (s *Service) Reconcile(ctx context.Context, shop string, from, to, asOf time.Time) (Reconciliation, error) {
+	reps, err := s.ReconcileEach(ctx, []string{shop}, from, to, asOf)
+	if err != nil {
+		return Reconciliation{}, err
+	}
+	return reps[0], nil
+}
+
+// ReconcileEach is Reconcile for each of shops (their reports in that
+// order), with the rows of every store read in one round trip.
+func (s *Service) ReconcileEach(ctx context.Context, shops []string, from, to, asOf time.Time) ([]Reconciliation, error) {
 	if !to.After(from) {
-		return Reconciliation{}, intents.Invalid("to", intents.InvalidRequest, "to must be after from")
+		return nil, intents.Invalid("to", intents.InvalidRequest, "to must be after from")
 	}
 	now := s.now().UTC()
 	if asOf.IsZero() {
@@ -113,13 +123,23 @@ func (s *Service) Reconcile(ctx context.Context, shop string, from, to, asOf tim
 	// it shows, so passing its as_of back reproduces it.
 	asOf = asOf.UTC().Truncate(time.Microsecond)
 	if asOf.After(now) {
-		return Reconciliation{}, intents.Invalid("as_of", intents.InvalidRequest, "as_of %s is in the future (now is %s); a report shows what was recorded",
+		return nil, intents.Invalid("as_of", intents.InvalidRequest, "as_of %s is in the future (now is %s); a report shows what was recorded",
 			asOf.Format(time.RFC3339Nano), now.Format(time.RFC3339))
 	}
-	rows, err := s.store.ReconRows(ctx, shop, from, to, asOf)
+	each, err := s.store.ReconRowsEach(ctx, shops, from, to, asOf)
 	if err != nil {
-		return Reconciliation{}, err
+		return nil, err
 	}
+	reps := make([]Reconciliation, len(shops))
+	for i, rows := range each {
+		reps[i] = reconciliation(from, to, asOf, rows)
+	}
+	return reps, nil
+}
+
+// reconciliation is the report of rows, the transfers first seen in
+// [from, to) as they stood at asOf.
+func reconciliation(from, to, asOf time.Time, rows []store.ReconRow) Reconciliation {
 	rep := Reconciliation{From: from.UTC(), To: to.UTC(), AsOf: asOf, Rows: []ReconRow{}, Totals: []MethodTotals{}}
 	by := map[string]*methodSums{}
 	for _, r := range rows {
@@ -140,7 +160,7 @@ func (s *Service) Reconcile(ctx context.Context, shop string, from, to, asOf tim
 	for _, m := range names {
 		rep.Totals = append(rep.Totals, by[m].totals(m))
 	}
-	return rep, nil
+	return rep
 }
 
 // reconRow is the report's row of one transfer as it stood at the report's

@@ -6,12 +6,14 @@ import (
 	"math/big"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/paywatchtest"
 	"github.com/paywatch/paywatch/reports"
+	"github.com/paywatch/paywatch/store"
 	"github.com/paywatch/paywatch/views"
 )
 
@@ -57,6 +59,21 @@ func TestTwoStoresKeepEqualButSeparateBooks(t *testing.T) {
 	}
 	if len(ra.Rows) != 3 || len(rb.Rows) != 3 {
 		t.Fatalf("rows: default %d, shop-b %d; want 3 each", len(ra.Rows), len(rb.Rows))
+	}
+	// Both stores' reports at once: each what Reconcile answers for its
+	// store, the rows read in one round trip (issue 37 item 3).
+	var sent atomic.Int64
+	traced, err := store.OpenWith(ctx, e.Config.DatabaseURL, store.Options{Trace: func(string) { sent.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer traced.Close()
+	each, err := reports.New(reports.Options{Store: traced, Clock: e.Clock}).ReconcileEach(ctx, []string{"default", "shop-b"}, from, to, ra.AsOf)
+	if err != nil || len(each) != 2 || !reflect.DeepEqual(each[0], ra) || !reflect.DeepEqual(each[1], rb) {
+		t.Fatalf("ReconcileEach: %v\n%+v\nwant %+v and %+v", err, each, ra, rb)
+	}
+	if n := sent.Load(); n != 1 {
+		t.Fatalf("ReconcileEach of two stores took %d round trips, want 1", n)
 	}
 	if !reflect.DeepEqual(ra.Totals, rb.Totals) {
 		t.Errorf("the same facts give other totals:\ndefault %+v\nshop-b  %+v", ra.Totals, rb.Totals)

@@ -124,12 +124,12 @@ func (r *run) books() (*books, error) {
 	}
 	// Each store's reconciliation.
 	now := r.w.e.Clock.Now()
-	for _, shop := range shops {
-		rep, err := r.w.e.Reports.Reconcile(ctx, shop, time.Unix(0, 0), now.Add(48*time.Hour), now)
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range rep.Totals {
+	reps, err := r.w.e.Reports.ReconcileEach(ctx, shops, time.Unix(0, 0), now.Add(48*time.Hour), now)
+	if err != nil {
+		return nil, err
+	}
+	for i, shop := range shops {
+		for _, m := range reps[i].Totals {
 			b.recon[qualified(shop, m.Method)] = fmt.Sprintf("settled %s unresolved %s resolved %s", m.Settled, m.Unresolved, m.Resolved)
 		}
 	}

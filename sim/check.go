@@ -16,6 +16,7 @@ import (
 	"github.com/paywatch/paywatch/chains/chainstest"
 	"github.com/paywatch/paywatch/finance"
 	"github.com/paywatch/paywatch/payment"
+	"github.com/paywatch/paywatch/reports"
 	"github.com/paywatch/paywatch/views"
 )
 
@@ -754,17 +755,19 @@ func (r *run) checkResolved(s *state) {
 
 // checkRecon checks each store's reconciliation against its transfers.
 func (r *run) checkRecon(s *state) {
-	for _, shop := range shops {
-		r.checkReconOf(s, shop)
+	// Every store's reconciliation, in one round trip.
+	now := r.w.e.Clock.Now()
+	reps, err := r.w.e.Reports.ReconcileEach(r.ctx, shops, time.Unix(0, 0), now.Add(48*time.Hour), now)
+	if err != nil {
+		r.violate(Invariants[7], "reconciliation of %v: %v", shops, err)
+		return
+	}
+	for i, shop := range shops {
+		r.checkReconOf(s, shop, reps[i])
 	}
 }
 
-func (r *run) checkReconOf(s *state, shop string) {
-	rep, err := r.w.e.Reports.Reconcile(r.ctx, shop, time.Unix(0, 0), r.w.e.Clock.Now().Add(48*time.Hour), r.w.e.Clock.Now())
-	if err != nil {
-		r.violate(Invariants[7], "reconciliation of %s: %v", shop, err)
-		return
-	}
+func (r *run) checkReconOf(s *state, shop string, rep reports.Reconciliation) {
 	all := map[string]*big.Int{}
 	n := 0
 	for _, t := range s.transfers {

@@ -38,6 +38,37 @@ func (s *Store) ReconRows(ctx context.Context, shop string, from, to, asOf time.
 	if err != nil {
 		return nil, translate(err)
 	}
+	return scanReconRows(rows)
+}
+
+// ReconRowsEach is ReconRows for each of shops (their rows in that
+// order), in one round trip.
+func (s *Store) ReconRowsEach(ctx context.Context, shops []string, from, to, asOf time.Time) (out [][]ReconRow, err error) {
+	b := &pgx.Batch{}
+	for _, shop := range shops {
+		b.Queue(reconRowsAsOfSQL, from, to, asOf, StoreOr(shop))
+	}
+	br := s.pool.SendBatch(ctx, b)
+	defer func() {
+		if cerr := br.Close(); err == nil && cerr != nil {
+			err = translate(cerr)
+		}
+	}()
+	out = make([][]ReconRow, len(shops))
+	for i := range shops {
+		rows, err := br.Query()
+		if err != nil {
+			return nil, translate(err)
+		}
+		if out[i], err = scanReconRows(rows); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// scanReconRows reads reconRowsAsOfSQL's rows, closing them.
+func scanReconRows(rows pgx.Rows) ([]ReconRow, error) {
 	defer rows.Close()
 	var out []ReconRow
 	for rows.Next() {
