@@ -33,16 +33,28 @@ func (s *Sink) ApplyBlocks(ctx context.Context, network payment.Network, bs []ch
 		}
 		top := bs[len(bs)-1]
 		height := int64(top.Height)
+		// The addresses the batch's transfers pay, with their intents:
+		// nothing below changes which intent has an address.
+		var keys [][]byte
+		for _, b := range bs {
+			for _, t := range b.Transfers {
+				keys = append(keys, t.Key)
+			}
+		}
 		// One round trip: lock the cursor, record tips, move the cursor to
 		// the top block, record block refs (forgetting old ones), orphan
-		// what a replaced block held (a rescan across a reorg). Blocks that
-		// do not extend the cursor fail the transaction below.
-		cur, replaced, err := tx.StartBlocks(ctx, n, max(int64(tips.Node), height), int64(tips.Final), refs, times,
-			height-s.keptBlocks(network), now)
+		// what a replaced block held (a rescan across a reorg), and read
+		// the addresses paid or, when the batch records no transfer (so
+		// nothing after changes what reached its confirmations), promote
+		// the transfers that did. Blocks that do not extend the cursor
+		// fail the transaction below.
+		tip := max(int64(tips.Node), height)
+		res, err := tx.StartBlocksWith(ctx, n, tip, int64(tips.Final), refs, times,
+			height-s.keptBlocks(network), now, store.StartReads{Keys: keys, Confirm: len(keys) == 0})
 		if err != nil {
 			return err
 		}
-		at, hash := cur.Height, cur.Hash
+		at, hash := res.Cursor.Height, res.Cursor.Hash
 		for _, b := range bs {
 			if int64(b.Height) <= at || b.Parent != hash {
 				return fmt.Errorf("%w: block %d parent %s, cursor %d %s", ErrCursorMoved, b.Height, b.Parent, at, hash)
@@ -50,21 +62,8 @@ func (s *Sink) ApplyBlocks(ctx context.Context, network payment.Network, bs []ch
 			at, hash = int64(b.Height), b.Hash
 		}
 		m := newMoves()
-		m.add(replaced)
-		// The addresses paid, with their intents, in one query for the
-		// whole batch: nothing below changes which intent has an address.
-		var keys [][]byte
-		for _, b := range bs {
-			for _, t := range b.Transfers {
-				keys = append(keys, t.Key)
-			}
-		}
-		var known map[string]store.Address
-		if len(keys) > 0 {
-			if known, err = tx.AddressesByKeys(ctx, n, keys); err != nil {
-				return err
-			}
-		}
+		m.add(res.Replaced)
+		known := res.Known
 		for _, b := range bs {
 			h := int64(b.Height)
 			seen := now
@@ -81,7 +80,9 @@ func (s *Sink) ApplyBlocks(ctx context.Context, network payment.Network, bs []ch
 				m.intent(id...)
 			}
 		}
-		if err := s.confirm(ctx, tx, n, max(int64(tips.Node), height), int64(tips.Final), now, m); err != nil {
+		if len(keys) == 0 {
+			m.add(res.Confirmed)
+		} else if err := s.confirm(ctx, tx, n, tip, int64(tips.Final), now, m); err != nil {
 			return err
 		}
 		return s.settle(ctx, tx, m, now)

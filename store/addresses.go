@@ -159,15 +159,23 @@ func (t *Tx) AddressByKey(ctx context.Context, network string, key []byte) (Addr
 // query, by key (as a string); a key that is not a watched address has no
 // entry.
 func (t *Tx) AddressesByKeys(ctx context.Context, network string, keys [][]byte) (map[string]Address, error) {
-	rows, err := t.tx.Query(ctx, `SELECT a.network, a.key, a.address, a.source, a.derivation_index, coalesce(i.id, ''),
-		a.created_at, coalesce(i.confirmations_required, 0)
-		FROM addresses a LEFT JOIN intents i ON i.network = a.network AND i.address_key = a.key
-		WHERE a.network = $1 AND a.key = ANY($2)`, network, keys)
+	rows, err := t.tx.Query(ctx, addressesByKeysSQL, network, keys)
 	if err != nil {
 		return nil, translate(err)
 	}
+	return scanAddressesByKeys(rows, len(keys))
+}
+
+const addressesByKeysSQL = `SELECT a.network, a.key, a.address, a.source, a.derivation_index, coalesce(i.id, ''),
+		a.created_at, coalesce(i.confirmations_required, 0)
+		FROM addresses a LEFT JOIN intents i ON i.network = a.network AND i.address_key = a.key
+		WHERE a.network = $1 AND a.key = ANY($2)`
+
+// scanAddressesByKeys reads addressesByKeysSQL's rows by key, closing
+// them.
+func scanAddressesByKeys(rows pgx.Rows, n int) (map[string]Address, error) {
 	defer rows.Close()
-	out := make(map[string]Address, len(keys))
+	out := make(map[string]Address, n)
 	for rows.Next() {
 		var a Address
 		var idx *int64

@@ -22,6 +22,39 @@ import (
 // update triggers).
 func (t *Tx) StartBlocks(ctx context.Context, network string, node, final int64, bs []BlockRef, at []time.Time,
 	pruneBelow int64, now time.Time) (Cursor, []Transfer, error) {
+	r, err := t.StartBlocksWith(ctx, network, node, final, bs, at, pruneBelow, now, StartReads{})
+	return r.Cursor, r.Replaced, err
+}
+
+// StartReads are reads StartBlocksWith sends in its round trip, after its
+// writes.
+type StartReads struct {
+	// Keys are the keys of the addresses the batch's transfers pay: their
+	// addresses, with their intents, are read as AddressesByKeys reads
+	// them.
+	Keys [][]byte
+	// Confirm promotes the transfers that reached their confirmations at
+	// the batch's tips, as ConfirmUpTo(node, final) does: for a batch that
+	// records no transfer, nothing after the writes changes what it
+	// promotes.
+	Confirm bool
+}
+
+// StartResult is what StartBlocksWith read.
+type StartResult struct {
+	// Cursor is the cursor as it was, Replaced the transfers orphaned.
+	Cursor   Cursor
+	Replaced []Transfer
+	// Known are the addresses of StartReads.Keys by key (as a string).
+	Known map[string]Address
+	// Confirmed are the transfers promoted (StartReads.Confirm).
+	Confirmed []Transfer
+}
+
+// StartBlocksWith is StartBlocks with the reads of r in the same round
+// trip.
+func (t *Tx) StartBlocksWith(ctx context.Context, network string, node, final int64, bs []BlockRef, at []time.Time,
+	pruneBelow int64, now time.Time, r StartReads) (StartResult, error) {
 	heights := make([]int64, len(bs))
 	hashes := make([]string, len(bs))
 	parents := make([]string, len(bs))
@@ -61,16 +94,49 @@ func (t *Tx) StartBlocks(ctx context.Context, network string, node, final int64,
 			ids, err = pgx.CollectRows(rows, pgx.RowTo[string])
 			return err
 		})
+	var known map[string]Address
+	if len(r.Keys) > 0 {
+		b.Queue(addressesByKeysSQL, network, r.Keys).Query(func(rows pgx.Rows) error {
+			var err error
+			known, err = scanAddressesByKeys(rows, len(r.Keys))
+			return err
+		})
+	}
+	var confirmed []string
+	if r.Confirm {
+		b.Queue(confirmUpToSQL, network, node, final, now).Query(func(rows pgx.Rows) error {
+			var err error
+			confirmed, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			return err
+		})
+	}
 	if err := t.tx.SendBatch(ctx, b).Close(); err != nil {
-		return Cursor{}, nil, t.fencedNotFound(ctx, f, err)
+		return StartResult{}, t.fencedNotFound(ctx, f, err)
 	}
-	if len(ids) == 0 {
-		return c, nil, nil
+	res := StartResult{Cursor: c, Known: known}
+	if len(ids) == 0 && len(confirmed) == 0 {
+		return res, nil
 	}
-	rows, err := t.tx.Query(ctx, `SELECT `+transferColumns+transferFrom+`WHERE t.id = ANY($1) ORDER BY t.first_seen_at, t.id`, ids)
+	// The orphaned and the promoted transfers in one read (a transfer
+	// orphaned here is not confirming: it is never both).
+	rows, err := t.tx.Query(ctx, `SELECT `+transferColumns+transferFrom+`WHERE t.id = ANY($1) ORDER BY t.first_seen_at, t.id`, append(ids, confirmed...))
 	if err != nil {
-		return Cursor{}, nil, translate(err)
+		return StartResult{}, translate(err)
 	}
 	trs, err := scanTransfers(rows)
-	return c, trs, err
+	if err != nil {
+		return StartResult{}, err
+	}
+	orphaned := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		orphaned[id] = true
+	}
+	for _, tr := range trs {
+		if orphaned[tr.ID] {
+			res.Replaced = append(res.Replaced, tr)
+		} else {
+			res.Confirmed = append(res.Confirmed, tr)
+		}
+	}
+	return res, nil
 }

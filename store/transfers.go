@@ -475,16 +475,18 @@ func (t *Tx) OrphanPending(ctx context.Context, network string, keep []string, n
 // confirmations at tip (or finality at final, for confirmations_required 0)
 // and returns them.
 func (t *Tx) ConfirmUpTo(ctx context.Context, network string, tip, final int64, now time.Time) ([]Transfer, error) {
-	rows, err := t.tx.Query(ctx, `UPDATE transfers SET status = 'confirmed', confirmed_at = $4, updated_at = $4
-		WHERE network = $1 AND status = 'confirming' AND (
-			(confirmations_required > 0 AND block_height + confirmations_required - 1 <= $2) OR
-			(confirmations_required = 0 AND block_height <= $3))
-		RETURNING id`, network, tip, final, now)
+	rows, err := t.tx.Query(ctx, confirmUpToSQL, network, tip, final, now)
 	if err != nil {
 		return nil, translate(err)
 	}
 	return t.refetch(ctx, rows)
 }
+
+const confirmUpToSQL = `UPDATE transfers SET status = 'confirmed', confirmed_at = $4, updated_at = $4
+		WHERE network = $1 AND status = 'confirming' AND (
+			(confirmations_required > 0 AND block_height + confirmations_required - 1 <= $2) OR
+			(confirmations_required = 0 AND block_height <= $3))
+		RETURNING id`
 
 func (t *Tx) refetch(ctx context.Context, rows pgx.Rows) ([]Transfer, error) {
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/paywatch/paywatch/payment"
 	"github.com/paywatch/paywatch/paywatchtest"
@@ -132,4 +133,88 @@ func TestViewsAnswerWhatTheReadsTheyFoldDo(t *testing.T) {
 			t.Fatalf("%s: NodeHeights %d, NodeHeight %d %v", n, tips[n], one, err)
 		}
 	}
+}
+
+// StartBlocksWith reads, in the batch's round trip, the addresses the
+// batch pays (as AddressesByKeys reads them) or, for a batch that records
+// no transfer, promotes what reached its confirmations (as ConfirmUpTo
+// does); the transfers it orphaned and those it promoted are read back
+// together (issue 37 item 3).
+func TestStartBlocksWithReadsWhatItsReadsDo(t *testing.T) {
+	e := paywatchtest.New(t, paywatchtest.Only(payment.Bitcoin))
+	ctx := context.Background()
+	v := e.CreateIntent("order", "ORD-START", "", "100.00", "BTC")
+	e.Pay(v, payment.Native, paywatchtest.Units(v.AmountBaseUnits), "start1")
+	e.Sync(payment.Bitcoin)
+	trs, err := e.Store.TransfersByIntent(ctx, v.ID)
+	if err != nil || len(trs) != 1 || trs[0].Status != "confirming" || trs[0].BlockHeight == nil {
+		t.Fatalf("the payment: %+v %v", trs, err)
+	}
+	tr := trs[0]
+	cur, err := e.Store.GetCursor(ctx, "bitcoin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	sent := 0
+	st, err := store.OpenWith(ctx, e.Config.DatabaseURL, store.Options{Trace: func(string) { mu.Lock(); sent++; mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	count := func() int { mu.Lock(); defer mu.Unlock(); return sent }
+	next := []store.BlockRef{{Height: cur.Height + 1, Hash: "next", Parent: cur.Hash}}
+	at := []time.Time{e.Clock.Now()}
+	// The tip that gives the payment its confirmations.
+	tip := *tr.BlockHeight + int64(tr.ConfirmationsRequired) - 1
+	rollback := errors.New("rolled back")
+	run := func(r store.StartReads, check func(tx *store.Tx, res store.StartResult)) {
+		t.Helper()
+		err := st.InTx(ctx, func(tx *store.Tx) error {
+			res, err := tx.StartBlocksWith(ctx, "bitcoin", max(tip, cur.Height+1), 0, next, at, 0, e.Clock.Now(), r)
+			if err != nil {
+				return err
+			}
+			if res.Cursor.Height != cur.Height || res.Cursor.Hash != cur.Hash || len(res.Replaced) != 0 {
+				t.Fatalf("cursor %+v, replaced %+v", res.Cursor, res.Replaced)
+			}
+			check(tx, res)
+			return rollback
+		})
+		if !errors.Is(err, rollback) {
+			t.Fatal(err)
+		}
+	}
+	before := count()
+	run(store.StartReads{Confirm: true}, func(tx *store.Tx, res store.StartResult) {
+		if n := count() - before; n != 2 {
+			t.Fatalf("the batch and its promoted transfers took %d round trips, want 2", n)
+		}
+		if len(res.Confirmed) != 1 || res.Confirmed[0].ID != tr.ID || res.Confirmed[0].Status != "confirmed" || res.Known != nil {
+			t.Fatalf("promoted %+v, known %v", res.Confirmed, res.Known)
+		}
+	})
+	// The same batch with ConfirmUpTo after it promotes the same.
+	if err := st.InTx(ctx, func(tx *store.Tx) error {
+		if _, _, err := tx.StartBlocks(ctx, "bitcoin", max(tip, cur.Height+1), 0, next, at, 0, e.Clock.Now()); err != nil {
+			return err
+		}
+		got, err := tx.ConfirmUpTo(ctx, "bitcoin", max(tip, cur.Height+1), 0, e.Clock.Now())
+		if err != nil || len(got) != 1 || got[0].ID != tr.ID {
+			t.Fatalf("ConfirmUpTo: %+v %v", got, err)
+		}
+		return rollback
+	}); !errors.Is(err, rollback) {
+		t.Fatal(err)
+	}
+	before = count()
+	run(store.StartReads{Keys: [][]byte{tr.AddressKey, []byte("not ours")}}, func(tx *store.Tx, res store.StartResult) {
+		if n := count() - before; n != 1 {
+			t.Fatalf("the batch and its addresses took %d round trips, want 1", n)
+		}
+		want, err := tx.AddressesByKeys(ctx, "bitcoin", [][]byte{tr.AddressKey, []byte("not ours")})
+		if err != nil || len(want) != 1 || !reflect.DeepEqual(res.Known, want) || res.Known[string(tr.AddressKey)].IntentID != v.ID || res.Confirmed != nil {
+			t.Fatalf("known %+v, AddressesByKeys %+v (%v), promoted %+v", res.Known, want, err, res.Confirmed)
+		}
+	})
 }
