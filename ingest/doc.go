@@ -20,7 +20,9 @@
 //   - A balance-check item is recorded once per (height, address)
 //     (BalanceTxID, BalanceIndex).
 //   - Keys reads new addresses by their commit-ordered seq, so no address
-//     committed late or by another instance is missed.
+//     committed late or by another instance is missed; a scanner step reads
+//     them with its cursor in one round trip (Keys.RefreshCursor), before
+//     the node's tip.
 //   - The scanner runs only under its network's lease (Leader), and every
 //     write of a Leader's scanner carries the lease's fence (Sink.Fenced):
 //     checked in the write's own transaction, so a leader that froze and

@@ -31,7 +31,12 @@
 //     call order. A queued write's error is reported by the call that
 //     sends it. A lease try or takeover (TryLease) is one statement
 //     (paywatch_try_lease), and the readers a start uses (CountAddressesAll,
-//     FreeDerivedEach, ShopsAndKeys) read all networks or tables in one;
+//     FreeDerivedEach, ShopsAndKeys) read all networks or tables in one.
+//     Reads that go together are one batch: a scanner step's cursor and
+//     new keys (CursorAndKeysSince), a block batch's writes with the
+//     addresses it pays or its promotions (StartBlocksWith), an intent's
+//     or a transfer's view with the node height (IntentView,
+//     TransferView), a payable's locked intents with their transfers.
 //     Options.Trace sees every round trip, for tests that count them.
 //   - Background work (the shared LISTEN connections) belongs to Run's
 //     context, or ends with Close; a lease's renewer ends with the context it
